@@ -1,0 +1,60 @@
+package io.sfclayer;
+
+/**
+ * Root of sfclayer's errors. Every error sfclayer raises on purpose is one of these, so callers
+ * (and the Python translation layer, which matches on the class name) can tell them from bugs.
+ */
+public class SfcLayerException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public SfcLayerException(String message) {
+        super(message);
+    }
+
+    public SfcLayerException(String message, Throwable cause) {
+        super(message, cause);
+    }
+
+    /** A key (col, row[, time]) that lies outside the layer's key bounds. */
+    public static class KeyOutOfBounds extends SfcLayerException {
+        private static final long serialVersionUID = 1L;
+        public KeyOutOfBounds(String message) { super(message); }
+    }
+
+    /** A point look-up found no record for the key. */
+    public static class KeyNotFound extends SfcLayerException {
+        private static final long serialVersionUID = 1L;
+        public KeyNotFound(String message) { super(message); }
+    }
+
+    /** A bad option, bound or argument given by the caller. */
+    public static class InvalidArgument extends SfcLayerException {
+        private static final long serialVersionUID = 1L;
+        public InvalidArgument(String message) { super(message); }
+    }
+
+    /** Input data that cannot be written: null or duplicate keys, unsupported types. */
+    public static class InvalidInput extends SfcLayerException {
+        private static final long serialVersionUID = 1L;
+        public InvalidInput(String message) { super(message); }
+    }
+
+    /** No layer at the path (or no committed version of it). */
+    public static class LayerNotFound extends SfcLayerException {
+        private static final long serialVersionUID = 1L;
+        public LayerNotFound(String message) { super(message); }
+    }
+
+    /** A layer already exists where a write in errorifexists mode was asked for. */
+    public static class LayerExists extends SfcLayerException {
+        private static final long serialVersionUID = 1L;
+        public LayerExists(String message) { super(message); }
+    }
+
+    /** Something on disk is not what the format says: bad metadata, bad magic, truncated file. */
+    public static class CorruptLayer extends SfcLayerException {
+        private static final long serialVersionUID = 1L;
+        public CorruptLayer(String message) { super(message); }
+        public CorruptLayer(String message, Throwable cause) { super(message, cause); }
+    }
+}

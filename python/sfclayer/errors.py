@@ -1,0 +1,53 @@
+"""sfclayer's error hierarchy (the Python side of ``io.sfclayer.SfcLayerException``).
+
+Java exceptions become these in one place, :mod:`sfclayer._jvm`.
+"""
+
+__all__ = [
+    "SfcLayerError",
+    "KeyNotFound",
+    "KeyOutOfBounds",
+    "InvalidArgument",
+    "InvalidInput",
+    "LayerNotFound",
+    "LayerExists",
+    "CorruptLayer",
+]
+
+
+class SfcLayerError(Exception):
+    """Base class of every error sfclayer raises on purpose."""
+
+
+class KeyNotFound(SfcLayerError, KeyError):
+    """A point look-up found no record for the key.
+
+    Also a :class:`KeyError`, so ``except KeyError`` works as for a dict.
+    """
+
+    def __str__(self):  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class KeyOutOfBounds(SfcLayerError, ValueError):
+    """A key lies outside the layer's (or the key index's) bounds."""
+
+
+class InvalidArgument(SfcLayerError, ValueError):
+    """A bad option, bound or argument."""
+
+
+class InvalidInput(SfcLayerError, ValueError):
+    """Input data that cannot be written: null or duplicate keys, unsupported types."""
+
+
+class LayerNotFound(SfcLayerError, FileNotFoundError):
+    """No sfclayer layer at the path."""
+
+
+class LayerExists(SfcLayerError, FileExistsError):
+    """A layer already exists where an errorifexists write was asked for."""
+
+
+class CorruptLayer(SfcLayerError):
+    """Something on disk is not what docs/FORMAT.md says."""
