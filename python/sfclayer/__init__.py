@@ -24,12 +24,18 @@ from .errors import (
     CorruptLayer,
 )
 
+from .layer import write, read, open, Layer
+
 __version__ = "0.1.0"
 
 __all__ = [
     "jar_path",
     "configure",
     "session",
+    "write",
+    "read",
+    "open",
+    "Layer",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -47,14 +53,16 @@ def jar_path():
     Returns
     -------
     str
-        Absolute path of ``sfclayer.jar``.
+        Absolute path of ``sfclayer.jar``; the ``SFCLAYER_JAR`` environment variable overrides it
+        (to try a connector built elsewhere).
 
     Raises
     ------
     SfcLayerError
         If the package was installed without its jar (build it with ``make jar``).
     """
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars", "sfclayer.jar")
+    path = os.environ.get("SFCLAYER_JAR") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "jars", "sfclayer.jar")
     if not os.path.exists(path):
         raise SfcLayerError(f"sfclayer's connector jar is missing at {path}; build it with `make jar`")
     return path

@@ -1,0 +1,155 @@
+"""Fixtures shared by the whole test run (tests/ and integration/).
+
+- ``spark``: one local SparkSession for the session, with the sfclayer connector when its jar is
+  built (``make jar``), a plain SparkSession otherwise.
+- ``hdfs``: a real HDFS for tests marked ``@pytest.mark.hdfs``; a MiniHdfs started once for the
+  session, or the cluster named by ``SFCLAYER_HDFS_URL``. See integration/hdfs.py and
+  integration/README.md.
+"""
+
+import os
+import sys
+import tempfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from integration import hdfs as hdfs_helpers  # noqa: E402
+
+_PYTHON_SRC = os.path.join(ROOT, "python")
+
+
+def _spark_conf(tmp_dir):
+    conf = {
+        "spark.sql.shuffle.partitions": "4",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.sql.warehouse.dir": os.path.join(tmp_dir, "spark-warehouse"),
+        # The HDFS client: connect to DataNodes by the address the NameNode hands out, write files
+        # with MiniHdfs's 1 MiB blocks so even small test data spans several blocks.
+        "spark.hadoop.dfs.client.use.datanode.hostname": "false",
+        "spark.hadoop.dfs.blocksize": str(hdfs_helpers.BLOCK_SIZE),
+        # A stopped DataNode is skipped fast; retries are short so a broken cluster fails quickly.
+        "spark.hadoop.dfs.client.socket-timeout": "20000",
+        "spark.hadoop.ipc.client.connect.max.retries": "3",
+        "spark.hadoop.ipc.client.connect.timeout": "5000",
+    }
+    if not os.environ.get("SFCLAYER_HDFS_URL"):
+        conf["spark.hadoop.dfs.replication"] = "2"  # MiniHdfs has 2 DataNodes
+    return conf
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """The test run's SparkSession (local[2], 4 shuffle partitions)."""
+    if _PYTHON_SRC not in sys.path:  # normally installed editable; the source tree otherwise
+        sys.path.append(_PYTHON_SRC)
+    try:
+        import sfclayer
+
+        sfclayer.jar_path()
+    except Exception as e:  # jar not built yet (or the package is mid-edit): plain Spark still serves
+        sfclayer = None     # the HDFS/infrastructure tests; sfclayer's own tests fail on their imports
+        print(f"\nspark fixture: a SparkSession without the sfclayer connector ({type(e).__name__}: {e})")
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # everything on loopback
+    tmp_dir = str(tmp_path_factory.mktemp("spark"))
+    conf = _spark_conf(tmp_dir)
+    if sfclayer is not None:
+        session = sfclayer.session("local[2]", app_name="sfclayer-tests", **conf)
+    else:
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.master("local[2]").appName("sfclayer-tests")
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    yield session
+    session.stop()
+
+
+# MiniHdfs boots (~5 s) while Spark does: it is launched as soon as collection shows a test that
+# will use the hdfs fixture, and the fixture waits for it.
+_early = {}
+
+
+def _minihdfs_dir(config):
+    factory = getattr(config, "_tmp_path_factory", None)
+    parent = factory.getbasetemp() if factory is not None else None
+    return tempfile.mkdtemp(prefix="minihdfs-", dir=parent)
+
+
+def _launch_minihdfs(config):
+    n = hdfs_helpers.default_datanodes()
+    return hdfs_helpers.launch(_minihdfs_dir(config), datanodes=n, replication=min(2, n))
+
+
+def pytest_collection_finish(session):
+    if session.config.option.collectonly or os.environ.get("SFCLAYER_HDFS_URL"):
+        return
+    if not any("hdfs" in getattr(item, "fixturenames", ()) for item in session.items):
+        return
+    try:
+        _early["process"] = _launch_minihdfs(session.config)
+    except hdfs_helpers.HdfsUnavailable as e:
+        _early["error"] = e
+
+
+def pytest_sessionfinish(session):
+    process = _early.pop("process", None)  # launched but never used
+    if process is not None:
+        process.stop()
+
+
+@pytest.fixture(scope="session")
+def hdfs(request):
+    """A real HDFS for the session: ``.url``, ``.path(name)``, ``.stop_datanode(i)``,
+    ``.restart_datanode(i)``, ``.block_locations(spark, path)``; see integration/hdfs.py."""
+    try:
+        url = hdfs_helpers.external_url()
+        if url:
+            cluster = hdfs_helpers.Hdfs(url)
+        else:
+            if "error" in _early:
+                raise _early.pop("error")
+            process = _early.pop("process", None) or _launch_minihdfs(request.config)
+            try:
+                process.wait_ready()
+            except BaseException:
+                process.stop()
+                raise
+            cluster = hdfs_helpers.Hdfs(process.url, process)
+    except hdfs_helpers.HdfsUnavailable as e:
+        if hdfs_helpers.running_in_ci():
+            pytest.fail(f"no HDFS for the hdfs tests (CI=true, so this fails instead of skipping): {e}",
+                        pytrace=False)
+        pytest.skip(f"no HDFS for the hdfs tests: {e}")
+    if cluster.external:
+        # Set Spark up first so it is still there to delete this run's files at the end.
+        request.getfixturevalue("spark")
+    else:
+        print(f"\nMiniHdfs at {cluster.url}: {cluster.datanodes} datanodes, up {cluster.process.start_seconds:.1f} s "
+              f"after launch (in-JVM start {cluster.process.info['start_seconds']:.1f} s; "
+              f"log {cluster.process.log_path})")
+    yield cluster
+    if cluster.external:
+        _delete_run_dir(cluster)
+    cluster.close()
+
+
+def _delete_run_dir(cluster):
+    """On an external cluster, remove what this run wrote (through the Spark JVM, if one runs)."""
+    try:
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession() or SparkSession._instantiatedSession
+        if active is not None:
+            hdfs_helpers.Hdfs.delete(active, cluster.url + cluster.run_dir)
+    except Exception as e:  # cleanup only
+        print(f"could not delete {cluster.url}{cluster.run_dir}: {e}")

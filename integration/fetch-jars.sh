@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds MiniHdfs (integration/hdfs) and copies it with the Hadoop jars it runs on into
+# integration/target/hdfs-jars/, for the test suite's throw-away HDFS (see integration/README.md).
+# Idempotent: when hdfs-jars/.done records the sha256 of the current pom and sources it does
+# nothing, and reruns after a change come from ~/.m2 without the network.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+out="$here/target/hdfs-jars"
+pom="$here/hdfs/pom.xml"
+
+stamp() {
+    (cd "$here" && cat hdfs/pom.xml && find hdfs/src -type f -name '*.java' | LC_ALL=C sort | xargs cat) \
+        | sha256sum | cut -d' ' -f1
+}
+
+want="$(stamp)"
+if [[ -f "$out/.done" && "$(cat "$out/.done")" == "$want" ]]; then
+    exit 0
+fi
+
+if ! command -v mvn >/dev/null || ! command -v javac >/dev/null; then
+    if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+        echo "fetch-jars: installing Maven and a JDK from Debian" >&2
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven openjdk-17-jdk-headless) >/dev/null
+    else
+        echo "fetch-jars: needs Maven (mvn) and a JDK 17 (javac) on PATH" >&2
+        exit 1
+    fi
+fi
+
+echo "fetch-jars: building MiniHdfs and copying Hadoop's jars into ${out#"$PWD"/}" >&2
+start=$SECONDS
+rm -rf "$out"
+mkdir -p "$out"
+mvn -q -B -Dstyle.color=never -f "$pom" package
+test -f "$out/sfclayer-minihdfs.jar"
+test -n "$(find "$out" -name 'hadoop-hdfs-*-tests.jar' -print -quit)"
+echo "$want" >"$out/.done"
+echo "fetch-jars: done in $((SECONDS - start)) s ($(ls "$out" | wc -l) jars)" >&2

@@ -1,0 +1,55 @@
+package io.sfclayer.curve;
+
+import io.sfclayer.SfcLayerException;
+
+import java.util.List;
+
+/** {@link KeyIndex#rowMajor}: {@code (row - rowMin) * width + (col - colMin)}. */
+final class RowMajorKeyIndex extends KeyIndex {
+    private static final long serialVersionUID = 1L;
+
+    private final long width, maxIndex;
+
+    RowMajorKeyIndex(KeyBounds bounds) {
+        super(bounds);
+        width = bounds.width();
+        long h = bounds.height();
+        if (Math.multiplyHigh(width, h) != 0 || width * h < 0) {
+            throw new SfcLayerException.InvalidArgument("key bounds " + bounds
+                + " are too large for a rowmajor index: " + width + " cols x " + h
+                + " rows is more than 9223372036854775807 (2^63-1) keys");
+        }
+        maxIndex = width * h - 1;
+    }
+
+    @Override
+    public String kind() {
+        return "rowmajor";
+    }
+
+    @Override
+    long offsetIndex(long x, long y) {
+        return y * width + x;
+    }
+
+    @Override
+    public long maxIndex() {
+        return maxIndex;
+    }
+
+    @Override
+    long[] decodeOffsets(long index) {
+        return new long[] {index % width, index / width};
+    }
+
+    @Override
+    List<IndexRange> offsetRanges(long x0, long y0, long x1, long y1, QueryBox box, int maxRanges) {
+        RangeCollector out = new RangeCollector(maxRanges);
+        if (x0 == 0 && x1 == width - 1) {
+            out.add(y0 * width, y1 * width + width - 1); // whole rows: one range
+        } else {
+            for (long y = y0; y <= y1; y++) out.add(y * width + x0, y * width + x1);
+        }
+        return out.result();
+    }
+}

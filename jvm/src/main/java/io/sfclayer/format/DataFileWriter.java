@@ -1,0 +1,180 @@
+package io.sfclayer.format;
+
+import io.sfclayer.SfcLayerException;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.io.BytesWritable;
+import org.apache.hadoop.io.LongWritable;
+import org.apache.hadoop.io.SequenceFile;
+import org.apache.hadoop.io.Text;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Writes one task's sorted index groups as Hadoop MapFiles, rolling to a new file before the
+ * next group would take the data file past the block size.
+ *
+ * <p>A MapFile is a directory holding {@code data} (a SequenceFile of LongWritable index to
+ * BytesWritable group) and {@code index} (a SequenceFile of every {@code indexInterval}-th
+ * index to its byte offset in {@code data}). This class writes both SequenceFiles itself rather
+ * than through {@code MapFile.Writer}, because it must know the exact length of {@code data}
+ * before each append to roll in time; the result is what {@code MapFile.Reader} reads.
+ */
+public final class DataFileWriter implements Closeable {
+    /** Most bytes a SequenceFile append adds beyond the value: sync (4+16), lengths (4+4), key (8), BytesWritable size (4). */
+    static final int RECORD_OVERHEAD = 40;
+    public static final String META_FORMAT_VERSION = "sfclayer.formatVersion";
+    public static final String META_WRITE_ID = "sfclayer.writeId";
+
+    /** What one finished file holds; returned to the driver for the layer's metadata. */
+    public static final class FileStat implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+        public final String name;
+        public final long firstIndex;
+        public final long lastIndex;
+        public final long records;
+        public final long indexes;
+        public final long dataBytes;
+
+        FileStat(String name, long firstIndex, long lastIndex, long records, long indexes, long dataBytes) {
+            this.name = name;
+            this.firstIndex = firstIndex;
+            this.lastIndex = lastIndex;
+            this.records = records;
+            this.indexes = indexes;
+            this.dataBytes = dataBytes;
+        }
+    }
+
+    private final Configuration conf;
+    private final FileSystem fs;
+    private final Path dir;
+    private final int partition;
+    private final long blockSize;
+    private final int indexInterval;
+    private final String writeId;
+
+    private final LongWritable key = new LongWritable();
+    private final BytesWritable value = new BytesWritable();
+    private final LongWritable position = new LongWritable();
+    private final List<FileStat> finished = new ArrayList<>();
+
+    private SequenceFile.Writer data;
+    private SequenceFile.Writer index;
+    private String currentName;
+    private long first;
+    private long last = -1;
+    private long records;
+    private long groups;
+
+    public DataFileWriter(Configuration conf, Path dir, int partition, long blockSize, int indexInterval,
+                          String writeId) throws IOException {
+        if (blockSize < 4096) {
+            throw new SfcLayerException.InvalidArgument("block size " + blockSize + " is too small (at least 4096 bytes)");
+        }
+        if (indexInterval < 1) {
+            throw new SfcLayerException.InvalidArgument("indexInterval must be at least 1, got " + indexInterval);
+        }
+        this.conf = conf;
+        this.fs = dir.getFileSystem(conf);
+        this.dir = dir;
+        this.partition = partition;
+        this.blockSize = blockSize;
+        this.indexInterval = indexInterval;
+        this.writeId = writeId;
+    }
+
+    /**
+     * Appends the group of all records sharing {@code sfcIndex}. Indexes must strictly increase.
+     *
+     * @param recordCount how many tile records the group holds (for the statistics)
+     */
+    public void append(long sfcIndex, byte[] group, int offset, int length, int recordCount) throws IOException {
+        if (data != null && sfcIndex <= last) {
+            throw new IllegalStateException("indexes must strictly increase: " + sfcIndex + " after " + last);
+        }
+        if (data != null && data.getLength() + RECORD_OVERHEAD + length > blockSize) {
+            roll();
+        }
+        if (data == null) {
+            open(sfcIndex);
+        }
+        if (groups % indexInterval == 0) {
+            key.set(sfcIndex);
+            position.set(data.getLength());
+            index.append(key, position);
+        }
+        key.set(sfcIndex);
+        value.set(group, offset, length);
+        data.append(key, value);
+        last = sfcIndex;
+        groups++;
+        records += recordCount;
+    }
+
+    private void open(long firstIndex) throws IOException {
+        currentName = new DataFileName(partition, firstIndex).name();
+        Path mapFile = new Path(dir, currentName);
+        SequenceFile.Metadata meta = new SequenceFile.Metadata();
+        meta.set(new Text(META_FORMAT_VERSION), new Text(Integer.toString(LayerMetadata.FORMAT_VERSION)));
+        meta.set(new Text(META_WRITE_ID), new Text(writeId));
+        fs.mkdirs(mapFile);
+        data = SequenceFile.createWriter(conf,
+            SequenceFile.Writer.file(new Path(mapFile, "data")),
+            SequenceFile.Writer.keyClass(LongWritable.class),
+            SequenceFile.Writer.valueClass(BytesWritable.class),
+            SequenceFile.Writer.compression(SequenceFile.CompressionType.NONE),
+            SequenceFile.Writer.blockSize(blockSize),
+            SequenceFile.Writer.metadata(meta));
+        index = SequenceFile.createWriter(conf,
+            SequenceFile.Writer.file(new Path(mapFile, "index")),
+            SequenceFile.Writer.keyClass(LongWritable.class),
+            SequenceFile.Writer.valueClass(LongWritable.class),
+            SequenceFile.Writer.compression(SequenceFile.CompressionType.BLOCK),
+            SequenceFile.Writer.blockSize(blockSize));
+        first = firstIndex;
+        records = 0;
+        groups = 0;
+    }
+
+    private void roll() throws IOException {
+        long length = data.getLength();
+        data.close();
+        index.close();
+        finished.add(new FileStat(currentName, first, last, records, groups, length));
+        data = null;
+        index = null;
+    }
+
+    /** The files finished so far (all of them after {@link #close()}). */
+    public List<FileStat> files() {
+        return finished;
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (data != null) {
+            roll();
+        }
+    }
+
+    /** Closes without recording the open file, after a failure; errors are suppressed. */
+    public void abort() {
+        try {
+            if (data != null) data.close();
+        } catch (IOException | RuntimeException ignored) {
+            // the write is failing already; the caller removes the whole data directory
+        }
+        try {
+            if (index != null) index.close();
+        } catch (IOException | RuntimeException ignored) {
+            // as above
+        }
+        data = null;
+        index = null;
+    }
+}

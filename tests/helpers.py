@@ -1,0 +1,56 @@
+"""Small helpers shared by the tests: inspecting layers on disk through the JVM."""
+
+import glob
+import io
+import json
+import os
+import zlib
+
+import fastavro
+
+
+def versions(path):
+    """Committed version numbers of a local layer."""
+    names = sorted(os.listdir(os.path.join(path, "_sfclayer")))
+    return [int(n[1:-5]) for n in names if n.startswith("v") and n.endswith(".json")]
+
+
+def metadata(path, version=None):
+    """The metadata document of a local layer's newest (or given) version."""
+    version = version or versions(path)[-1]
+    with open(os.path.join(path, "_sfclayer", f"v{version:08d}.json")) as f:
+        return json.load(f)
+
+
+def data_files(path, version=None):
+    """Data file (MapFile directory) paths of a local layer version, sorted by first index."""
+    md = metadata(path, version)
+    files = glob.glob(os.path.join(path, md["dataDir"], "part-r-*"))
+    return sorted(files, key=lambda p: int(os.path.basename(p).rsplit("-", 1)[1]))
+
+
+def read_groups(spark, mapfile):
+    """Every (index, group bytes) of one MapFile, read with the connector's DataFileReader."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    reader = jvm.io.sfclayer.format.DataFileReader(conf, jvm.org.apache.hadoop.fs.Path(mapfile))
+    out = []
+    try:
+        while reader.next():
+            out.append((reader.index(), bytes(reader.bytes())[: reader.length()]))
+    finally:
+        reader.close()
+    return out
+
+
+def decode_group(md, group):
+    """The tile records of one group, decoded in Python from the metadata's tile schema alone."""
+    if md["compression"] == "deflate":
+        group = zlib.decompress(group[4:])
+    elif md["compression"] == "zstd":
+        import pyarrow
+
+        size = int.from_bytes(group[:4], "big")
+        group = pyarrow.Codec("zstd").decompress(group[4:], decompressed_size=size).to_pybytes()
+    schema = fastavro.parse_schema({"type": "array", "items": md["tileSchema"]})
+    return fastavro.schemaless_reader(io.BytesIO(group), schema)

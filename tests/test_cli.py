@@ -1,0 +1,211 @@
+"""The ``sfclayer`` command, run in-process on the test session: info, get, layout, errors."""
+
+import datetime as dt
+import json
+import os
+import struct
+
+import numpy as np
+import pytest
+from pyspark.sql import functions as F
+
+import sfclayer
+from sfclayer import cli, pictures
+from sfclayer.curves import key_index_from_json
+from tests import helpers
+
+COLS, ROWS = 12, 9
+
+
+def _missing(c, r):
+    """Keys the sparse layer leaves out (inside its bounds)."""
+    return (c + 2 * r) % 7 == 3
+
+
+@pytest.fixture(scope="module")
+def layer(spark, tmp_path_factory):
+    """A small sparse spatial layer with an extent: int, double and binary values, several files."""
+    path = str(tmp_path_factory.mktemp("cli") / "small")
+    df = (spark.range(COLS * ROWS)
+          .select((F.col("id") % COLS).cast("int").alias("col"), (F.col("id") / COLS).cast("int").alias("row"))
+          .where(~(((F.col("col") + 2 * F.col("row")) % 7) == 3))
+          .withColumn("v", F.col("col") * 100 + F.col("row"))
+          .withColumn("mean", F.col("v") / 4.0)
+          .withColumn("pixels", F.expr("unhex(repeat(lpad(hex(v), 8, '0'), 300))")))
+    sfclayer.write(df, path, bounds=(0, 0, COLS - 1, ROWS - 1), extent=(10.0, 40.0, 22.0, 49.0), crs="EPSG:4326",
+                   block_size="64k", partitions=2)
+    return path
+
+
+def _run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_info_summarises_the_layer_and_lists_every_file(capsys, layer):
+    code, out, err = _run(capsys, "info", layer)
+    assert code == 0, err
+    md = helpers.metadata(layer)
+    n_present = sum(not _missing(c, r) for c in range(COLS) for r in range(ROWS))
+    assert md["recordCount"] == n_present
+    assert f"layer        {layer}" in out
+    assert "key index    z (Z-order)" in out
+    assert f"cols 0..{COLS - 1}, rows 0..{ROWS - 1} ({COLS} × {ROWS} tiles)" in out
+    assert "extent       10, 40, 22, 49 (EPSG:4326); a tile is 1 × 1" in out
+    assert "values       v bigint, mean double, pixels binary" in out or "values       v " in out
+    assert f"records      {n_present} tiles" in out
+    assert f"files        {md['fileCount']} data files" in out
+    assert md["fileCount"] > 2
+    table = out.split("\n\n", 1)[1].splitlines()
+    assert table[0].split()[:3] == ["#", "file", "first"]
+    assert len(table) == 1 + md["fileCount"]
+    for line, f in zip(table[1:], sorted(md["files"], key=lambda f: f["firstIndex"])):
+        cells = line.split()
+        assert cells[1] == f["name"]
+        assert int(cells[2]) == f["firstIndex"] and int(cells[3]) == f["lastIndex"]
+        assert int(cells[4]) == f["records"]
+
+
+def test_info_json_is_the_metadata_document(capsys, layer):
+    code, out, _ = _run(capsys, "info", "--json", layer)
+    assert code == 0
+    assert json.loads(out) == helpers.metadata(layer)
+
+
+def test_get_prints_value_columns_with_binary_as_length_and_hex(capsys, layer):
+    code, out, err = _run(capsys, "get", layer, "5", "3")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith(f"tile (5, 3) of {layer}")
+    values = {ln.split()[0]: ln.split(None, 1)[1] for ln in lines[1:]}
+    assert values["v"] == "503"
+    assert values["mean"] == "125.75"
+    # 503 = 0x1f7: the payload is "000001f7" repeated 300 times
+    assert values["pixels"] == "1200 bytes  00 00 01 f7 00 00 01 f7 00 00 01 f7 00 00 01 f7…"
+
+
+def test_get_of_a_missing_key_exits_1_with_a_clear_message(capsys, layer):
+    assert _missing(3, 0)
+    code, out, err = _run(capsys, "get", layer, "3", "0")
+    assert code == 1
+    assert out == ""
+    assert err.startswith("sfclayer: error: ")
+    assert "Traceback" not in err
+    assert "3" in err and "0" in err and err.count("\n") == 1
+
+
+def test_get_outside_the_bounds_is_an_error_too(capsys, layer):
+    code, _, err = _run(capsys, "get", layer, str(COLS + 5), "0")
+    assert code == 1
+    assert err.startswith("sfclayer: error: ") and "bounds" in err
+
+
+def test_get_rejects_a_non_integer_key(capsys, layer):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["get", layer, "x", "1"])
+    assert e.value.code == 2
+    assert "invalid int value" in capsys.readouterr().err
+
+
+def test_bad_path_gives_the_clear_error(capsys, tmp_path):
+    missing = str(tmp_path / "no-such-layer")
+    for argv in (["info", missing], ["get", missing, "0", "0"], ["layout", missing, "-o", str(tmp_path / "x.png")]):
+        code, out, err = _run(capsys, *argv)
+        assert code == 1, argv
+        assert err.startswith("sfclayer: error: ") and "Traceback" not in err, err
+        assert "no-such-layer" in err
+    assert not (tmp_path / "x.png").exists()
+
+
+def _png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+def test_layout_writes_a_png_of_the_grid(capsys, layer, tmp_path):
+    out_png = str(tmp_path / "layout.png")
+    code, out, err = _run(capsys, "layout", layer, "-o", out_png)
+    assert code == 0, err
+    md = helpers.metadata(layer)
+    assert out.strip() == f"{out_png}: {md['fileCount']} data files over {COLS} × {ROWS} tiles"
+    width, height = _png_size(out_png)
+    assert width == 11 * 110  # an 11-inch figure at 110 dpi
+    assert 4 * 110 <= height <= 14 * 110
+    # The picture shows the files: its pixels hold each file's colour.
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(out_png)[..., :3]
+    colors = pictures.file_colors(md["fileCount"])
+    for c in colors:
+        assert np.any(np.all(np.abs(img - c) < 0.02, axis=-1)), c
+
+
+def test_layout_scan_draws_only_existing_tiles(capsys, layer, tmp_path):
+    out_png = str(tmp_path / "scan.png")
+    code, _, err = _run(capsys, "layout", layer, "--scan", "--no-curve", "-o", out_png)
+    assert code == 0, err
+    assert os.path.getsize(out_png) > 0
+
+
+def test_tile_files_maps_keys_to_files_by_index_range(spark, layer):
+    md = helpers.metadata(layer)
+    cols, rows = np.meshgrid(np.arange(COLS), np.arange(ROWS))
+    where = pictures.tile_files(md, cols, rows)
+    files = sorted(md["files"], key=lambda f: f["firstIndex"])
+    idx = key_index_from_json(md["keyIndex"]).index_array(cols, rows)
+    for w, i in zip(where.ravel(), idx.ravel()):
+        if w >= 0:
+            assert files[w]["firstIndex"] <= i <= files[w]["lastIndex"]
+        else:
+            assert not any(f["firstIndex"] <= i <= f["lastIndex"] for f in files)
+    # ... and agrees with the file each tile was read from
+    got = sfclayer.read(spark, layer).select("col", "row", "_file").collect()
+    names = [f["name"] for f in files]
+    for r in got:
+        assert names[where[r["row"], r["col"]]] == os.path.basename(r["_file"])
+
+
+def test_space_time_get_needs_a_time_and_accepts_iso(capsys, spark, tmp_path):
+    path = str(tmp_path / "st")
+    t0 = dt.datetime(2024, 5, 1)
+    df = (spark.range(8)
+          .select((F.col("id") % 4).cast("int").alias("col"), F.lit(0).alias("row"),
+                  F.timestamp_micros(F.lit(int(t0.replace(tzinfo=dt.timezone.utc).timestamp() * 1e6))
+                                     + (F.col("id") / 4).cast("long") * 86_400_000_000).alias("time"),
+                  F.col("id").alias("v")))
+    sfclayer.write(df, path)
+    code, _, err = _run(capsys, "get", path, "1", "0")
+    assert code == 1 and err.startswith("sfclayer: error: ") and "TIME" in err
+    code, out, err = _run(capsys, "get", path, "1", "0", "2024-05-02T00:00:00")
+    assert code == 0, err
+    assert "v  5" in out
+    code, out, err = _run(capsys, "get", path, "1", "0", "2024-05-03")
+    assert code == 1 and "sfclayer: error: " in err
+    code, out, err = _run(capsys, "layout", path, "-o", str(tmp_path / "st.png"), "--time", "2024-05-02")
+    assert code == 0, err
+
+
+def test_demo_command_on_the_small_dem(capsys, tmp_path):
+    code, out, err = _run(capsys, "demo", "--out", str(tmp_path / "d"), "--source", "jacksboro", "--tile-size", "64")
+    assert code == 0, err + out
+    assert "[6/6] draw the pictures" in out
+    assert "identical to the source pixels" in out
+    assert os.path.exists(tmp_path / "d" / "region.png") and os.path.exists(tmp_path / "d" / "layout.png")
+
+
+def test_value_text():
+    assert cli._value_text(b"\x01\x02") == "2 bytes  01 02"
+    assert cli._value_text(bytes(range(20))).endswith("0e 0f…")
+    assert cli._value_text(list(range(20))) == "[0, 1, 2, 3, 4, 5, 6, 7, … (20 items)]"
+    assert cli._value_text(None) == "null"
+    assert cli._value_text({"a": 1}) == "{a: 1}"
+
+
+def test_parse_time():
+    assert cli._parse_time("86400000000") == 86_400_000_000
+    assert cli._parse_time("1970-01-02") == 86_400_000_000
+    assert cli._parse_time("1970-01-02T00:00:00Z") == 86_400_000_000
+    assert cli._parse_time("1970-01-02T01:00:00+01:00") == 86_400_000_000
