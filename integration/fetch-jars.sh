@@ -32,7 +32,12 @@ echo "fetch-jars: building MiniHdfs and copying Hadoop's jars into ${out#"$PWD"/
 start=$SECONDS
 rm -rf "$out"
 mkdir -p "$out"
-mvn -q -B -Dstyle.color=never -f "$pom" package
+log="$here/target/fetch-jars.log"
+if ! mvn -q -B -Dstyle.color=never -f "$pom" package >"$log" 2>&1; then
+    tail -40 "$log" >&2
+    echo "fetch-jars: Maven failed (whole log: ${log#"$PWD"/})" >&2
+    exit 1
+fi
 test -f "$out/sfclayer-minihdfs.jar"
 test -n "$(find "$out" -name 'hadoop-hdfs-*-tests.jar' -print -quit)"
 echo "$want" >"$out/.done"

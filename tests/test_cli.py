@@ -31,7 +31,7 @@ def layer(spark, tmp_path_factory):
           .where(~(((F.col("col") + 2 * F.col("row")) % 7) == 3))
           .withColumn("v", F.col("col") * 100 + F.col("row"))
           .withColumn("mean", F.col("v") / 4.0)
-          .withColumn("pixels", F.expr("unhex(repeat(lpad(hex(v), 8, '0'), 300))")))
+          .withColumn("pixels", F.expr("unhex(repeat(lpad(hex(v), 8, '0'), 1200))")))
     sfclayer.write(df, path, bounds=(0, 0, COLS - 1, ROWS - 1), extent=(10.0, 40.0, 22.0, 49.0), crs="EPSG:4326",
                    block_size="64k", partitions=2)
     return path
@@ -82,7 +82,7 @@ def test_get_prints_value_columns_with_binary_as_length_and_hex(capsys, layer):
     assert values["v"] == "503"
     assert values["mean"] == "125.75"
     # 503 = 0x1f7: the payload is "000001f7" repeated 300 times
-    assert values["pixels"] == "1200 bytes  00 00 01 f7 00 00 01 f7 00 00 01 f7 00 00 01 f7…"
+    assert values["pixels"] == "4800 bytes  00 00 01 f7 00 00 01 f7 00 00 01 f7 00 00 01 f7…"
 
 
 def test_get_of_a_missing_key_exits_1_with_a_clear_message(capsys, layer):

@@ -613,10 +613,10 @@ class _Collector:
             return
         if self.cap:
             gap = lo - self.hi - 1
-            # positions only grow: when the heap is full, a gap no wider than its smallest is bridged
+            # positions only grow: when the heap is full, a gap narrower than its smallest is bridged
             if len(self.heap) < self.cap - 1:
                 _heapq.heappush(self.heap, (gap, self.ngaps, self.hi, lo))
-            elif self.cap > 1 and gap > self.heap[0][0]:
+            elif self.cap > 1 and gap >= self.heap[0][0]:  # on a tie the older gap is bridged
                 _heapq.heapreplace(self.heap, (gap, self.ngaps, self.hi, lo))
             self.ngaps += 1
         else:

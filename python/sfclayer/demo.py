@@ -347,7 +347,7 @@ def _default_bbox(raster):
     """A box over the middle of the raster, not aligned with tiles."""
     x0, y0, x1, y1 = raster.extent
     w, h = x1 - x0, y1 - y0
-    return (x0 + 0.31 * w, y0 + 0.33 * h, x0 + 0.64 * w, y0 + 0.71 * h)
+    return (x0 + 0.3137 * w, y0 + 0.3318 * h, x0 + 0.6421 * w, y0 + 0.7093 * h)
 
 
 def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90, crop=None, bbox=None,

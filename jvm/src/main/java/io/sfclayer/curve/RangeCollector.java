@@ -63,11 +63,11 @@ final class RangeCollector {
             buf[size++] = curHi;
         } else {
             long gap = lo - curHi - 1, pos = gapCount++;
-            // Positions only grow, so when the heap is full a gap no wider than its smallest would be
+            // Positions only grow, so when the heap is full a gap narrower than its smallest would be
             // bridged at once: skip it without allocating (same result, fewer objects).
             if (gaps.size() < maxRanges - 1) {
                 gaps.add(new long[] {gap, pos, curHi, lo});
-            } else if (maxRanges > 1 && gap > gaps.peek()[0]) {
+            } else if (maxRanges > 1 && gap >= gaps.peek()[0]) { // on a tie the older gap goes
                 gaps.poll();
                 gaps.add(new long[] {gap, pos, curHi, lo});
             }
