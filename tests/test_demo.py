@@ -41,7 +41,7 @@ def _check(result, source, crop):
     points = [lk for lk in result.lookups if "col" in lk]
     assert points and all(lk["matches"] for lk in points)
     many = [lk for lk in result.lookups if "found" in lk]
-    assert many and many[0]["found"] == min(200, result.tiles)
+    assert many and many[0]["found"] == many[0]["keys"] > 0 and many[0]["matches"]
     for key in ("region", "layout"):
         assert os.path.exists(result.pictures[key]) and _is_png(result.pictures[key])
 

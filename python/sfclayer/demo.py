@@ -533,12 +533,16 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
         many = layer.get_many(keys)
         many_s = time.perf_counter() - a
         stats = layer.stats()
+        found = sum(v is not None for v in many)
+        many_ok = found == sample and all(np.array_equal(
+            tile_pixels(v), raster.data[r * ts:r * ts + v["height"], c * ts:c * ts + v["width"]])
+            for (c, r), v in zip(keys, many))
         log(f"      get_many of {sample} random tiles: {many_s * 1e3:.1f} ms ({many_s * 1e3 / max(sample, 1):.2f} ms "
-            f"a tile), {sum(v is not None for v in many)} found")
-        log(f"      look-up stats: {stats['files_opened']} files opened, {stats['cache_hits']} cache hits, "
+            f"a tile), {found} found; pixels {'= source' if many_ok else 'DIFFER'}")
+        log(f"      look-up totals: {stats['files_opened']} files opened, {stats['cache_hits']} cache hits, "
             f"{stats['open_files']} open now")
-        lookups.append({"label": f"get_many({sample})", "seconds": many_s, "found": sum(v is not None for v in many),
-                        "stats": stats})
+        lookups.append({"label": f"get_many({sample})", "seconds": many_s, "keys": sample, "found": found,
+                        "matches": many_ok, "stats": stats})
         done(t0, "lookups", "")
     finally:
         layer.close()
