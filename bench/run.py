@@ -104,8 +104,9 @@ class Config:
 DEFAULT = Config()
 QUICK = Config(sizes=(2 ** 10, 2 ** 12), boxes=3, fullscan_boxes=1, cold=20, warm_random=200, rtt_calls=100,
                batch=500, point_queries=5, interval_size=2 ** 12, warm_region=16)
-SMOKE = Config(sizes=(2 ** 8,), tile_side=8, boxes=1, fullscan_boxes=1, cold=3, warm_region=8, warm_random=20,
-               rtt_calls=10, batch=40, point_queries=2, intervals=(4, 128), interval_size=2 ** 8, warmup=False)
+SMOKE = Config(sizes=(2 ** 8,), tile_side=8, fractions=(0.01, 0.1), boxes=1, fullscan_boxes=1, cold=3,
+               warm_region=8, warm_random=20, rtt_calls=10, batch=40, point_queries=1, intervals=(4, 128),
+               interval_size=2 ** 8, warmup=False)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -353,7 +354,7 @@ def bench_size(spark, n, cfg, work, rng, log):
     builders = comparators(spark, paths, ki)
 
     # JIT/class-loading warm-up: one untimed query per comparator.
-    for name in COMPARATORS:
+    for name in COMPARATORS if cfg.warmup else ():
         timed_query(spark, lambda: builders[name](0, 0, 1, 1))
 
     entry["bbox"] = []

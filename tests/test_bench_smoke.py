@@ -38,7 +38,7 @@ def _finite_positive(x):
 
 def test_smoke_run_reports_every_comparator(spark, bench, tmp_path):
     cfg = bench.SMOKE
-    report = bench.run(spark, cfg, str(tmp_path / "work"), log=lambda s: None)
+    report = bench.run(spark, cfg, str(tmp_path / "work"), log=print)
 
     assert len(report["sizes"]) == len(cfg.sizes)
     size = report["sizes"][0]

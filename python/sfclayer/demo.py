@@ -132,10 +132,10 @@ def _jacksboro():
     ys = sorted((float(d["ymin"]), float(d["ymax"])))
     extent = (float(d["xmin"]), ys[0], float(d["xmax"]), ys[1])
     cx, cy = (extent[0] + extent[2]) / 2, (extent[1] + extent[3]) / 2
-    places = (("Jacksboro fault", -84.19, 36.6), ("Norris Lake", -84.05 - 0.02, 36.47), ("centre", cx, cy))
+    places = (("Jacksboro fault", -84.19, 36.6), ("Norris Lake", -84.1, 36.47), ("Pine Mountain", -84.33, 36.66))
     return Raster(
         "jacksboro", "Jacksboro fault DEM, Tennessee (matplotlib sample data)", elevation, extent, "EPSG:4326",
-        "elevation (m)", places, (-84.33, 36.52, -84.17, 36.66))
+        "elevation (m)", places, (-84.395, 36.575, -84.255, 36.715))
 
 
 SOURCES = {
