@@ -21,8 +21,10 @@ raw JVM
     ``ValueReader.get`` called through py4j, returning the record's bytes undecoded: sfclayer's JVM
     work plus one py4j round trip, without the Avro decode ``Layer.get`` adds in Python.
 batch
-    ``ValueReader.getMany`` on packed keys: one py4j call for the whole batch, so per-key time is
-    the JVM-internal cost (keys sorted by index, each file walked once) amortised over the batch.
+    ``ValueReader.getMany`` on packed keys: one py4j call for the whole batch (keys sorted by
+    index, each file walked once). Its time includes moving the answer to Python; the JVM-internal
+    per-key cost is estimated as (batch time - py4j transfer time of a byte[] of the answer's size)
+    / keys, there being no JVM-side timing helper.
 """
 
 import math
@@ -40,8 +42,10 @@ __all__ = [
     "random_keys",
     "neighbourhood_keys",
     "lookups",
-    "parquet_point_queries",
+    "spark_point_queries",
     "interval_point",
+    "py4j_transfer",
+    "transfer_seconds",
 ]
 
 _perf = time.perf_counter
@@ -113,13 +117,38 @@ def _timed_gets(get, keys):
 
 
 def _batch(reader, keys):
-    """One raw ``getMany`` call: (seconds, record bytes returned, keys missing)."""
+    """One raw ``getMany`` call: (seconds, bytes of the answer, keys missing)."""
     packed = _pack(keys)
     t = _perf()
     blob = bytes(reader.getMany(packed))
     dt = _perf() - t
     lengths = _unpack_lengths(blob)
-    return dt, sum(n for n in lengths if n > 0), sum(1 for n in lengths if n < 0)
+    return dt, len(blob), sum(1 for n in lengths if n < 0)
+
+
+def transfer_seconds(spark, nbytes, repeats=5):
+    """Median time to bring a JVM ``byte[]`` of ``nbytes`` to Python through py4j (no sfclayer
+    work: ``java.util.Arrays.copyOf`` of a 16-byte array): the transport share of a call."""
+    jvm = spark.sparkContext._jvm
+    seed = bytearray(16)
+    times = []
+    for _ in range(repeats):
+        t = _perf()
+        jvm.java.util.Arrays.copyOf(seed, int(nbytes))
+        times.append(_perf() - t)
+    return float(np.median(times))
+
+
+def py4j_transfer(spark, sizes=(2 << 10, 6 << 10, 8 << 10, 32 << 10, 128 << 10, 512 << 10, 2 << 20)):
+    """py4j transfer time of a returned byte[] by size: what any tile of that size costs to move."""
+    return [{"bytes": n, "ms": 1e3 * transfer_seconds(spark, n)} for n in sizes]
+
+
+def _batch_entry(spark, keys, seconds, nbytes):
+    transfer = transfer_seconds(spark, nbytes)
+    return {"keys": len(keys), "seconds": seconds, "us_per_key": 1e6 * seconds / len(keys),
+            "keys_per_s": len(keys) / seconds, "answer_bytes": nbytes, "transfer_s": transfer,
+            "jvm_us_per_key": max(0.0, 1e6 * (seconds - transfer) / len(keys))}
 
 
 def lookups(spark, path, side, n_files, cfg, rng):
@@ -192,20 +221,18 @@ def lookups(spark, path, side, n_files, cfg, rng):
     # Batches: one getMany of random keys on a fresh reader (cold), then again (warm);
     # the neighbourhood as one batch; and Layer.get_many (decoding in Python).
     batch_keys = random_keys(rng, side, cfg.batch)
+    warm_keys = random_keys(rng, side, cfg.batch)
     reader = _raw_reader(spark, path, max(cfg.cache_size, n_files + 1))
     try:
-        cold_s, nbytes, missing = _batch(reader, batch_keys)
-        warm_s, _, _ = _batch(reader, random_keys(rng, side, cfg.batch))
-        hood_s, _, _ = _batch(reader, hood)
+        cold_s, cold_b, missing = _batch(reader, batch_keys)
+        warm_s, warm_b, _ = _batch(reader, warm_keys)
+        hood_s, hood_b, _ = _batch(reader, hood)
     finally:
         reader.close()
     assert missing == 0, f"{missing} of {len(batch_keys)} batch keys missing from {path}"
-    out["batch_cold"] = {"keys": len(batch_keys), "seconds": cold_s, "us_per_key": 1e6 * cold_s / len(batch_keys),
-                         "keys_per_s": len(batch_keys) / cold_s, "mb_per_s": nbytes / cold_s / 1e6}
-    out["batch_warm"] = {"keys": len(batch_keys), "seconds": warm_s, "us_per_key": 1e6 * warm_s / len(batch_keys),
-                         "keys_per_s": len(batch_keys) / warm_s, "mb_per_s": nbytes / warm_s / 1e6}
-    out["batch_hood"] = {"keys": len(hood), "seconds": hood_s, "us_per_key": 1e6 * hood_s / len(hood),
-                         "keys_per_s": len(hood) / hood_s}
+    out["batch_cold"] = _batch_entry(spark, batch_keys, cold_s, cold_b)
+    out["batch_warm"] = _batch_entry(spark, warm_keys, warm_s, warm_b)
+    out["batch_hood"] = _batch_entry(spark, hood, hood_s, hood_b)
 
     with sfclayer.open(spark, path, cache_size=max(cfg.cache_size, n_files + 1)) as layer:
         layer.get_many(batch_keys)  # warm the files
@@ -216,10 +243,11 @@ def lookups(spark, path, side, n_files, cfg, rng):
     assert all(t is not None for t in tiles)
     out["get_many_python"] = {"keys": len(keys), "seconds": dt, "us_per_key": 1e6 * dt / len(keys),
                               "keys_per_s": len(keys) / dt}
+    out["py4j_transfer"] = py4j_transfer(spark, cfg.transfer_sizes)
     return out
 
 
-def parquet_point_queries(spark, run_query, keys):
+def spark_point_queries(spark, run_query, keys):
     """Point queries through Spark, one job each: ``run_query(c, r)`` returns (rows, scan metrics).
 
     Returns latency percentiles, the first query's time, and the median records read per query.
@@ -293,8 +321,11 @@ def interval_point(spark, path, local_path, side, cfg, rng):
         for c, r in random_keys(rng, side, max(cfg.warm_random, 2 * n_files)):
             reader.get(c, r)
         out["warm_random_raw"] = summarize(_timed_gets(reader.get, random_keys(rng, side, cfg.warm_random)))
-        dt, _, _ = _batch(reader, random_keys(rng, side, cfg.batch))
-        out["batch_warm_us_per_key"] = 1e6 * dt / cfg.batch
+        keys = random_keys(rng, side, cfg.batch)
+        dt, nbytes, _ = _batch(reader, keys)
+        b = _batch_entry(spark, keys, dt, nbytes)
+        out["batch_warm_us_per_key"] = b["us_per_key"]
+        out["batch_warm_jvm_us_per_key"] = b["jvm_us_per_key"]
     finally:
         reader.close()
     return out

@@ -95,6 +95,7 @@ class Config:
     zsorted_page_rows: int = 1024  # Parquet Z-sorted: parquet.page.row.count.limit
     seed: int = 20240917
     warmup: bool = True  # a tiny untimed write of each layout first (JIT, class loading)
+    transfer_sizes: tuple = (2 << 10, 6 << 10, 8 << 10, 32 << 10, 128 << 10, 512 << 10, 2 << 20)
 
     @property
     def tile_bytes(self):
@@ -106,7 +107,7 @@ QUICK = Config(sizes=(2 ** 10, 2 ** 12), boxes=3, fullscan_boxes=1, cold=20, war
                batch=500, point_queries=5, interval_size=2 ** 12, warm_region=16)
 SMOKE = Config(sizes=(2 ** 8,), tile_side=8, fractions=(0.01, 0.1), boxes=1, fullscan_boxes=1, cold=3,
                warm_region=8, warm_random=20, rtt_calls=10, batch=40, point_queries=1, intervals=(4, 128),
-               interval_size=2 ** 8, warmup=False)
+               interval_size=2 ** 8, warmup=False, transfer_sizes=(2 << 10, 8 << 10))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -140,15 +141,13 @@ def source(spark, side, cfg):
 
     n = side * side
     parts = max(2, math.ceil(n * cfg.tile_bytes / cfg.partition_bytes))
-    pool = spark.createDataFrame(tile_pool(cfg.tile_bytes), "k int, base binary")
+    # The pool is a constant array (no Python worker, no join): element k + 1 for the hash k.
+    pool = F.array(*[F.lit(bytearray(b)) for _, b in tile_pool(cfg.tile_bytes)])
     df = (spark.range(0, n, 1, parts)
           .select((F.col("id") % side).cast("int").alias("col"),
                   (F.col("id") / side).cast("int").alias("row"),
-                  F.pmod(F.xxhash64("id"), F.lit(64)).cast("int").alias("k"),
-                  F.col("id"))
-          .join(F.broadcast(pool), "k")
-          .select("col", "row",
-                  F.concat(F.col("base"), F.unhex(F.lpad(F.hex("id"), 16, "0"))).alias("values")))
+                  F.concat(F.element_at(pool, (F.pmod(F.xxhash64("id"), F.lit(64)) + 1).cast("int")),
+                           F.unhex(F.lpad(F.hex("id"), 16, "0"))).alias("values")))
     df = df.persist()
     assert df.count() == n
     return df, parts
@@ -288,10 +287,8 @@ def layer_metadata(spark, path):
         reader.close()
 
 
-def write_all(spark, df, side, parts, work, cfg, index_interval=None):
-    """Write the three layouts; returns (paths, {writer: stats})."""
-    from pyspark.sql import functions as F
-
+def write_all(spark, df, side, parts, work, cfg):
+    """Write the three layouts; returns (paths, {writer: stats}, the layer's metadata)."""
     n = side * side
     logical = n * cfg.tile_bytes
     paths = {w: os.path.join(work, w) for w in WRITERS}
@@ -299,7 +296,7 @@ def write_all(spark, df, side, parts, work, cfg, index_interval=None):
 
     t = _perf()
     sfclayer.write(df, paths["sfclayer"], mode="overwrite", bounds=(0, 0, side - 1, side - 1),
-                   partitions=parts, index_interval=index_interval)
+                   partitions=parts)
     out["sfclayer"] = {"seconds": _perf() - t}
 
     t = _perf()
@@ -365,14 +362,12 @@ def bench_size(spark, n, cfg, work, rng, log):
         for i, box in enumerate(boxes):
             # rotate the order so no comparator always runs right after another's reads
             order = COMPARATORS[i % len(COMPARATORS):] + COMPARATORS[:i % len(COMPARATORS)]
-            expected = None
             for name in order:
                 if name == "sfclayer_fullscan" and i >= cfg.fullscan_boxes:
                     continue
                 seconds, count, nbytes, metrics = timed_query(spark, lambda: builders[name](*box))
                 assert count == w * w, f"{name} returned {count} tiles for box {box}, expected {w * w}"
                 assert nbytes == count * cfg.tile_bytes, (name, nbytes)
-                expected = count if expected is None else expected
                 r = res[name]
                 r["times"].append(seconds)
                 r["records_read"].append(metrics["records_read"])
@@ -405,8 +400,6 @@ def bench_size(spark, n, cfg, work, rng, log):
 
     def point(make):
         def run(c, r):
-            from pyspark.sql import functions as F
-
             df_ = make(c, r).select("col", "row", "values")
             rows = df_.collect()
             return len(rows), scan_metrics(df_)
@@ -414,12 +407,12 @@ def bench_size(spark, n, cfg, work, rng, log):
 
     from pyspark.sql import functions as F
 
-    lk["spark_sfclayer"] = lookup_bench.parquet_point_queries(
+    lk["spark_sfclayer"] = lookup_bench.spark_point_queries(
         spark, point(lambda c, r: sfclayer.read(spark, paths["sfclayer"], keys=(c, r, c, r))), keys)
-    lk["spark_parquet_zsorted"] = lookup_bench.parquet_point_queries(
+    lk["spark_parquet_zsorted"] = lookup_bench.spark_point_queries(
         spark, point(lambda c, r: spark.read.parquet(paths["parquet_zsorted"])
                      .where((F.col("z") == ki.index(c, r)) & (F.col("col") == c) & (F.col("row") == r))), keys)
-    lk["spark_parquet_plain"] = lookup_bench.parquet_point_queries(
+    lk["spark_parquet_plain"] = lookup_bench.spark_point_queries(
         spark, point(lambda c, r: spark.read.parquet(paths["parquet_plain"])
                      .where((F.col("col") == c) & (F.col("row") == r))), keys)
     entry["lookups"] = lk
@@ -427,15 +420,10 @@ def bench_size(spark, n, cfg, work, rng, log):
         f"{lk['cold_python']['p50_ms']:.2f} ms, Parquet Z-sorted {lk['spark_parquet_zsorted']['p50_ms']:.0f} ms")
 
     intervals = None
-    if n == cfg_interval_size(cfg, side):
+    if n == grid_side(cfg.interval_size) ** 2:
         intervals = bench_intervals(spark, df, side, parts, size_dir, paths["sfclayer"], md, cfg, rng, log)
     df.unpersist()
     return entry, intervals, size_dir
-
-
-def cfg_interval_size(cfg, _side):
-    s = grid_side(cfg.interval_size)
-    return s * s
 
 
 def bench_intervals(spark, df, side, parts, size_dir, main_path, main_md, cfg, rng, log):
@@ -712,21 +700,37 @@ def render_markdown(report, command):
     add("")
     add("### Batch look-ups (`get_many`)")
     add("")
-    add("| tiles | batch | keys | time | µs/key | keys/s |")
-    add("|---:|---|---:|---:|---:|---:|")
+    add("| tiles | batch | keys | time | µs/key | keys/s | py4j transfer of the answer | JVM µs/key (est.) |")
+    add("|---:|---|---:|---:|---:|---:|---:|---:|")
     for e in report["sizes"]:
         lk = e["lookups"]
-        for key, label in (("batch_cold", "getMany (JVM), random keys, fresh reader"),
-                           ("batch_warm", "getMany (JVM), random keys, files open"),
-                           ("batch_hood", "getMany (JVM), the warm neighbourhood"),
+        for key, label in (("batch_cold", "ValueReader.getMany, random keys, fresh reader"),
+                           ("batch_warm", "ValueReader.getMany, random keys, files open"),
+                           ("batch_hood", "ValueReader.getMany, the warm neighbourhood"),
                            ("get_many_python", "Layer.get_many (decoded in Python), random keys")):
             b = lk[key]
+            transfer = (f"{_fmt_s(b['transfer_s'])} ({b['answer_bytes'] / 1e6:.1f} MB)"
+                        if "transfer_s" in b else "–")
+            jvm = f"{b['jvm_us_per_key']:.1f}" if "jvm_us_per_key" in b else "–"
             add(f"| {_fmt_n(e['tiles'])} | {label} | {b['keys']:,} | {_fmt_s(b['seconds'])} | "
-                f"{b['us_per_key']:.1f} | {b['keys_per_s']:,.0f} |")
+                f"{b['us_per_key']:.1f} | {b['keys_per_s']:,.0f} | {transfer} | {jvm} |")
     add("")
-    add("getMany per-key time is the JVM-internal look-up cost amortised over one py4j call "
-        "(it includes moving the records' bytes to Python once).")
+    add("A batch is one py4j call; its time includes bringing the answer (every record) to Python. "
+        "*py4j transfer* is the time py4j takes to return a `byte[]` of the answer's size with no "
+        "sfclayer work (`Arrays.copyOf`); *JVM µs/key* = (batch time − transfer) / keys, an estimate "
+        "of the JVM-internal look-up cost (there is no JVM-side timing helper).")
     add("")
+    tr = report["sizes"][-1]["lookups"].get("py4j_transfer")
+    if tr:
+        add("### py4j transfer of a returned byte[]")
+        add("")
+        add("| bytes | " + " | ".join(f"{t['bytes'] / 1024:,.0f} KiB" for t in tr) + " |")
+        add("|---|" + "---:|" * len(tr))
+        add("| ms | " + " | ".join(_fmt_ms(t["ms"]) for t in tr) + " |")
+        add("")
+        add("Every `Layer.get` and `get_many` answer crosses py4j this way (base64 text on a local "
+            "socket), so this is the floor of a look-up from Python for a tile of that size.")
+        add("")
 
     # Intervals
     iv = report.get("intervals")
@@ -739,14 +743,14 @@ def render_markdown(report, command):
             "MapFile.Reader holds them), for all files open; an estimate, not a measurement.")
         add("")
         add("| interval | index on disk (KiB) | index entries | index heap, all files (KiB) | cold p50 | cold p99 | "
-            "warm nbhd p50 | warm nbhd p99 | warm random p50 | warm random p99 | batch µs/key | write |")
+            "warm nbhd p50 | warm nbhd p99 | warm random p50 | warm random p99 | batch JVM µs/key (est.) | write |")
         add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in iv["results"]:
             add(f"| {r['interval']} | {r['index_bytes'] / 1024:.1f} | {r['index_entries']:,} | "
                 f"{r['index_heap_bytes'] / 1024:.0f} | {_fmt_ms(r['cold_raw']['p50_ms'])} | "
                 f"{_fmt_ms(r['cold_raw']['p99_ms'])} | {_fmt_ms(r['warm_raw']['p50_ms'])} | "
                 f"{_fmt_ms(r['warm_raw']['p99_ms'])} | {_fmt_ms(r['warm_random_raw']['p50_ms'])} | "
-                f"{_fmt_ms(r['warm_random_raw']['p99_ms'])} | {r['batch_warm_us_per_key']:.1f} | "
+                f"{_fmt_ms(r['warm_random_raw']['p99_ms'])} | {r['batch_warm_jvm_us_per_key']:.1f} | "
                 f"{_fmt_s(r['write_s']) if r['write_s'] is not None else '(main layer)'} |")
         add("")
     add("## Interpretation")
@@ -783,9 +787,11 @@ def interpret(report):
         f"{_fmt_ms(lk['cold_python']['p50_ms'])} ms. The same tile through Spark from Z-sorted Parquet takes "
         f"{_fmt_ms(pq)} ms ({_fmt_ratio(pq / lk['warm_python']['p50_ms'])} a warm `Layer.get`, "
         f"{_fmt_ratio(pq / lk['cold_python']['p50_ms'])} a cold one), from plain Parquet "
-        f"{_fmt_ms(lk['spark_parquet_plain']['p50_ms'])} ms. Inside the JVM, a batch costs "
-        f"{lk['batch_warm']['us_per_key']:.1f} µs per random key with the files open "
-        f"({lk['batch_warm']['keys_per_s']:,.0f} keys/s).")
+        f"{_fmt_ms(lk['spark_parquet_plain']['p50_ms'])} ms. A batch of {lk['batch_warm']['keys']:,} random keys "
+        f"with the files open takes {lk['batch_warm']['us_per_key']:.0f} µs per key from Python "
+        f"({lk['batch_warm']['keys_per_s']:,.0f} keys/s), of which the JVM's own work is about "
+        f"{lk['batch_warm']['jvm_us_per_key']:.0f} µs: moving the answer through py4j dominates."
+        + _transfer_sentence(lk.get("py4j_transfer")))
     w = big["writes"]
     out.append(
         f"**Writes.** At {n} tiles sfclayer writes {w['sfclayer']['mb_per_s']:.0f} MB/s "
@@ -803,6 +809,18 @@ def interpret(report):
                    "noisy; the ratios, taken on the same boxes in rotating order, and the records/bytes read are the "
                    "figures to rely on.")
     return out
+
+
+def _transfer_sentence(tr):
+    if not tr:
+        return ""
+    small = [t for t in tr if t["bytes"] <= 2 << 10]
+    big = [t for t in tr if 8 << 10 <= t["bytes"] <= 32 << 10]
+    if not small or not big:
+        return ""
+    return (f" py4j returns a {small[-1]['bytes'] >> 10} KiB byte[] in {_fmt_ms(small[-1]['ms'])} ms but an "
+            f"{big[0]['bytes'] >> 10} KiB one in {_fmt_ms(big[0]['ms'])} ms: tiles much larger than these 2 KiB "
+            "ones would pay that on every `Layer.get`.")
 
 
 def _amplification_sentence(bb):
@@ -837,7 +855,19 @@ def _interval_sentence(iv):
             dw = other["warm_random_raw"]["p50_ms"] / r4["warm_random_raw"]["p50_ms"]
             verdict.append(f"{other['interval']}: {_fmt_ratio(dw)} the default's warm time at "
                            f"{other['index_heap_bytes'] / max(r4['index_heap_bytes'], 1):.2g}× its index memory")
-        text += "Against the default 4 — " + "; ".join(verdict) + "."
+        text += "Against the default 4 — " + "; ".join(verdict) + ". "
+    # The largest interval (least memory) whose warm and cold look-ups are within 10 % of the best.
+    best_w = best_warm["warm_random_raw"]["p50_ms"]
+    best_c = best_cold["cold_raw"]["p50_ms"]
+    ok = [r for r in rs if r["warm_random_raw"]["p50_ms"] <= 1.1 * best_w and r["cold_raw"]["p50_ms"] <= 1.1 * best_c]
+    if ok:
+        pick = max(ok, key=lambda r: r["interval"])["interval"]
+        text += (f"By the rule \"the largest interval (least index memory) within 10 % of the fastest warm and cold "
+                 f"look-ups\", these figures support an interval of {pick}"
+                 + (", the current default." if pick == 4 else f" rather than the current default of 4."))
+    else:
+        text += ("No interval is within 10 % of the fastest on both warm and cold look-ups, so these figures do not "
+                 "single out a default (the differences are below the run's noise).")
     return text
 
 

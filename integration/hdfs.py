@@ -88,12 +88,12 @@ class MiniHdfsProcess:
     """
 
     def __init__(self, base_dir, datanodes=2, replication=2, heap="512m", java=None, jars_dir=JARS_DIR):
-        self.base_dir = Path(base_dir)
+        self.base_dir = Path(base_dir).resolve()
         self.datanodes = datanodes
         self.replication = replication
         self.heap = heap
         self.java = java or find_java()
-        self.jars_dir = Path(jars_dir)
+        self.jars_dir = Path(jars_dir).resolve()
         self.proc = None
         self.info = None
         self.start_seconds = None

@@ -7,22 +7,12 @@ import uuid
 import pytest
 from pyspark.sql import functions as F
 
+from tests.test_read import envelope, write
+
 # cols 3..62, rows -5..34 over x 0..600, y 0..400: tiles are 10 x 10, row -5 at the top
 COLS, ROWS, COL0, ROW0 = 60, 40, 3, -5
-
-
-def tile_envelope(col, row):
-    xmin = 0.0 + (col - COL0) * 10.0
-    ymax = 400.0 - (row - ROW0) * 10.0
-    return xmin, ymax - 10.0, xmin + 10.0, ymax
-
-
-def write(df, path, **options):
-    w = df.write.format("sfclayer").mode("overwrite")
-    for k, v in options.items():
-        w = w.option(k, str(v))
-    w.save(path)
-    return path
+BOUNDS = (COL0, ROW0, COL0 + COLS - 1, ROW0 + ROWS - 1)
+EXTENT = (0, 0, 600, 400)
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +20,8 @@ def layer(spark, tmp_path_factory):
     df = spark.range(COLS * ROWS).select((F.col("id") % COLS + COL0).cast("int").alias("col"),
                                          (F.floor(F.col("id") / COLS) + ROW0).cast("int").alias("row"),
                                          F.col("id").cast("int").alias("v"))
-    return write(df, str(tmp_path_factory.mktemp("sql") / "grid"), bounds=f"{COL0},{ROW0},{COL0 + COLS - 1},"
-                 f"{ROW0 + ROWS - 1}", extent="0,0,600,400", blockSize="64k", partitions=3)
+    return write(df, str(tmp_path_factory.mktemp("sql") / "grid"), bounds=",".join(map(str, BOUNDS)),
+                 extent=",".join(map(str, EXTENT)), blockSize="64k", partitions=3)
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +50,7 @@ def expected(pred):
     out = set()
     for i in range(COLS * ROWS):
         c, r = i % COLS + COL0, i // COLS + ROW0
-        if pred(c, r, *tile_envelope(c, r)):
+        if pred(c, r, *envelope(c, r, BOUNDS, EXTENT)):
             out.add((c, r, i))
     return out
 
@@ -86,11 +76,12 @@ def test_create_table_pushes_key_and_envelope_predicates(spark, layer, table):
         lambda c, r, x0, y0, x1, y1: x1 >= 95 and x0 <= 205 and y1 >= 300 and y0 <= 320)
 
     # an OR of two boxes, and a predicate on a value column left to Spark
-    query = f"SELECT col, row, v FROM {table} WHERE (col = 3 AND row < -3) OR (col = 62 AND v % 2 = 0)"
+    query = f"SELECT col, row, v FROM {table} WHERE (col = 3 AND row < -3) OR (col = 62 AND v > 1000)"
     explain = plan(spark, query)
     assert "boxes=[cols 3..3, rows -5..-4; cols 62..62, rows -5..34]" in explain, explain
     assert {tuple(r) for r in spark.sql(query).collect()} == expected(
-        lambda c, r, *e: (c == 3 and r < -3) or (c == 62 and ((r - ROW0) * COLS + c - COL0) % 2 == 0))
+        lambda c, r, *e: (c == 3 and r < -3) or (c == 62 and (r - ROW0) * COLS + c - COL0 > 1000))
+    assert "Filter (" in explain  # v > 1000 is Spark's to finish
 
     # metadata columns in SQL
     rows = spark.sql(f"SELECT col, row, _sfc_index, _file FROM {table} WHERE col = 5 AND row = 5").collect()

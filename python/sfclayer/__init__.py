@@ -110,7 +110,8 @@ def session(master="local[*]", app_name="sfclayer", **conf):
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.master(master).appName(app_name)
-    builder = builder.config("spark.ui.showConsoleProgress", "false")
+    # Spark's console progress bar shows how far long writes and scans are.
+    builder = builder.config("spark.ui.showConsoleProgress", "true")
     for key, value in conf.items():
         builder = builder.config(key if "." in key else key.replace("_", "."), str(value))
     return configure(builder).getOrCreate()

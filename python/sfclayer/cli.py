@@ -31,9 +31,12 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
-# The same level as the root logger, so pyspark's shell does not announce its own.
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
+# Spark's own loggers at the root's level, set explicitly: Spark then keeps it rather than
+# announcing a shell default ("Setting default log level to WARN").
+logger.spark.name = org.apache.spark
+logger.spark.level = error
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
 """
 
 
@@ -153,9 +156,13 @@ def _positive_int(text):
 _KINDS = {"z": "Z-order", "z3": "Z-order 3D (space-time)", "hilbert": "Hilbert", "rowmajor": "row-major"}
 
 
+_SQL_NAMES = {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint"}
+
+
 def _spark_type(t):
+    """A Spark type's SQL name from its JSON form (``long`` → ``bigint``, ``array<int>``...)."""
     if isinstance(t, str):
-        return t
+        return _SQL_NAMES.get(t, t)
     if isinstance(t, dict):
         kind = t.get("type")
         if kind == "array":

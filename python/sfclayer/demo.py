@@ -131,8 +131,9 @@ def _jacksboro():
     elevation = np.asarray(d["elevation"])  # int16 metres, row 0 north
     ys = sorted((float(d["ymin"]), float(d["ymax"])))
     extent = (float(d["xmin"]), ys[0], float(d["xmax"]), ys[1])
-    cx, cy = (extent[0] + extent[2]) / 2, (extent[1] + extent[3]) / 2
-    places = (("Jacksboro fault", -84.19, 36.6), ("Norris Lake", -84.1, 36.47), ("Pine Mountain", -84.33, 36.66))
+    x0, y0, x1, y1 = extent
+    places = tuple((label, x0 + fx * (x1 - x0), y0 + fy * (y1 - y0))
+                   for label, fx, fy in (("north-west", 0.2, 0.8), ("centre", 0.5, 0.5), ("south-east", 0.8, 0.2)))
     return Raster(
         "jacksboro", "Jacksboro fault DEM, Tennessee (matplotlib sample data)", elevation, extent, "EPSG:4326",
         "elevation (m)", places, (-84.395, 36.575, -84.255, 36.715))
@@ -397,11 +398,9 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
         log(f"[{step_no[0]}/{n_steps}] {text}")
         return time.perf_counter()
 
-    def done(t0, key, text=""):
-        dt = time.perf_counter() - t0
-        seconds[key] = dt
-        log(f"      {dt:6.2f} s  {text}".rstrip())
-        return dt
+    def done(t0, key):
+        seconds[key] = time.perf_counter() - t0
+        return seconds[key]
 
     ts = int(tile_size)
     if ts < 1:
@@ -428,13 +427,15 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
         f"({', '.join(_fmt(round(v, 6)) for v in raster.extent)})")
     partial = "" if raster.width % ts == 0 and raster.height % ts == 0 else \
         f"; edge tiles are partial, so the layer extent is ({', '.join(f'{v:.4g}' for v in layer_extent)})"
-    done(t0, "load", f"{table.num_rows} tiles ({ncols} cols × {nrows} rows), {_human_bytes(pixel_bytes)} of pixels"
-         f"{partial}")
+    dt = done(t0, "load")
+    log(f"      {table.num_rows} tiles ({ncols} cols × {nrows} rows), {_human_bytes(pixel_bytes)} of pixels, "
+        f"in {dt:.2f} s{partial}")
 
     # 2. the DataFrame
     t0 = step("build a Spark DataFrame from the Arrow table")
     df = spark.createDataFrame(table)
-    done(t0, "dataframe", f"{len(df.columns)} columns: {', '.join(df.columns)}")
+    dt = done(t0, "dataframe")
+    log(f"      columns {', '.join(df.columns)}, in {dt:.2f} s")
 
     # 3. the write
     block = int(block_size) if block_size else _auto_block_size(pixel_bytes)
@@ -445,8 +446,9 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
     write_seconds = time.perf_counter() - t0
     layer = sfclayer.open(spark, layer_path)
     md = layer.metadata
-    done(t0, "write", f"{md['recordCount']} tiles → {md['fileCount']} data files, {_human_bytes(md['dataBytes'])} "
-         f"({table.num_rows / max(write_seconds, 1e-9):.0f} tiles/s)")
+    done(t0, "write")
+    log(f"      {md['recordCount']} tiles → {md['fileCount']} data files, {_human_bytes(md['dataBytes'])}, in "
+        f"{write_seconds:.2f} s ({table.num_rows / max(write_seconds, 1e-9):.0f} tiles/s)")
 
     try:
         # 4. the bbox query
@@ -469,14 +471,15 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
         report.update(rows=len(rows), seconds=query_seconds, files_read=files_read, tiles_expected=expected)
         total = report["files_total"] or md["fileCount"]
         selected = report["files_selected"] if report["files_selected"] is not None else len(files_read)
-        lines = [f"{len(rows)} tiles returned (tiles intersecting the box: {expected}); "
-                 f"{report['ranges'] if report['ranges'] is not None else '?'} SFC ranges; "
-                 f"files selected {selected} of {total} ({total - selected} pruned by name, none opened)"]
+        ranges = report["ranges"] if report["ranges"] is not None else "?"
+        lines = [f"{len(rows)} tiles in {query_seconds:.2f} s ({expected} tiles intersect the box), "
+                 f"through {ranges} SFC ranges",
+                 f"files selected {selected} of {total}: {total - selected} pruned by their names, never opened"]
         m = report["metrics"]
         if m:
             lines.append(f"scan metrics: files read {m.get('filesRead')}, seeks {m.get('seeks')}, "
                          f"records read {m.get('recordsRead')}, returned {m.get('recordsReturned')}, "
-                         f"discarded {m.get('recordsDiscarded')}, {_human_bytes(m.get('bytesRead', 0))} read "
+                         f"discarded {m.get('recordsDiscarded')}; {_human_bytes(m.get('bytesRead', 0))} read "
                          f"of {_human_bytes(md['dataBytes'])}")
         else:
             lines.append(f"files holding the result: {len(files_read)}")
@@ -486,7 +489,7 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
             names = [f["name"] for f in sorted(md["files"], key=lambda f: int(f["firstIndex"]))]
             agree = all(names[w] == os.path.basename(r["_file"]) for w, r in zip(where, rows))
             report["files_agree"] = agree
-            lines.append(f"each tile's file from the metadata index ranges = its _file column: "
+            lines.append(f"each tile's file by the metadata's index ranges = its _file column: "
                          f"{'yes' if agree else 'NO'}")
         region, region_tiles = stitch(rows, ts)
         if region is not None:
@@ -499,16 +502,16 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
         else:
             window, matches = None, False
             lines.append("no tile intersects the box")
-        log(f"      {lines[0]}")
-        for ln in lines[1:]:
-            log(f"              {ln}")
-        done(t0, "query", "")
+        for ln in lines:
+            log(f"      {ln}")
+        done(t0, "query")
 
         # 5. point look-ups
         t0 = step("point look-ups (driver, LRU cache of open files)")
         lookups = []
         places = list(raster.places) or [("centre", (raster.extent[0] + raster.extent[2]) / 2,
                                           (raster.extent[1] + raster.extent[3]) / 2)]
+        width = max(len(f"{label} ({x:.7g}, {y:.7g})") for label, x, y in places)
         for label, x, y in places:
             c = min(ncols - 1, max(0, math.floor((x - layer_extent[0]) / tw)))
             r = min(nrows - 1, max(0, math.floor((layer_extent[3] - y) / th)))
@@ -523,8 +526,9 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
             ok = got.shape == want.shape and np.array_equal(got, want)
             lookups.append({"label": label, "x": x, "y": y, "col": c, "row": r, "cold_ms": cold * 1e3,
                             "warm_ms": warm * 1e3, "mean": tile["mean"], "matches": ok})
-            log(f"      {label} ({_fmt(x)}, {_fmt(y)}) → tile ({c}, {r}): {cold * 1e3:6.1f} ms, again "
-                f"{warm * 1e3:5.1f} ms; mean {tile['mean']:.1f}; pixels {'= source' if ok else 'DIFFER'}")
+            where = f"{label} ({x:.7g}, {y:.7g})"
+            log(f"      {where:<{width}} → tile {f'({c}, {r})':<8}  get {cold * 1e3:5.1f} ms, again "
+                f"{warm * 1e3:5.1f} ms; mean {tile['mean']:6.1f}; pixels {'= source' if ok else 'DIFFER'}")
         rng = np.random.default_rng(7)
         sample = int(min(lookup_sample, ncols * nrows))
         flat = rng.choice(ncols * nrows, size=sample, replace=False)
@@ -543,7 +547,7 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
             f"{stats['open_files']} open now")
         lookups.append({"label": f"get_many({sample})", "seconds": many_s, "keys": sample, "found": found,
                         "matches": many_ok, "stats": stats})
-        done(t0, "lookups", "")
+        done(t0, "lookups")
     finally:
         layer.close()
 
@@ -569,7 +573,8 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
     out_pics["layout"] = pictures.layout_picture(
         md, os.path.join(out_dir, "layout.png"), background=_rgb(raster), background_extent=raster.extent,
         query_box=bbox, files_read=files_read)["path"]
-    done(t0, "pictures", "")
+    dt = done(t0, "pictures")
+    log(f"      drawn in {dt:.2f} s:")
     for key, what in (("region", "the query region stitched back from its tiles, with the query box"),
                       ("layout", "the layer's data files over the tile grid (numbers: file order along the curve)")):
         if key in out_pics:

@@ -374,7 +374,7 @@ def layout_picture(metadata, out, *, present=None, time=None, background=None, b
             x, y = centre(cols[c_lab], rows[r_lab])
             bold = read is not None and names[i] in read
             ax.text(float(x), float(y), str(i), ha="center", va="center", fontsize=font + (1 if bold else 0),
-                    fontweight="bold" if bold else "normal", color="black", zorder=6,
+                    fontweight="bold" if bold else "normal", color="black", zorder=8,
                     bbox=dict(boxstyle="round,pad=0.2", fc="#ffe14d" if bold else "white", ec="black" if bold else "none",
                               lw=0.6, alpha=0.9))
 
@@ -407,10 +407,12 @@ def layout_picture(metadata, out, *, present=None, time=None, background=None, b
             t = ki.time_bounds.min_micros if time is None else int(time)
             title += f"\ntime bin of {format_micros(t)}"
     ax.set_title(title, fontsize=11)
-    handles, _ = ax.get_legend_handles_labels()
+    handles, labels = ax.get_legend_handles_labels()
     if handles:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=len(handles), fontsize=8, frameon=False)
-    fig.tight_layout()
+        fig.legend(handles, labels, loc="lower center", ncol=len(handles), fontsize=9, frameon=False)
+        fig.tight_layout(rect=(0, 0.035, 1, 1))
+    else:
+        fig.tight_layout()
     fig.savefig(out, dpi=dpi)
     plt.close(fig)
     return {"path": out, "files": n, "grid_shape": grid.shape, "step": step}

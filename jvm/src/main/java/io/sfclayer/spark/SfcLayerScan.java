@@ -42,15 +42,21 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
     private final StructType readSchema;
     private final List<QueryBox> boxes;
     private final Filter[] pushed;
+    private final String bbox;
     private final int maxRanges;
     private List<IndexRange> ranges;
     private List<DataFileListing.Selection> selected;
 
-    SfcLayerScan(Layer layer, StructType readSchema, List<QueryBox> boxes, Filter[] pushed, int maxRanges) {
+    /**
+     * @param bbox the bbox option as given (its box is among {@code boxes} already), or null
+     */
+    SfcLayerScan(Layer layer, StructType readSchema, List<QueryBox> boxes, Filter[] pushed, String bbox,
+                 int maxRanges) {
         this.layer = layer;
         this.readSchema = readSchema;
         this.boxes = boxes;
         this.pushed = pushed;
+        this.bbox = bbox;
         this.maxRanges = maxRanges;
     }
 
@@ -108,7 +114,8 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
             + " boxes=[" + shown + "]" + (boxes.isEmpty() ? " (nothing can match)" : "")
             + " ranges=" + ranges.size()
             + " files=" + selected.size() + "/" + md.fileCount
-            + " pushed=" + Arrays.toString(pushed);
+            + " pushed=" + Arrays.toString(pushed)
+            + (bbox == null ? "" : " bbox=[" + bbox.trim() + "]");
     }
 
     @Override

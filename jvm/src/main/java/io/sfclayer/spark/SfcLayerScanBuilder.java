@@ -31,6 +31,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
 
     private final Layer layer;
     private final FilterTranslator translator;
+    private final String bboxOption;
     private final List<QueryBox> bbox;
     private final int maxRanges;
     private StructType readSchema;
@@ -42,7 +43,8 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
         LayerMetadata md = layer.metadata();
         TileGrid grid = TileGrid.of(md);
         this.translator = new FilterTranslator(md.keyIndex.bounds(), md.isSpaceTime(), grid);
-        this.bbox = parseBbox(options.get(OPTION_BBOX), grid, layer);
+        this.bboxOption = options.get(OPTION_BBOX);
+        this.bbox = parseBbox(bboxOption, grid, layer);
         this.maxRanges = parseMaxRanges(options.get(OPTION_MAX_RANGES));
     }
 
@@ -117,6 +119,6 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
         if (pushed == null) {
             pushed = translator.translateAll(new Filter[0], bbox);
         }
-        return new SfcLayerScan(layer, readSchema, pushed.boxes, pushed.pushed, maxRanges);
+        return new SfcLayerScan(layer, readSchema, pushed.boxes, pushed.pushed, bboxOption, maxRanges);
     }
 }

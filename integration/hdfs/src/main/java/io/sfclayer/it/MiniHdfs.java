@@ -136,6 +136,8 @@ public final class MiniHdfs {
             // DataNodes name themselves by IP, so clients with dfs.client.use.datanode.hostname=true work too.
             conf.set("dfs.datanode.hostname", "127.0.0.1");
             conf.setInt("dfs.namenode.safemode.extension", 0);
+            // No WebHDFS: its Jersey set-up is most of the NameNode's start time, and nothing uses it.
+            conf.setBoolean("dfs.webhdfs.enabled", false);
             // Quick liveness bookkeeping: a stopped DataNode is declared dead after ~15 s, not 10 min.
             conf.setLong("dfs.heartbeat.interval", 1);
             conf.setInt("dfs.namenode.heartbeat.recheck-interval", 2500);
