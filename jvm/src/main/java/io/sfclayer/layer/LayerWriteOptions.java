@@ -115,7 +115,7 @@ public final class LayerWriteOptions implements Serializable {
             o.compression = ValueCompression.parse(v);
         }
         if ((v = lower.get("extent")) != null) {
-            double[] e = doubles("extent", v);
+            double[] e = parseBox("extent", v);
             try {
                 o.extent = new LayerMetadata.Extent(e[0], e[1], e[2], e[3]);
             } catch (SfcLayerException e2) {
@@ -163,18 +163,31 @@ public final class LayerWriteOptions implements Serializable {
         return out;
     }
 
-    private static double[] doubles(String name, String v) {
+    /**
+     * A map box "xmin,ymin,xmax,ymax" (the extent write option, the bbox read option): four finite
+     * numbers with xmin <= xmax and ymin <= ymax, else an error naming the option.
+     */
+    public static double[] parseBox(String name, String v) {
         String[] parts = v.split(",");
         if (parts.length != 4) {
-            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' must be xmin,ymin,xmax,ymax");
+            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v
+                + "' must be four numbers xmin,ymin,xmax,ymax in map units");
         }
         double[] out = new double[4];
         for (int i = 0; i < 4; i++) {
             try {
                 out[i] = Double.parseDouble(parts[i].trim());
             } catch (NumberFormatException e) {
-                throw new SfcLayerException.InvalidArgument("option " + name + ": '" + parts[i].trim() + "' is not a number");
+                out[i] = Double.NaN;
             }
+            if (!Double.isFinite(out[i])) {
+                throw new SfcLayerException.InvalidArgument("option " + name + ": '" + parts[i].trim()
+                    + "' is not a finite number in '" + v + "'");
+            }
+        }
+        if (out[0] > out[2] || out[1] > out[3]) {
+            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v
+                + "' must have xmin <= xmax and ymin <= ymax");
         }
         return out;
     }

@@ -4,6 +4,7 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.TileGrid;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
@@ -58,26 +59,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
                 + " has no extent, so it has no map coordinates; write it with the extent option, or filter on"
                 + " col and row");
         }
-        String[] parts = value.split(",");
-        double[] v = new double[4];
-        try {
-            if (parts.length != 4) {
-                throw new NumberFormatException();
-            }
-            for (int i = 0; i < 4; i++) {
-                v[i] = Double.parseDouble(parts[i].trim());
-                if (Double.isNaN(v[i])) {
-                    throw new NumberFormatException();
-                }
-            }
-        } catch (NumberFormatException e) {
-            throw new SfcLayerException.InvalidArgument("option bbox: '" + value
-                + "' must be four numbers xmin,ymin,xmax,ymax in the layer's map units");
-        }
-        if (v[0] > v[2] || v[1] > v[3]) {
-            throw new SfcLayerException.InvalidArgument("option bbox: '" + value
-                + "' must have xmin <= xmax and ymin <= ymax");
-        }
+        double[] v = LayerWriteOptions.parseBox("bbox", value);
         int[] k = grid.keyBox(v[0], v[1], v[2], v[3]);
         return k == null ? List.of() : List.of(QueryBox.of(k[0], k[1], k[2], k[3]));
     }

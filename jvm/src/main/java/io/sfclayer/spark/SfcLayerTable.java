@@ -8,6 +8,7 @@ import org.apache.spark.sql.connector.catalog.MetadataColumn;
 import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -64,6 +65,14 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
     @Override
     public String name() {
         return "sfclayer:" + options.getOrDefault("path", "?");
+    }
+
+    /** What DESCRIBE and SHOW CREATE TABLE print: an external table of this source at its path. */
+    @Override
+    public Map<String, String> properties() {
+        return Map.of(TableCatalog.PROP_PROVIDER, SfcLayerSource.SHORT_NAME,
+            TableCatalog.PROP_LOCATION, path(),
+            TableCatalog.PROP_EXTERNAL, "true");
     }
 
     @Override
