@@ -335,7 +335,8 @@ def build_parser():
     d.add_argument("--source", choices=sorted(_demo.SOURCES), default="bluemarble",
                    help="the raster (default: bluemarble; jacksboro needs only matplotlib)")
     d.add_argument("--bbox", type=_floats(4), metavar="XMIN,YMIN,XMAX,YMAX",
-                   help="the query box in map units (default: Europe for the world rasters)")
+                   help="the query box in map units (default: Europe for the world rasters); "
+                        "with a leading minus write it as --bbox=-12,30,42,60")
     d.add_argument("--key-index", choices=["z", "hilbert", "rowmajor"], default="z",
                    help="the layer's space-filling curve (default: z)")
     d.set_defaults(func=_cmd_demo)

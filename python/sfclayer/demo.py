@@ -22,7 +22,6 @@ starts the session. Nothing is downloaded at run time.
 import dataclasses
 import math
 import os
-import shutil
 import time
 
 import numpy as np
@@ -384,6 +383,8 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
     -------
     DemoResult
     """
+    import pyarrow.compute as pc
+
     import sfclayer
 
     from . import pictures
@@ -418,8 +419,6 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
     px, py = raster.pixel_size
     x0, _, _, y1 = raster.extent
     layer_extent = (x0, y1 - nrows * ts * py, x0 + ncols * ts * px, y1)
-    import pyarrow.compute as pc
-
     pixel_bytes = int(pc.sum(pc.binary_length(table.column("pixels"))).as_py() or 0)
     kind = "RGB" if raster.bands == 3 else f"{raster.bands}-band" if raster.bands > 1 else "1-band"
     log(f"      {raster.description}")
@@ -585,8 +584,3 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
                       data_bytes=md["dataBytes"], write_seconds=write_seconds, bbox=bbox, query=report,
                       region=region, region_tiles=region_tiles, region_window=window, region_matches=matches,
                       lookups=lookups, pictures=out_pics, seconds=seconds)
-
-
-def clean(out_dir):
-    """Remove a demo's output directory."""
-    shutil.rmtree(out_dir, ignore_errors=True)
