@@ -40,7 +40,7 @@ def _spark_conf(tmp_dir):
         "spark.hadoop.ipc.client.connect.timeout": "5000",
     }
     if not os.environ.get("SFCLAYER_HDFS_URL"):
-        conf["spark.hadoop.dfs.replication"] = "2"  # MiniHdfs has 2 DataNodes
+        conf["spark.hadoop.dfs.replication"] = str(min(2, hdfs_helpers.default_datanodes()))  # as MiniHdfs
     return conf
 
 
@@ -134,7 +134,7 @@ def hdfs(request):
         # Set Spark up first so it is still there to delete this run's files at the end.
         request.getfixturevalue("spark")
     else:
-        print(f"\nMiniHdfs at {cluster.url}: {cluster.datanodes} datanodes, up {cluster.process.start_seconds:.1f} s "
+        print(f"\nMiniHdfs at {cluster.url}: {cluster.datanodes} datanodes, ready {cluster.process.start_seconds:.1f} s "
               f"after launch (in-JVM start {cluster.process.info['start_seconds']:.1f} s; "
               f"log {cluster.process.log_path})")
     yield cluster

@@ -116,25 +116,28 @@ def _timed_gets(get, keys):
     return out
 
 
-def _batch(reader, keys):
-    """One raw ``getMany`` call: (seconds, bytes of the answer, keys missing)."""
+def _batch(reader, keys, repeats=1):
+    """Raw ``getMany`` calls on the same keys: (median seconds, bytes of the answer, keys missing)."""
     packed = _pack(keys)
-    t = _perf()
-    blob = bytes(reader.getMany(packed))
-    dt = _perf() - t
+    times = []
+    for _ in range(repeats):
+        t = _perf()
+        blob = bytes(reader.getMany(packed))
+        times.append(_perf() - t)
     lengths = _unpack_lengths(blob)
-    return dt, len(blob), sum(1 for n in lengths if n < 0)
+    return float(np.median(times)), len(blob), sum(1 for n in lengths if n < 0)
 
 
 def transfer_seconds(spark, nbytes, repeats=5):
     """Median time to bring a JVM ``byte[]`` of ``nbytes`` to Python through py4j (no sfclayer
     work: ``java.util.Arrays.copyOf`` of a 16-byte array): the transport share of a call."""
-    jvm = spark.sparkContext._jvm
+    copy_of = spark.sparkContext._jvm.java.util.Arrays.copyOf  # resolved once: one round trip per call
     seed = bytearray(16)
+    copy_of(seed, 16)
     times = []
     for _ in range(repeats):
         t = _perf()
-        jvm.java.util.Arrays.copyOf(seed, int(nbytes))
+        copy_of(seed, int(nbytes))
         times.append(_perf() - t)
     return float(np.median(times))
 
@@ -225,8 +228,8 @@ def lookups(spark, path, side, n_files, cfg, rng):
     reader = _raw_reader(spark, path, max(cfg.cache_size, n_files + 1))
     try:
         cold_s, cold_b, missing = _batch(reader, batch_keys)
-        warm_s, warm_b, _ = _batch(reader, warm_keys)
-        hood_s, hood_b, _ = _batch(reader, hood)
+        warm_s, warm_b, _ = _batch(reader, warm_keys, repeats=3)
+        hood_s, hood_b, _ = _batch(reader, hood, repeats=3)
     finally:
         reader.close()
     assert missing == 0, f"{missing} of {len(batch_keys)} batch keys missing from {path}"
@@ -302,6 +305,8 @@ def interval_point(spark, path, local_path, side, cfg, rng):
         "index_entries": entries,
         "index_heap_bytes": entries * INDEX_ENTRY_HEAP_BYTES,
         "data_bytes": int(md["dataBytes"]),
+        # a get seeks to the index entry at or before the key, then reads up to interval - 1 groups
+        "scan_bytes_max": (interval - 1) * int(md["dataBytes"]) / max(1, int(md["indexCount"])),
     }
     cold = []
     for c, r in random_keys(rng, side, cfg.cold):
@@ -322,7 +327,8 @@ def interval_point(spark, path, local_path, side, cfg, rng):
             reader.get(c, r)
         out["warm_random_raw"] = summarize(_timed_gets(reader.get, random_keys(rng, side, cfg.warm_random)))
         keys = random_keys(rng, side, cfg.batch)
-        dt, nbytes, _ = _batch(reader, keys)
+        _batch(reader, keys)
+        dt, nbytes, _ = _batch(reader, keys, repeats=3)
         b = _batch_entry(spark, keys, dt, nbytes)
         out["batch_warm_us_per_key"] = b["us_per_key"]
         out["batch_warm_jvm_us_per_key"] = b["jvm_us_per_key"]

@@ -98,6 +98,7 @@ class MiniHdfsProcess:
         self.info = None
         self.start_seconds = None
         self._t0 = None
+        self._launched_at = None
         self._lines = queue.Queue()
         self._lock = threading.Lock()
 
@@ -128,6 +129,7 @@ class MiniHdfsProcess:
         cmd += ["-cp", str(self.jars_dir / "*"), MAIN_CLASS,
                 str(self.base_dir), str(self.datanodes), str(self.replication)]
         self._t0 = time.monotonic()
+        self._launched_at = time.time()
         with open(self.base_dir / "minihdfs.out", "ab") as out:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=out,
                                          cwd=self.base_dir, text=True, bufsize=1)
@@ -152,7 +154,8 @@ class MiniHdfsProcess:
                 raise HdfsUnavailable(f"MiniHdfs did not start within {timeout} s:\n" + tail)
             time.sleep(0.05)
         self.info = json.loads(ready.read_text())
-        self.start_seconds = time.monotonic() - self._t0
+        # From launch until ready.json appeared (the caller may look only later).
+        self.start_seconds = max(0.0, ready.stat().st_mtime - self._launched_at)
         return self
 
     def start(self, timeout=120):

@@ -38,7 +38,7 @@ def _finite_positive(x):
 
 def test_smoke_run_reports_every_comparator(spark, bench, tmp_path):
     cfg = bench.SMOKE
-    report = bench.run(spark, cfg, str(tmp_path / "work"), log=print)
+    report = bench.run(spark, cfg, str(tmp_path / "work"), log=lambda s: None)
 
     assert len(report["sizes"]) == len(cfg.sizes)
     size = report["sizes"][0]
@@ -77,6 +77,10 @@ def test_smoke_run_reports_every_comparator(spark, bench, tmp_path):
     assert lk["spark_parquet_plain"]["records_read"] >= 1
     for key in ("batch_cold", "batch_warm", "batch_hood", "get_many_python"):
         assert _finite_positive(lk[key]["keys_per_s"]), key
+    for key in ("batch_cold", "batch_warm", "batch_hood"):
+        assert lk[key]["answer_bytes"] >= lk[key]["keys"] * tile_bytes, key
+        assert 0 <= lk[key]["jvm_us_per_key"] <= lk[key]["us_per_key"], key
+    assert [t["bytes"] for t in lk["py4j_transfer"]] == list(cfg.transfer_sizes)
     assert lk["warm_files_opened"] >= 1
 
     # the index-interval study
@@ -86,6 +90,7 @@ def test_smoke_run_reports_every_comparator(spark, bench, tmp_path):
     assert entries == sorted(entries, reverse=True) and entries[-1] >= 1
     for r in iv["results"]:
         assert r["index_bytes"] > 0
+        assert r["scan_bytes_max"] == pytest.approx((r["interval"] - 1) * r["data_bytes"] / n, rel=0.01)
         assert _finite_positive(r["cold_raw"]["p50_ms"])
         assert _finite_positive(r["warm_random_raw"]["p50_ms"])
 

@@ -177,6 +177,7 @@ class Layer:
     def __init__(self, spark, path, cache_size=16):
         self.path = path
         self._reader = _jvm.open_value_reader(spark, path, cache_size)
+        self._client = _jvm.LookupClient(spark, self._reader)
         self.metadata = json.loads(_jvm.reader_call(self._reader, "metadataJson"))
         from .curves import key_index_from_json
 
@@ -194,6 +195,7 @@ class Layer:
     def close(self):
         """Close the layer's open files."""
         if self._reader is not None:
+            self._client.close()
             _jvm.reader_call(self._reader, "close")
             self._reader = None
 
@@ -229,11 +231,23 @@ class Layer:
             If the layer has no tile at the key (also a KeyError).
         """
         self._check_time(time)
-        if self.space_time:
-            record = _jvm.reader_call(self._reader, "get", int(col), int(row), _micros(time))
-        else:
-            record = _jvm.reader_call(self._reader, "get", int(col), int(row))
-        return self._decode(bytes(record))
+        micros = _micros(time) if self.space_time else 0
+        record = self._client.get(int(col), int(row), micros)
+        if record is None:
+            raise KeyNotFound(self._not_found(int(col), int(row), micros))
+        return self._decode(record)
+
+    def _not_found(self, col, row, micros):
+        from .curves import format_micros
+
+        key = f"(col={col}, row={row}" + (f", time={format_micros(micros)})" if self.space_time else ")")
+        b = self.key_index.bounds
+        outside = not (b.col_min <= col <= b.col_max and b.row_min <= row <= b.row_max)
+        tb = self.key_index.time_bounds
+        if self.space_time and not (tb.min_micros <= micros <= tb.max_micros):
+            outside = True
+        why = " (outside its key bounds)" if outside else ""
+        return f"no tile at key {key} in layer {self.path}{why}"
 
     def get_many(self, keys):
         """Many tiles at once, each data file opened and walked once.
@@ -256,17 +270,8 @@ class Layer:
             else:
                 col, row = key[:2]
                 packed += struct.pack(">iiq", int(col), int(row), 0)
-        blob = bytes(_jvm.reader_call(self._reader, "getMany", bytes(packed)))
-        out, pos = [], 0
-        while pos < len(blob):
-            (n,) = struct.unpack_from(">i", blob, pos)
-            pos += 4
-            if n < 0:
-                out.append(None)
-            else:
-                out.append(self._decode(blob[pos:pos + n]))
-                pos += n
-        return out
+        records = self._client.get_many(bytes(packed))
+        return [None if r is None else self._decode(r) for r in records]
 
     def __getitem__(self, key):
         return self.get(*key)
