@@ -8,8 +8,10 @@
 """
 
 import os
+import shutil
 import sys
 import tempfile
+from unittest import mock
 
 import pytest
 
@@ -61,7 +63,12 @@ def spark(tmp_path_factory):
     tmp_dir = str(tmp_path_factory.mktemp("spark"))
     conf = _spark_conf(tmp_dir)
     if sfclayer is not None:
-        session = sfclayer.session("local[2]", app_name="sfclayer-tests", **conf)
+        # Spark loads the connector's classes lazily from the jar file, so a `make jar` elsewhere
+        # during the run would swap classes under it (NoClassDefFoundError). Use a private copy.
+        snapshot = os.path.join(tmp_dir, "sfclayer.jar")
+        shutil.copyfile(sfclayer.jar_path(), snapshot)
+        with mock.patch.object(sfclayer, "jar_path", lambda: snapshot):
+            session = sfclayer.session("local[2]", app_name="sfclayer-tests", **conf)
     else:
         from pyspark.sql import SparkSession
 

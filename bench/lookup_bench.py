@@ -1,5 +1,6 @@
-"""Point look-ups: sfclayer's ``Layer.get`` / ``ValueReader`` against Parquet point queries through
-Spark, batch throughput (``get_many``), and the MapFile index-interval trade-off.
+"""Point look-ups: sfclayer's ``Layer.get`` against Parquet point queries through Spark, batch
+throughput (``get_many``), the tile-size sensitivity of the Python-to-JVM path, and the MapFile
+index-interval trade-off.
 
 Used by ``bench/run.py``; every function takes the SparkSession and a layer path and returns plain
 dicts of numbers (seconds, counts) that ``run.py`` renders.
@@ -7,7 +8,7 @@ dicts of numbers (seconds, counts) that ``run.py`` renders.
 Vocabulary
 ----------
 cold
-    A fresh reader (``sfclayer.open``) and its first ``get``: the data file is opened and its
+    A fresh ``Layer`` (``sfclayer.open``) and its first ``get``: the data file is opened and its
     MapFile index read before the seek. The OS page cache is *not* dropped (the files were just
     written), so this is "cold for sfclayer", not "cold disk".
 warm, neighbourhood
@@ -17,16 +18,23 @@ warm, random
     Random keys over the whole layer with every data file open (cache as large as the layer):
     each ``get`` is an in-memory index search plus a seek and a short scan (up to
     ``indexInterval - 1`` records) in the data file.
-raw JVM
-    ``ValueReader.get`` called through py4j, returning the record's bytes undecoded: sfclayer's JVM
-    work plus one py4j round trip, without the Avro decode ``Layer.get`` adds in Python.
+Layer.get
+    The public call: the record comes over the Layer's look-up socket (``LookupServer``, a loopback
+    TCP_NODELAY socket served by the driver JVM) and is decoded to a dict with fastavro.
+raw (socket)
+    The same socket, the record's bytes left undecoded (``Layer._client``): the JVM's look-up plus
+    the transport, without the decode.
+via py4j
+    ``ValueReader.get`` called through py4j (``Layer._reader``), undecoded: the path ``Layer.get``
+    took before the look-up socket. py4j moves a byte[] as base64 text in several writes, which
+    costs ~40 ms once an answer passes a few KiB (Nagle's algorithm against delayed ACKs).
 batch
-    ``ValueReader.getMany`` on packed keys: one py4j call for the whole batch (keys sorted by
-    index, each file walked once). Its time includes moving the answer to Python; the JVM-internal
-    per-key cost is estimated as (batch time - py4j transfer time of a byte[] of the answer's size)
-    / keys, there being no JVM-side timing helper.
+    One ``get_many`` request for many keys (keys sorted by index in the JVM, each file walked once).
+    Over the socket, undecoded, its per-key time is the JVM's look-up cost plus a memory copy: the
+    closest to a JVM-internal figure without a JVM-side timing helper.
 """
 
+import json
 import math
 import os
 import struct
@@ -35,7 +43,6 @@ import time
 import numpy as np
 
 import sfclayer
-from sfclayer import _jvm
 
 __all__ = [
     "summarize",
@@ -44,8 +51,7 @@ __all__ = [
     "lookups",
     "spark_point_queries",
     "interval_point",
-    "py4j_transfer",
-    "transfer_seconds",
+    "tile_size_point",
 ]
 
 _perf = time.perf_counter
@@ -93,160 +99,144 @@ def _pack(keys):
     return b"".join(struct.pack(">iiq", int(c), int(r), 0) for c, r in keys)
 
 
-def _unpack_lengths(blob):
-    """Record lengths in a ``getMany`` answer (-1 for a missing key)."""
-    out, pos = [], 0
-    while pos < len(blob):
-        (n,) = struct.unpack_from(">i", blob, pos)
-        pos += 4 + max(n, 0)
-        out.append(n)
-    return out
+def _raw_get(layer):
+    """(col, row) -> record bytes over the Layer's look-up socket, undecoded."""
+    client = layer._client
+    return lambda c, r: client.get(int(c), int(r), 0)
 
 
-def _raw_reader(spark, path, cache_size):
-    return _jvm.open_value_reader(spark, path, cache_size)
+def _py4j_get(layer):
+    """(col, row) -> record bytes through py4j (``ValueReader.get``), undecoded."""
+    reader = layer._reader
+    return lambda c, r: reader.get(int(c), int(r))
 
 
-def _timed_gets(get, keys):
+def _timed(get, keys):
     out = []
     for c, r in keys:
         t = _perf()
-        get(c, r)
+        value = get(c, r)
         out.append(_perf() - t)
+        if value is None:
+            raise AssertionError(f"no tile at ({c}, {r})")
     return out
 
 
-def _batch(reader, keys, repeats=1):
-    """Raw ``getMany`` calls on the same keys: (median seconds, bytes of the answer, keys missing)."""
+def _batch(get_many, keys, repeats=1):
+    """``get_many(packed)`` on the same keys: (median seconds, answer bytes)."""
     packed = _pack(keys)
     times = []
     for _ in range(repeats):
         t = _perf()
-        blob = bytes(reader.getMany(packed))
+        answer = get_many(packed)
         times.append(_perf() - t)
-    lengths = _unpack_lengths(blob)
-    return float(np.median(times)), len(blob), sum(1 for n in lengths if n < 0)
+    assert all(a is not None for a in answer), "a batch key is missing"
+    return float(np.median(times)), sum(len(a) for a in answer)
 
 
-def transfer_seconds(spark, nbytes, repeats=5):
-    """Median time to bring a JVM ``byte[]`` of ``nbytes`` to Python through py4j (no sfclayer
-    work: ``java.util.Arrays.copyOf`` of a 16-byte array): the transport share of a call."""
-    copy_of = spark.sparkContext._jvm.java.util.Arrays.copyOf  # resolved once: one round trip per call
-    seed = bytearray(16)
-    copy_of(seed, 16)
-    times = []
-    for _ in range(repeats):
-        t = _perf()
-        copy_of(seed, int(nbytes))
-        times.append(_perf() - t)
-    return float(np.median(times))
-
-
-def py4j_transfer(spark, sizes=(2 << 10, 6 << 10, 8 << 10, 32 << 10, 128 << 10, 512 << 10, 2 << 20)):
-    """py4j transfer time of a returned byte[] by size: what any tile of that size costs to move."""
-    return [{"bytes": n, "ms": 1e3 * transfer_seconds(spark, n)} for n in sizes]
-
-
-def _batch_entry(spark, keys, seconds, nbytes):
-    transfer = transfer_seconds(spark, nbytes)
+def _batch_entry(keys, seconds, nbytes):
     return {"keys": len(keys), "seconds": seconds, "us_per_key": 1e6 * seconds / len(keys),
-            "keys_per_s": len(keys) / seconds, "answer_bytes": nbytes, "transfer_s": transfer,
-            "jvm_us_per_key": max(0.0, 1e6 * (seconds - transfer) / len(keys))}
+            "keys_per_s": len(keys) / seconds, "mb_per_s": nbytes / seconds / 1e6}
+
+
+def _cold(spark, path, cfg, keys, decode):
+    """A fresh Layer per key: (open seconds, first-get seconds) lists."""
+    opens, firsts = [], []
+    for c, r in keys:
+        t0 = _perf()
+        layer = sfclayer.open(spark, path, cache_size=cfg.cache_size)
+        t1 = _perf()
+        value = layer.get(c, r) if decode else _raw_get(layer)(c, r)
+        firsts.append(_perf() - t1)
+        opens.append(t1 - t0)
+        layer.close()
+        assert value is not None
+    return opens, firsts
 
 
 def lookups(spark, path, side, n_files, cfg, rng):
-    """sfclayer point look-ups on one layer: cold and warm, Python and raw JVM, batches.
+    """sfclayer point look-ups on one layer: cold and warm, decoded and raw, socket and py4j, batches.
 
     Returns a dict of ``summarize`` results (and a few counters) keyed by measurement name.
     """
     out = {}
+    all_open = max(cfg.cache_size, n_files + 1)
 
-    # py4j round trip: a trivial JVM call, the floor under every per-key call from Python.
-    reader = _raw_reader(spark, path, cfg.cache_size)
-    samples = []
-    for _ in range(cfg.rtt_calls):
-        t = _perf()
-        reader.openFiles()
-        samples.append(_perf() - t)
-    reader.close()
-    out["py4j_round_trip"] = summarize(samples)
+    # Floors: a round trip that does no look-up, on each transport.
+    with sfclayer.open(spark, path, cache_size=cfg.cache_size) as layer:
+        raw = _raw_get(layer)
+        samples = []
+        for _ in range(cfg.rtt_calls):
+            t = _perf()
+            raw(-1, -1)  # outside the key bounds: answered before any file is touched
+            samples.append(_perf() - t)
+        out["socket_round_trip"] = summarize(samples)
+        reader = layer._reader
+        samples = []
+        for _ in range(cfg.rtt_calls):
+            t = _perf()
+            reader.openFiles()
+            samples.append(_perf() - t)
+        out["py4j_round_trip"] = summarize(samples)
 
-    # Cold: a fresh Layer per key (open = metadata + listing; first get = file open, index read, seek).
-    cold_keys = random_keys(rng, side, cfg.cold)
-    opens, firsts = [], []
-    for c, r in cold_keys:
-        t0 = _perf()
-        layer = sfclayer.open(spark, path, cache_size=cfg.cache_size)
-        t1 = _perf()
-        layer.get(c, r)
-        firsts.append(_perf() - t1)
-        opens.append(t1 - t0)
-        layer.close()
+    # Cold.
+    opens, firsts = _cold(spark, path, cfg, random_keys(rng, side, cfg.cold), decode=True)
     out["open"] = summarize(opens)
     out["cold_python"] = summarize(firsts)
+    _, firsts = _cold(spark, path, cfg, random_keys(rng, side, cfg.cold), decode=False)
+    out["cold_socket"] = summarize(firsts)
 
-    raw_firsts = []
-    for c, r in random_keys(rng, side, cfg.cold):
-        reader = _raw_reader(spark, path, cfg.cache_size)
-        t = _perf()
-        reader.get(c, r)
-        raw_firsts.append(_perf() - t)
-        reader.close()
-    out["cold_raw"] = summarize(raw_firsts)
-
-    # Warm, neighbourhood order: warm-up pass, then the same keys again, measured.
+    # Warm, neighbourhood order: a warm-up pass, then the same keys again, measured.
     hood = neighbourhood_keys(rng, side, cfg.warm_region)
     with sfclayer.open(spark, path, cache_size=cfg.cache_size) as layer:
         for c, r in hood:
             layer.get(c, r)
-        out["warm_python"] = summarize(_timed_gets(layer.get, hood))
+        out["warm_python"] = summarize(_timed(layer.get, hood))
+        out["warm_socket"] = summarize(_timed(_raw_get(layer), hood))
+        out["warm_py4j"] = summarize(_timed(_py4j_get(layer), hood[:cfg.py4j_gets]))
         stats = layer.stats()
     out["warm_files_opened"] = stats["files_opened"]
     out["warm_keys"] = len(hood)
 
-    reader = _raw_reader(spark, path, cfg.cache_size)
-    try:
-        for c, r in hood:
-            reader.get(c, r)
-        out["warm_raw"] = summarize(_timed_gets(reader.get, hood))
-    finally:
-        reader.close()
-
     # Warm, random keys with every file open.
-    reader = _raw_reader(spark, path, max(cfg.cache_size, n_files + 1))
-    try:
+    with sfclayer.open(spark, path, cache_size=all_open) as layer:
+        raw = _raw_get(layer)
         for c, r in random_keys(rng, side, max(cfg.warm_random, 2 * n_files)):
-            reader.get(c, r)
-        out["warm_random_raw"] = summarize(_timed_gets(reader.get, random_keys(rng, side, cfg.warm_random)))
-    finally:
-        reader.close()
+            raw(c, r)
+        out["warm_random_socket"] = summarize(_timed(raw, random_keys(rng, side, cfg.warm_random)))
 
-    # Batches: one getMany of random keys on a fresh reader (cold), then again (warm);
-    # the neighbourhood as one batch; and Layer.get_many (decoding in Python).
-    batch_keys = random_keys(rng, side, cfg.batch)
-    warm_keys = random_keys(rng, side, cfg.batch)
-    reader = _raw_reader(spark, path, max(cfg.cache_size, n_files + 1))
-    try:
-        cold_s, cold_b, missing = _batch(reader, batch_keys)
-        warm_s, warm_b, _ = _batch(reader, warm_keys, repeats=3)
-        hood_s, hood_b, _ = _batch(reader, hood, repeats=3)
-    finally:
-        reader.close()
-    assert missing == 0, f"{missing} of {len(batch_keys)} batch keys missing from {path}"
-    out["batch_cold"] = _batch_entry(spark, batch_keys, cold_s, cold_b)
-    out["batch_warm"] = _batch_entry(spark, warm_keys, warm_s, warm_b)
-    out["batch_hood"] = _batch_entry(spark, hood, hood_s, hood_b)
-
-    with sfclayer.open(spark, path, cache_size=max(cfg.cache_size, n_files + 1)) as layer:
-        layer.get_many(batch_keys)  # warm the files
+    # Batches: random keys on a fresh Layer (cold), then others with the files open (warm), the
+    # neighbourhood; over the socket undecoded, decoded (Layer.get_many), and through py4j.
+    with sfclayer.open(spark, path, cache_size=all_open) as layer:
+        client = layer._client
         keys = random_keys(rng, side, cfg.batch)
+        s, b = _batch(client.get_many, keys)
+        out["batch_cold"] = _batch_entry(keys, s, b)
+        keys = random_keys(rng, side, cfg.batch)
+        s, b = _batch(client.get_many, keys, repeats=3)
+        out["batch_warm"] = _batch_entry(keys, s, b)
+        s, b = _batch(client.get_many, hood, repeats=3)
+        out["batch_hood"] = _batch_entry(hood, s, b)
+        keys = random_keys(rng, side, cfg.batch)
+        layer.get_many(keys)
         t = _perf()
         tiles = layer.get_many(keys)
-        dt = _perf() - t
-    assert all(t is not None for t in tiles)
-    out["get_many_python"] = {"keys": len(keys), "seconds": dt, "us_per_key": 1e6 * dt / len(keys),
-                              "keys_per_s": len(keys) / dt}
-    out["py4j_transfer"] = py4j_transfer(spark, cfg.transfer_sizes)
+        s = _perf() - t
+        assert all(x is not None for x in tiles)
+        out["get_many_python"] = _batch_entry(keys, s, sum(len(x["values"]) for x in tiles))
+        reader = layer._reader
+
+        def py4j_many(packed):
+            blob = bytes(reader.getMany(packed))
+            answer, pos = [], 0
+            while pos < len(blob):
+                (n,) = struct.unpack_from(">i", blob, pos)
+                answer.append(blob[pos + 4:pos + 4 + n] if n >= 0 else None)
+                pos += 4 + max(n, 0)
+            return answer
+
+        s, b = _batch(py4j_many, keys, repeats=3)
+        out["batch_py4j"] = _batch_entry(keys, s, b)
     return out
 
 
@@ -272,8 +262,7 @@ def spark_point_queries(spark, run_query, keys):
 
 def _index_file_bytes(local_path, data_dir):
     total = 0
-    root = os.path.join(local_path, data_dir)
-    for dirpath, _, names in os.walk(root):
+    for dirpath, _, names in os.walk(os.path.join(local_path, data_dir)):
         for name in names:
             if name == "index":
                 total += os.path.getsize(os.path.join(dirpath, name))
@@ -287,14 +276,9 @@ INDEX_ENTRY_HEAP_BYTES = 36
 
 
 def interval_point(spark, path, local_path, side, cfg, rng):
-    """Look-up costs and index size of one layer, for the index-interval table."""
-    reader = _raw_reader(spark, path, 1)
-    try:
-        import json
-
-        md = json.loads(reader.metadataJson())
-    finally:
-        reader.close()
+    """Look-up costs and index size of one layer, for the index-interval table (raw socket gets)."""
+    with sfclayer.open(spark, path, cache_size=1) as layer:
+        md = layer.metadata
     interval = int(md["indexInterval"])
     entries = sum(math.ceil(f["indexes"] / interval) for f in md["files"])
     n_files = int(md["fileCount"])
@@ -308,30 +292,44 @@ def interval_point(spark, path, local_path, side, cfg, rng):
         # a get seeks to the index entry at or before the key, then reads up to interval - 1 groups
         "scan_bytes_max": (interval - 1) * int(md["dataBytes"]) / max(1, int(md["indexCount"])),
     }
-    cold = []
-    for c, r in random_keys(rng, side, cfg.cold):
-        reader = _raw_reader(spark, path, cfg.cache_size)
-        t = _perf()
-        reader.get(c, r)
-        cold.append(_perf() - t)
-        reader.close()
-    out["cold_raw"] = summarize(cold)
+    _, firsts = _cold(spark, path, cfg, random_keys(rng, side, cfg.cold), decode=False)
+    out["cold_socket"] = summarize(firsts)
 
     hood = neighbourhood_keys(rng, side, cfg.warm_region)
-    reader = _raw_reader(spark, path, max(cfg.cache_size, n_files + 1))
-    try:
+    with sfclayer.open(spark, path, cache_size=max(cfg.cache_size, n_files + 1)) as layer:
+        raw = _raw_get(layer)
         for c, r in hood:
-            reader.get(c, r)
-        out["warm_raw"] = summarize(_timed_gets(reader.get, hood))
+            raw(c, r)
+        out["warm_socket"] = summarize(_timed(raw, hood))
         for c, r in random_keys(rng, side, max(cfg.warm_random, 2 * n_files)):
-            reader.get(c, r)
-        out["warm_random_raw"] = summarize(_timed_gets(reader.get, random_keys(rng, side, cfg.warm_random)))
+            raw(c, r)
+        out["warm_random_socket"] = summarize(_timed(raw, random_keys(rng, side, cfg.warm_random)))
         keys = random_keys(rng, side, cfg.batch)
-        _batch(reader, keys)
-        dt, nbytes, _ = _batch(reader, keys, repeats=3)
-        b = _batch_entry(spark, keys, dt, nbytes)
-        out["batch_warm_us_per_key"] = b["us_per_key"]
-        out["batch_warm_jvm_us_per_key"] = b["jvm_us_per_key"]
-    finally:
-        reader.close()
+        _batch(layer._client.get_many, keys)
+        s, b = _batch(layer._client.get_many, keys, repeats=3)
+        out["batch_warm"] = _batch_entry(keys, s, b)
     return out
+
+
+def tile_size_point(spark, path, side, tile_bytes, cfg, rng):
+    """Warm and cold look-up latency on a layer of ``tile_bytes`` tiles: decoded, raw over the
+    socket, and through py4j (fewer samples: py4j is slow for big answers)."""
+    out = {"tile_bytes": tile_bytes}
+    hood = neighbourhood_keys(rng, side, cfg.tile_study_region)
+    with sfclayer.open(spark, path, cache_size=cfg.cache_size) as layer:
+        for c, r in hood:
+            layer.get(c, r)
+        out["warm_python"] = summarize(_timed(layer.get, hood))
+        out["warm_socket"] = summarize(_timed(_raw_get(layer), hood))
+        out["warm_py4j"] = summarize(_timed(_py4j_get(layer), hood[:cfg.py4j_gets]))
+        s, b = _batch(layer._client.get_many, hood, repeats=3)
+        out["batch_socket"] = _batch_entry(hood, s, b)
+    _, firsts = _cold(spark, path, cfg, random_keys(rng, side, max(3, cfg.cold // 3)), decode=True)
+    out["cold_python"] = summarize(firsts)
+    return out
+
+
+def layer_metadata(spark, path):
+    """The metadata document of a layer's current version, through a Layer."""
+    with sfclayer.open(spark, path, cache_size=1) as layer:
+        return json.loads(json.dumps(layer.metadata))

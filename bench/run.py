@@ -57,29 +57,40 @@ WRITER_LABELS = {
     "parquet_plain": "Parquet, plain",
     "parquet_zsorted": "Parquet, Z-sorted (range shuffle + sort)",
 }
+BATCHES = [
+    ("batch_cold", "get_many over the socket, undecoded: random keys, fresh Layer"),
+    ("batch_warm", "get_many over the socket, undecoded: random keys, files open"),
+    ("batch_hood", "get_many over the socket, undecoded: the warm neighbourhood"),
+    ("get_many_python", "Layer.get_many (decoded): random keys, files open"),
+    ("batch_py4j", "ValueReader.getMany via py4j, undecoded: random keys, files open"),
+]
 # Point look-up methods, in display order: (key in the report, label).
 POINT_METHODS = [
-    ("warm_raw", "sfclayer ValueReader.get via py4j, warm (neighbourhood)"),
+    ("warm_socket", "sfclayer raw get (look-up socket), warm (neighbourhood)"),
     ("warm_python", "sfclayer Layer.get, warm (neighbourhood)"),
-    ("warm_random_raw", "sfclayer ValueReader.get via py4j, warm (random keys, files open)"),
-    ("cold_raw", "sfclayer ValueReader.get via py4j, cold (fresh reader)"),
+    ("warm_random_socket", "sfclayer raw get (look-up socket), warm (random keys, files open)"),
+    ("warm_py4j", "sfclayer ValueReader.get via py4j, warm (neighbourhood)"),
+    ("cold_socket", "sfclayer raw get (look-up socket), cold (fresh Layer)"),
     ("cold_python", "sfclayer Layer.get, cold (fresh Layer)"),
-    ("open", "sfclayer.open (metadata + listing)"),
+    ("open", "sfclayer.open (metadata, listing, look-up socket)"),
     ("spark_sfclayer", "sfclayer through Spark (1-tile key box)"),
     ("spark_parquet_zsorted", "Parquet Z-sorted through Spark (col = c AND row = r)"),
     ("spark_parquet_plain", "Parquet plain through Spark (col = c AND row = r)"),
+    ("socket_round_trip", "look-up socket round trip (key outside the bounds), for reference"),
     ("py4j_round_trip", "py4j round trip (trivial JVM call), for reference"),
 ]
-
 SHORT_POINT_LABELS = {
-    "warm_raw": "get via py4j, warm nbhd",
+    "warm_socket": "raw get, warm nbhd",
     "warm_python": "Layer.get, warm nbhd",
-    "warm_random_raw": "get via py4j, warm random",
-    "cold_raw": "get via py4j, cold",
+    "warm_random_socket": "raw get, warm random",
+    "warm_py4j": "get via py4j, warm nbhd",
+    "cold_socket": "raw get, cold",
     "cold_python": "Layer.get, cold",
+    "open": "sfclayer.open",
     "spark_sfclayer": "sfclayer via Spark",
     "spark_parquet_zsorted": "Parquet Z-sorted via Spark",
     "spark_parquet_plain": "Parquet plain via Spark",
+    "socket_round_trip": "socket round trip",
     "py4j_round_trip": "py4j round trip",
 }
 
@@ -107,7 +118,10 @@ class Config:
     zsorted_page_rows: int = 1024  # Parquet Z-sorted: parquet.page.row.count.limit
     seed: int = 20240917
     warmup: bool = True  # a tiny untimed write of each layout first (JIT, class loading)
-    transfer_sizes: tuple = (2 << 10, 6 << 10, 8 << 10, 32 << 10, 128 << 10, 512 << 10, 2 << 20)
+    py4j_gets: int = 200  # warm look-ups through py4j (slow for big tiles)
+    tile_study_sides: tuple = (32, 64, 128, 256)  # tile-size study: 2, 8, 32 and 128 KiB tiles
+    tile_study_tiles: int = 2 ** 10  # tiles per layer of the tile-size study
+    tile_study_region: int = 16
 
     @property
     def tile_bytes(self):
@@ -116,10 +130,12 @@ class Config:
 
 DEFAULT = Config()
 QUICK = Config(sizes=(2 ** 10, 2 ** 12), boxes=3, fullscan_boxes=1, cold=20, warm_random=200, rtt_calls=100,
-               batch=500, point_queries=5, interval_size=2 ** 12, warm_region=16)
+               batch=500, point_queries=5, interval_size=2 ** 12, warm_region=16, py4j_gets=50,
+               tile_study_tiles=2 ** 8, tile_study_region=8)
 SMOKE = Config(sizes=(2 ** 8,), tile_side=8, fractions=(0.01, 0.1), boxes=1, fullscan_boxes=1, cold=3,
                warm_region=8, warm_random=20, rtt_calls=10, batch=40, point_queries=1, intervals=(4, 128),
-               interval_size=2 ** 8, warmup=False, transfer_sizes=(2 << 10, 8 << 10))
+               interval_size=2 ** 8, warmup=False, py4j_gets=8, tile_study_sides=(8, 48),
+               tile_study_tiles=2 ** 6, tile_study_region=4)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -455,7 +471,25 @@ def bench_intervals(spark, df, side, parts, size_dir, main_path, main_md, cfg, r
         r["write_s"] = write_s
         out.append(r)
         log(f"[intervals] {interval}: index {r['index_bytes'] / 1024:.1f} KiB, cold p50 "
-            f"{r['cold_raw']['p50_ms']:.2f} ms, warm random p50 {r['warm_random_raw']['p50_ms']:.3f} ms")
+            f"{r['cold_socket']['p50_ms']:.2f} ms, warm random p50 {r['warm_random_socket']['p50_ms']:.3f} ms")
+    return {"tiles": side * side, "results": out}
+
+
+def bench_tile_sizes(spark, cfg, work, rng, log):
+    """The tile-size study: small layers of growing tiles, warm and cold look-ups per transport."""
+    side = grid_side(cfg.tile_study_tiles)
+    out = []
+    for tile_side in cfg.tile_study_sides:
+        c = dataclasses.replace(cfg, tile_side=tile_side)
+        df, parts = source(spark, side, c)
+        path = os.path.join(work, f"tiles-{c.tile_bytes}")
+        sfclayer.write(df, path, mode="overwrite", bounds=(0, 0, side - 1, side - 1), partitions=parts)
+        df.unpersist()
+        r = lookup_bench.tile_size_point(spark, path, side, c.tile_bytes, cfg, rng)
+        shutil.rmtree(path, ignore_errors=True)
+        out.append(r)
+        log(f"[tile size] {c.tile_bytes} B: Layer.get warm p50 {r['warm_python']['p50_ms']:.3f} ms, "
+            f"py4j {r['warm_py4j']['p50_ms']:.3f} ms")
     return {"tiles": side * side, "results": out}
 
 
@@ -532,6 +566,7 @@ def run(spark, cfg, work, log=print):
         "loadavg_start": loadavg(),
         "sizes": [],
         "intervals": None,
+        "tile_sizes": None,
     }
     t0 = _perf()
     # Warm-up: a tiny write of each layout so the first size is not charged for JIT/class loading.
@@ -556,6 +591,8 @@ def run(spark, cfg, work, log=print):
         report["intervals"] = bench_intervals(spark, df, side, parts, size_dir, paths["sfclayer"], md, cfg, rng, log)
         df.unpersist()
         shutil.rmtree(size_dir, ignore_errors=True)
+    if cfg.tile_study_sides:
+        report["tile_sizes"] = bench_tile_sizes(spark, cfg, work, rng, log)
     report["seconds"] = _perf() - t0
     report["loadavg_end"] = loadavg()
     return report
@@ -712,36 +749,37 @@ def render_markdown(report, command):
     add("")
     add("### Batch look-ups (`get_many`)")
     add("")
-    add("| tiles | batch | keys | time | µs/key | keys/s | py4j transfer of the answer | JVM µs/key (est.) |")
-    add("|---:|---|---:|---:|---:|---:|---:|---:|")
+    add("| tiles | batch | keys | time | µs/key | keys/s | MB/s |")
+    add("|---:|---|---:|---:|---:|---:|---:|")
     for e in report["sizes"]:
         lk = e["lookups"]
-        for key, label in (("batch_cold", "ValueReader.getMany, random keys, fresh reader"),
-                           ("batch_warm", "ValueReader.getMany, random keys, files open"),
-                           ("batch_hood", "ValueReader.getMany, the warm neighbourhood"),
-                           ("get_many_python", "Layer.get_many (decoded in Python), random keys")):
+        for key, label in BATCHES:
             b = lk[key]
-            transfer = (f"{_fmt_s(b['transfer_s'])} ({b['answer_bytes'] / 1e6:.1f} MB)"
-                        if "transfer_s" in b else "–")
-            jvm = f"{b['jvm_us_per_key']:.1f}" if "jvm_us_per_key" in b else "–"
             add(f"| {_fmt_n(e['tiles'])} | {label} | {b['keys']:,} | {_fmt_s(b['seconds'])} | "
-                f"{b['us_per_key']:.1f} | {b['keys_per_s']:,.0f} | {transfer} | {jvm} |")
+                f"{b['us_per_key']:.1f} | {b['keys_per_s']:,.0f} | {b['mb_per_s']:.1f} |")
     add("")
-    add("A batch is one py4j call; its time includes bringing the answer (every record) to Python. "
-        "*py4j transfer* is the time py4j takes to return a `byte[]` of the answer's size with no "
-        "sfclayer work (`Arrays.copyOf`); *JVM µs/key* = (batch time − transfer) / keys, an estimate "
-        "of the JVM-internal look-up cost (there is no JVM-side timing helper).")
+    add("One request per batch; the JVM sorts the keys by index and walks each file once. Over the socket "
+        "and undecoded, µs/key is the JVM's look-up cost plus a memory copy: the closest figure to a "
+        "JVM-internal one (there is no JVM-side timing helper). MB/s counts record bytes.")
     add("")
-    tr = report["sizes"][-1]["lookups"].get("py4j_transfer")
-    if tr:
-        add("### py4j transfer of a returned byte[]")
+
+    ts = report.get("tile_sizes")
+    if ts:
+        add("### Tile size (Python to JVM transport)")
         add("")
-        add("| bytes | " + " | ".join(f"{t['bytes'] / 1024:,.0f} KiB" for t in tr) + " |")
-        add("|---|" + "---:|" * len(tr))
-        add("| ms | " + " | ".join(_fmt_ms(t["ms"]) for t in tr) + " |")
+        add(f"Layers of {_fmt_n(ts['tiles'])} tiles of each size; warm = a {cfg['tile_study_region']}×"
+            f"{cfg['tile_study_region']} neighbourhood, second pass; p50 (p99) in ms.")
         add("")
-        add("Every `Layer.get` and `get_many` answer crosses py4j this way (base64 text on a local "
-            "socket), so this is the floor of a look-up from Python for a tile of that size.")
+        add("| tile | Layer.get, warm | raw get (socket), warm | ValueReader.get via py4j, warm | "
+            "py4j ÷ socket | get_many (socket), µs/tile | Layer.get, cold |")
+        add("|---:|---:|---:|---:|---:|---:|---:|")
+        for r in ts["results"]:
+            add(f"| {r['tile_bytes'] / 1024:,.0f} KiB | {_fmt_ms(r['warm_python']['p50_ms'])} "
+                f"({_fmt_ms(r['warm_python']['p99_ms'])}) | {_fmt_ms(r['warm_socket']['p50_ms'])} "
+                f"({_fmt_ms(r['warm_socket']['p99_ms'])}) | {_fmt_ms(r['warm_py4j']['p50_ms'])} "
+                f"({_fmt_ms(r['warm_py4j']['p99_ms'])}) | "
+                f"{_fmt_ratio(r['warm_py4j']['p50_ms'] / r['warm_socket']['p50_ms'])} | "
+                f"{r['batch_socket']['us_per_key']:.0f} | {_fmt_ms(r['cold_python']['p50_ms'])} |")
         add("")
 
     # Intervals
@@ -749,22 +787,22 @@ def render_markdown(report, command):
     if iv:
         add("## Index interval (look-up trade-off)")
         add("")
-        add(f"The same {_fmt_n(iv['tiles'])}-tile layer written with each `indexInterval`; look-ups through "
-            "`ValueReader.get` via py4j (undecoded). Index heap = entries × "
+        add(f"The same {_fmt_n(iv['tiles'])}-tile layer written with each `indexInterval`; look-ups raw over the "
+            "look-up socket (undecoded), latencies in ms; get_many: random keys, files open. Index heap = entries × "
             f"{lookup_bench.INDEX_ENTRY_HEAP_BYTES} B (LongWritable + reference + long position, as "
             "MapFile.Reader holds them), for all files open; an estimate, not a measurement.")
         add("")
         add("| interval | index on disk (KiB) | index entries | index heap, all files (KiB) | scan after seek, max (KiB) "
             "| cold p50 | cold p99 | warm nbhd p50 | warm nbhd p99 | warm random p50 | warm random p99 "
-            "| batch JVM µs/key (est.) | write |")
+            "| get_many µs/key | write |")
         add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in iv["results"]:
             add(f"| {r['interval']} | {r['index_bytes'] / 1024:.1f} | {r['index_entries']:,} | "
                 f"{r['index_heap_bytes'] / 1024:.0f} | {r['scan_bytes_max'] / 1024:.0f} | "
-                f"{_fmt_ms(r['cold_raw']['p50_ms'])} | "
-                f"{_fmt_ms(r['cold_raw']['p99_ms'])} | {_fmt_ms(r['warm_raw']['p50_ms'])} | "
-                f"{_fmt_ms(r['warm_raw']['p99_ms'])} | {_fmt_ms(r['warm_random_raw']['p50_ms'])} | "
-                f"{_fmt_ms(r['warm_random_raw']['p99_ms'])} | {r['batch_warm_jvm_us_per_key']:.1f} | "
+                f"{_fmt_ms(r['cold_socket']['p50_ms'])} | "
+                f"{_fmt_ms(r['cold_socket']['p99_ms'])} | {_fmt_ms(r['warm_socket']['p50_ms'])} | "
+                f"{_fmt_ms(r['warm_socket']['p99_ms'])} | {_fmt_ms(r['warm_random_socket']['p50_ms'])} | "
+                f"{_fmt_ms(r['warm_random_socket']['p99_ms'])} | {r['batch_warm']['us_per_key']:.1f} | "
                 f"{_fmt_s(r['write_s']) if r['write_s'] is not None else '(main layer)'} |")
         add("")
     add("## Interpretation")
@@ -801,11 +839,10 @@ def interpret(report):
         f"{_fmt_ms(lk['cold_python']['p50_ms'])} ms. The same tile through Spark from Z-sorted Parquet takes "
         f"{_fmt_ms(pq)} ms ({_fmt_ratio(pq / lk['warm_python']['p50_ms'])} a warm `Layer.get`, "
         f"{_fmt_ratio(pq / lk['cold_python']['p50_ms'])} a cold one), from plain Parquet "
-        f"{_fmt_ms(lk['spark_parquet_plain']['p50_ms'])} ms. A batch of {lk['batch_warm']['keys']:,} random keys "
-        f"with the files open takes {lk['batch_warm']['us_per_key']:.0f} µs per key from Python "
-        f"({lk['batch_warm']['keys_per_s']:,.0f} keys/s), of which the JVM's own work is about "
-        f"{lk['batch_warm']['jvm_us_per_key']:.0f} µs: moving the answer through py4j dominates."
-        + _transfer_sentence(lk.get("py4j_transfer")))
+        f"{_fmt_ms(lk['spark_parquet_plain']['p50_ms'])} ms. In batches over the look-up socket, "
+        f"{lk['batch_warm']['us_per_key']:.0f} µs per random key with the files open "
+        f"({lk['batch_warm']['keys_per_s']:,.0f} keys/s); through py4j the same batch costs "
+        f"{lk['batch_py4j']['us_per_key']:.0f} µs per key." + _tile_sentence(report.get("tile_sizes")))
     w = big["writes"]
     out.append(
         f"**Writes.** At {n} tiles sfclayer writes {w['sfclayer']['mb_per_s']:.0f} MB/s "
@@ -825,16 +862,15 @@ def interpret(report):
     return out
 
 
-def _transfer_sentence(tr):
-    if not tr:
+def _tile_sentence(ts):
+    if not ts or len(ts["results"]) < 2:
         return ""
-    small = [t for t in tr if t["bytes"] <= 2 << 10]
-    big = [t for t in tr if 8 << 10 <= t["bytes"] <= 32 << 10]
-    if not small or not big:
-        return ""
-    return (f" py4j returns a {small[-1]['bytes'] >> 10} KiB byte[] in {_fmt_ms(small[-1]['ms'])} ms but an "
-            f"{big[0]['bytes'] >> 10} KiB one in {_fmt_ms(big[0]['ms'])} ms: tiles much larger than these 2 KiB "
-            "ones would pay that on every `Layer.get`.")
+    small, big = ts["results"][0], ts["results"][-1]
+    return (f" By tile size: a warm `Layer.get` of a {small['tile_bytes'] / 1024:.0f} KiB tile takes "
+            f"{_fmt_ms(small['warm_python']['p50_ms'])} ms and of a {big['tile_bytes'] / 1024:.0f} KiB one "
+            f"{_fmt_ms(big['warm_python']['p50_ms'])} ms over the look-up socket, against "
+            f"{_fmt_ms(small['warm_py4j']['p50_ms'])} and {_fmt_ms(big['warm_py4j']['p50_ms'])} ms (undecoded) "
+            "through py4j, whose base64, multi-write replies stall on delayed ACKs once they pass a few KiB.")
 
 
 def _amplification_sentence(bb):
@@ -851,11 +887,11 @@ def _amplification_sentence(bb):
 def _interval_sentence(iv):
     rs = iv["results"]
     by = {r["interval"]: r for r in rs}
-    best_warm = min(rs, key=lambda r: r["warm_random_raw"]["p50_ms"])
-    best_cold = min(rs, key=lambda r: r["cold_raw"]["p50_ms"])
+    best_warm = min(rs, key=lambda r: r["warm_random_socket"]["p50_ms"])
+    best_cold = min(rs, key=lambda r: r["cold_socket"]["p50_ms"])
     text = (f"**Index interval.** On {_fmt_n(iv['tiles'])} tiles, warm random look-ups are fastest with interval "
-            f"{best_warm['interval']} ({_fmt_ms(best_warm['warm_random_raw']['p50_ms'])} ms p50) and cold ones with "
-            f"{best_cold['interval']} ({_fmt_ms(best_cold['cold_raw']['p50_ms'])} ms; a cold look-up reads the "
+            f"{best_warm['interval']} ({_fmt_ms(best_warm['warm_random_socket']['p50_ms'])} ms p50) and cold ones with "
+            f"{best_cold['interval']} ({_fmt_ms(best_cold['cold_socket']['p50_ms'])} ms; a cold look-up reads the "
             "file's whole index). ")
     if 4 in by:
         r4 = by[4]
@@ -863,15 +899,15 @@ def _interval_sentence(iv):
         for other in rs:
             if other["interval"] == 4:
                 continue
-            dw = other["warm_random_raw"]["p50_ms"] / r4["warm_random_raw"]["p50_ms"]
+            dw = other["warm_random_socket"]["p50_ms"] / r4["warm_random_socket"]["p50_ms"]
             verdict.append(f"{other['interval']}: {_fmt_ratio(dw)} the default's warm time at "
                            f"{other['index_heap_bytes'] / max(r4['index_heap_bytes'], 1):.2g}× its index memory")
         text += "Against the default 4 — " + "; ".join(verdict) + ". "
     # Warm look-ups dominate a viewer's traffic (a file is opened once per reader); among the intervals
     # within 10 % of the fastest warm look-up, the one with the fastest cold look-up (smallest index).
-    best_w = best_warm["warm_random_raw"]["p50_ms"]
-    ok = [r for r in rs if r["warm_random_raw"]["p50_ms"] <= 1.1 * best_w]
-    pick = min(ok, key=lambda r: r["cold_raw"]["p50_ms"])
+    best_w = best_warm["warm_random_socket"]["p50_ms"]
+    ok = [r for r in rs if r["warm_random_socket"]["p50_ms"] <= 1.1 * best_w]
+    pick = min(ok, key=lambda r: r["cold_socket"]["p50_ms"])
     text += (f"Taking the intervals within 10 % of the fastest warm look-up "
              f"({', '.join(str(r['interval']) for r in ok)}) and among them the fastest cold one, these figures "
              f"support an interval of {pick['interval']}")
@@ -948,10 +984,10 @@ def plot(report, path):
     iv = report.get("intervals")
     if iv:
         xs = [r["interval"] for r in iv["results"]]
-        ax.plot(xs, [r["cold_raw"]["p50_ms"] for r in iv["results"]], "o-", color="C3", label="cold p50")
-        ax.plot(xs, [r["warm_random_raw"]["p50_ms"] for r in iv["results"]], "s-", color="C0",
+        ax.plot(xs, [r["cold_socket"]["p50_ms"] for r in iv["results"]], "o-", color="C3", label="cold p50")
+        ax.plot(xs, [r["warm_random_socket"]["p50_ms"] for r in iv["results"]], "s-", color="C0",
                 label="warm random p50")
-        ax.plot(xs, [r["warm_raw"]["p50_ms"] for r in iv["results"]], "^-", color="C2", label="warm neighbourhood p50")
+        ax.plot(xs, [r["warm_socket"]["p50_ms"] for r in iv["results"]], "^-", color="C2", label="warm neighbourhood p50")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("indexInterval")

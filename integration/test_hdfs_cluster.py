@@ -4,10 +4,8 @@ If these fail, the sfclayer-on-HDFS tests cannot be trusted either way.
 """
 
 import os
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
@@ -139,7 +137,7 @@ def test_open_stream_survives_its_datanode_stopping(spark, hdfs):
     assert head + rest == data
 
 
-def test_spark_read_survives_a_datanode_stopping_mid_job(spark, hdfs):
+def test_spark_read_survives_a_datanode_stopping_mid_job(spark, hdfs, tmp_path):
     """The DataNode stops while a Spark read job runs: two tasks are part-way through their files
     (held inside a Python UDF), four more have not opened theirs yet."""
     if hdfs.external:
@@ -149,7 +147,8 @@ def test_spark_read_survives_a_datanode_stopping_mid_job(spark, hdfs):
     assert len(_multi_block(spark, hdfs, path)) == 6
     expected = _expected(spark, rows)
 
-    gate = Path(tempfile.mkdtemp(prefix="gate-"))
+    gate = tmp_path / "gate"
+    gate.mkdir()
     gate_dir = str(gate)
 
     @F.udf("long", useArrow=False)
