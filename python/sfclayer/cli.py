@@ -20,6 +20,8 @@ import sys
 import tempfile
 import time
 
+from ._text import human_bytes
+
 __all__ = ["main", "build_parser"]
 
 _LOG4J2 = """\
@@ -80,15 +82,6 @@ def _session():
 
 # --------------------------------------------------------------------------------------------------
 # Formatting
-
-
-def _human_bytes(n):
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
 
 
 def _value_text(v, hex_bytes=16, max_items=8):
@@ -202,8 +195,8 @@ def _info_text(path, md):
     fields = (md.get("valueSchema") or {}).get("fields", [])
     add("values       " + (", ".join(f"{f['name']} {_spark_type(f['type'])}" for f in fields) or "none"))
     add(f"records      {md.get('recordCount')} tiles in {md.get('indexCount')} indexes")
-    add(f"files        {md.get('fileCount')} data files, {_human_bytes(md.get('dataBytes', 0))} "
-        f"(block size {_human_bytes(md.get('blockSize', 0))}, compression {md.get('compression')}, "
+    add(f"files        {md.get('fileCount')} data files, {human_bytes(md.get('dataBytes', 0))} "
+        f"(block size {human_bytes(md.get('blockSize', 0))}, compression {md.get('compression')}, "
         f"index interval {md.get('indexInterval')})")
     add(f"data dir     {md.get('dataDir')}")
     files = sorted(md.get("files") or [], key=lambda f: int(f["firstIndex"]))
@@ -214,7 +207,7 @@ def _info_text(path, md):
         add(f"{'#':>4}  {'file':<{w}}  {'first index':>{iw}}  {'last index':>{iw}}  {'records':>8}  {'size':>10}")
         for i, f in enumerate(files):
             add(f"{i:>4}  {f['name']:<{w}}  {f['firstIndex']:>{iw}}  {f['lastIndex']:>{iw}}  "
-                f"{f.get('records', '?'):>8}  {_human_bytes(f.get('dataBytes', 0)):>10}")
+                f"{f.get('records', '?'):>8}  {human_bytes(f.get('dataBytes', 0)):>10}")
     return "\n".join(out)
 
 

@@ -278,6 +278,18 @@ def format_micros(micros):
     return f"{ys}-{mo:02d}-{d:02d}T{hh:02d}:{mm:02d}:{ss:02d}{frac}Z"
 
 
+def describe_key(col, row, time_micros=None):
+    """A key as messages show it: ``(col=.., row=..)``, or with ``, time=<ISO instant>`` when a time is given.
+
+    Examples
+    --------
+    >>> describe_key(3, 4), describe_key(3, 4, 0)
+    ('(col=3, row=4)', '(col=3, row=4, time=1970-01-01T00:00:00Z)')
+    """
+    time = "" if time_micros is None else f", time={format_micros(time_micros)}"
+    return f"(col={col}, row={row}{time})"
+
+
 class TimeBounds(_namedtuple("TimeBounds", ["min_micros", "max_micros", "resolution_micros"])):
     """Inclusive time bounds in epoch microseconds, cut into bins of ``resolution_micros``.
 
@@ -1064,7 +1076,7 @@ class KeyIndex:
         col = _int(col, "col")
         row = _int(row, "row")
         if not self._bounds.contains(col, row):
-            raise KeyOutOfBounds(f"key (col={col}, row={row}) is outside the layer's key bounds {self._bounds}")
+            raise KeyOutOfBounds(f"key {describe_key(col, row)} is outside the layer's key bounds {self._bounds}")
         return self._offset_index(col - self._bounds.col_min, row - self._bounds.row_min)
 
     def index_array(self, cols, rows, times=None):
@@ -1340,7 +1352,7 @@ class Z3Index(KeyIndex):
         b, tb = self._bounds, self._time
         if not b.contains(col, row) or not tb.min_micros <= t <= tb.max_micros:
             raise KeyOutOfBounds(
-                f"key (col={col}, row={row}, time={format_micros(t)}) is outside the layer's key bounds "
+                f"key {describe_key(col, row, t)} is outside the layer's key bounds "
                 f"{self._bounds_text()}"
             )
         return z3_encode(col - b.col_min, row - b.row_min, tb.bin(t))

@@ -238,9 +238,9 @@ class Layer:
         return self._decode(record)
 
     def _not_found(self, col, row, micros):
-        from .curves import format_micros
+        from .curves import describe_key
 
-        key = f"(col={col}, row={row}" + (f", time={format_micros(micros)})" if self.space_time else ")")
+        key = describe_key(col, row, micros if self.space_time else None)
         b = self.key_index.bounds
         outside = not (b.col_min <= col <= b.col_max and b.row_min <= row <= b.row_max)
         tb = self.key_index.time_bounds

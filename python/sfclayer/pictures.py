@@ -22,6 +22,7 @@ import os
 import numpy as np
 
 from .curves import key_index_from_json
+from ._text import human_bytes
 
 __all__ = ["tile_files", "file_colors", "layout_grid", "layout_picture", "region_picture"]
 
@@ -172,15 +173,6 @@ def _borders(grid, extent):
         y = y1 - (r + 1) * ch
         segs.append([(x0 + c * cw, y), (x0 + (c + 1) * cw, y)])
     return segs
-
-
-def _human_bytes(n):
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
 
 
 _KIND_NAMES = {"z": "Z-order", "z3": "Z-order 3D", "hilbert": "Hilbert", "rowmajor": "row-major"}
@@ -397,7 +389,7 @@ def layout_picture(metadata, out, *, present=None, time=None, background=None, b
     if title is None:
         b = ki.bounds
         title = (f"{n} data files over {b.width} × {b.height} tiles ({_KIND_NAMES.get(ki.kind, ki.kind)}), "
-                 f"{metadata.get('recordCount', '?')} tiles, {_human_bytes(metadata.get('dataBytes', 0))}")
+                 f"{metadata.get('recordCount', '?')} tiles, {human_bytes(metadata.get('dataBytes', 0))}")
         if read is not None:
             title += f"\nthe query box (red) read the {len(read & set(names))} files in yellow labels; the other {n - len(read & set(names))} were pruned by name"
         if step > 1:

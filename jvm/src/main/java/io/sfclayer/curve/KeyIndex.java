@@ -99,6 +99,11 @@ public abstract class KeyIndex implements Serializable {
         return false;
     }
 
+    /** A key as messages show it: {@code (col=.., row=..)}, or {@code (col=.., row=.., time=<ISO instant>)}. */
+    public static String describeKey(long col, long row, boolean spaceTime, long timeMicros) {
+        return "(col=" + col + ", row=" + row + (spaceTime ? ", time=" + TimeBounds.formatMicros(timeMicros) : "") + ")";
+    }
+
     /**
      * Index of a 2D key.
      *
@@ -108,7 +113,7 @@ public abstract class KeyIndex implements Serializable {
     public long index(int col, int row) {
         if (!bounds.contains(col, row)) {
             throw new SfcLayerException.KeyOutOfBounds(
-                "key (col=" + col + ", row=" + row + ") is outside the layer's key bounds " + bounds);
+                "key " + describeKey(col, row, false, 0) + " is outside the layer's key bounds " + bounds);
         }
         return offsetIndex((long) col - bounds.colMin, (long) row - bounds.rowMin);
     }

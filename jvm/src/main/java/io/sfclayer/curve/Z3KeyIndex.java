@@ -49,8 +49,8 @@ final class Z3KeyIndex extends KeyIndex {
     @Override
     public long index(int col, int row, long timeMicros) {
         if (!bounds.contains(col, row) || !time.contains(timeMicros)) {
-            throw new SfcLayerException.KeyOutOfBounds("key (col=" + col + ", row=" + row + ", time="
-                + TimeBounds.formatMicros(timeMicros) + ") is outside the layer's key bounds " + boundsText());
+            throw new SfcLayerException.KeyOutOfBounds("key " + describeKey(col, row, true, timeMicros)
+                + " is outside the layer's key bounds " + boundsText());
         }
         return Z3.encode((long) col - bounds.colMin, (long) row - bounds.rowMin, time.bin(timeMicros));
     }

@@ -168,17 +168,7 @@ public final class TileWriter {
             groupEnd = HEAD;
             return 1;
         }
-        long zz = ((long) count) << 1; // zig-zag of a positive count
-        int n = 1;
-        for (long v = zz; (v & ~0x7FL) != 0; v >>>= 7) n++;
-        int p = HEAD - n;
-        groupStart = p;
-        long v = zz;
-        while ((v & ~0x7FL) != 0) {
-            buf[p++] = (byte) ((v & 0x7F) | 0x80);
-            v >>>= 7;
-        }
-        buf[p] = (byte) v;
+        groupStart = Varint.writeLongBefore(buf, HEAD, count);
         ensure(1);
         buf[pos++] = 0;
         groupEnd = pos;
@@ -454,27 +444,11 @@ public final class TileWriter {
     // ---------------------------------------------------------------- buffer
 
     private void writeIntNoCheck(int x) {
-        int v = (x << 1) ^ (x >> 31);
-        byte[] b = buf;
-        int p = pos;
-        while ((v & ~0x7F) != 0) {
-            b[p++] = (byte) ((v & 0x7F) | 0x80);
-            v >>>= 7;
-        }
-        b[p++] = (byte) v;
-        pos = p;
+        pos = Varint.writeInt(buf, pos, x);
     }
 
     private void writeLongNoCheck(long x) {
-        long v = (x << 1) ^ (x >> 63);
-        byte[] b = buf;
-        int p = pos;
-        while ((v & ~0x7FL) != 0) {
-            b[p++] = (byte) ((v & 0x7F) | 0x80);
-            v >>>= 7;
-        }
-        b[p++] = (byte) v;
-        pos = p;
+        pos = Varint.writeLong(buf, pos, x);
     }
 
     private void ensure(long n) {

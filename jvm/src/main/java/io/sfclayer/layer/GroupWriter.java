@@ -4,6 +4,7 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.ValueCompression;
+import io.sfclayer.format.Varint;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -16,6 +17,9 @@ import java.util.List;
  * and hands groups to the rolling {@link DataFileWriter}. No Spark in here.
  */
 public final class GroupWriter implements Closeable {
+    /** Room reserved at the head of the buffer for the group's record count varint. */
+    private static final int HEAD = 10;
+
     private final DataFileWriter files;
     private final ValueCompression compression;
     private final boolean spaceTime;
@@ -42,7 +46,7 @@ public final class GroupWriter implements Closeable {
             flush();
             currentIndex = index;
             // room for the array's block count, written at flush
-            len = 10;
+            len = HEAD;
         }
         TileKeys.read(record, 0, spaceTime, key);
         checkDuplicate();
@@ -56,7 +60,7 @@ public final class GroupWriter implements Closeable {
         for (int i = 0; i < count; i++) {
             long[] k = keys[i];
             if (k[0] == key[0] && k[1] == key[1] && (!spaceTime || k[2] == key[2])) {
-                throw new SfcLayerException.InvalidInput("duplicate key " + TileKeys.describe(key, spaceTime)
+                throw new SfcLayerException.InvalidInput("duplicate key " + KeyIndex.describeKey(key[0], key[1], spaceTime, key[2])
                     + ": the input holds more than one tile for it (SFC index " + currentIndex + ")");
             }
         }
@@ -81,16 +85,7 @@ public final class GroupWriter implements Closeable {
         }
         // Avro array: one block of `count` items, then the 0 terminator. The count goes just
         // before the records, in the space reserved at the head of the buffer.
-        long zz = ((long) count << 1) ^ ((long) count >> 63);
-        byte[] head = new byte[10];
-        int h = 0;
-        while ((zz & ~0x7FL) != 0) {
-            head[h++] = (byte) ((zz & 0x7F) | 0x80);
-            zz >>>= 7;
-        }
-        head[h++] = (byte) zz;
-        int start = 10 - h;
-        System.arraycopy(head, 0, buf, start, h);
+        int start = Varint.writeLongBefore(buf, HEAD, count);
         ensure(len + 1);
         buf[len++] = 0;
         if (compression == ValueCompression.NONE) {

@@ -5,6 +5,7 @@ import io.sfclayer.curve.KeyBounds;
 import io.sfclayer.format.LayerMetadata;
 
 import java.io.Serializable;
+import java.util.List;
 import java.util.function.LongPredicate;
 
 /**
@@ -25,6 +26,7 @@ public final class TileGrid implements Serializable {
 
     /** Envelope column names, in the order of the table's columns. */
     public static final String XMIN = "xmin", YMIN = "ymin", XMAX = "xmax", YMAX = "ymax";
+    public static final List<String> COLUMNS = List.of(XMIN, YMIN, XMAX, YMAX);
 
     private final KeyBounds bounds;
     private final double xmin0, ymax0, tileWidth, tileHeight;

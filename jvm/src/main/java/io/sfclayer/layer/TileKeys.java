@@ -1,6 +1,7 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.format.Varint;
 
 /**
  * Reads the key at the head of an encoded tile record (col and row as Avro ints, then time as an
@@ -15,29 +16,11 @@ public final class TileKeys {
         int p = off;
         int n = spaceTime ? 3 : 2;
         for (int f = 0; f < n; f++) {
-            long raw = 0;
-            int shift = 0;
-            while (true) {
-                if (p >= buf.length || shift > 63) {
-                    throw new SfcLayerException.CorruptLayer("corrupt tile record: truncated key");
-                }
-                int b = buf[p++] & 0xff;
-                raw |= (long) (b & 0x7f) << shift;
-                if ((b & 0x80) == 0) {
-                    break;
-                }
-                shift += 7;
+            p = Varint.readLong(buf, p, out, f);
+            if (p < 0) {
+                throw new SfcLayerException.CorruptLayer("corrupt tile record: truncated key");
             }
-            out[f] = (raw >>> 1) ^ -(raw & 1);
         }
         return p - off;
-    }
-
-    public static String describe(long[] key, boolean spaceTime) {
-        String s = "(col=" + key[0] + ", row=" + key[1];
-        if (spaceTime) {
-            s += ", time=" + java.time.Instant.EPOCH.plus(key[2], java.time.temporal.ChronoUnit.MICROS);
-        }
-        return s + ")";
     }
 }

@@ -143,18 +143,10 @@ public final class ValueReader implements Closeable {
         if (record == null) {
             String why = inBounds(col, row, time) ? "" : " (outside its key bounds " + keyIndex.bounds()
                 + (md.isSpaceTime() ? ", " + keyIndex.timeBounds() : "") + ")";
-            throw new SfcLayerException.KeyNotFound("no tile at key " + describe(col, row, time) + " in layer "
+            throw new SfcLayerException.KeyNotFound("no tile at key " + KeyIndex.describeKey(col, row, md.isSpaceTime(), time) + " in layer "
                 + layer.path() + why);
         }
         return record;
-    }
-
-    private String describe(int col, int row, long time) {
-        String s = "(col=" + col + ", row=" + row;
-        if (md.isSpaceTime()) {
-            s += ", time=" + java.time.Instant.EPOCH.plus(time, java.time.temporal.ChronoUnit.MICROS);
-        }
-        return s + ")";
     }
 
     private byte[] find(int col, int row, long time, long index) throws IOException {

@@ -3,6 +3,7 @@ package io.sfclayer.spark;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.TileGrid;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.catalog.MetadataColumn;
 import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
@@ -93,7 +94,7 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
             fields.add(f);
         }
         if (md.extent != null) {
-            for (String e : SfcLayerWrite.ENVELOPE) {
+            for (String e : TileGrid.COLUMNS) {
                 fields.add(DataTypes.createStructField(e, DataTypes.DoubleType, false));
             }
         }

@@ -15,6 +15,7 @@ import io.sfclayer.format.VersionLog;
 import io.sfclayer.layer.GroupWriter;
 import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.PartitionBreaks;
+import io.sfclayer.layer.TileGrid;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -62,7 +63,6 @@ public final class SfcLayerWrite {
     /** Unreferenced data directories younger than this may be writes in progress: left alone. */
     static final long ORPHAN_GRACE_MILLIS = 3_600_000L;
     public static final Set<String> RESERVED = Set.of("_sfc_index", "_file");
-    public static final List<String> ENVELOPE = List.of("xmin", "ymin", "xmax", "ymax");
 
     private SfcLayerWrite() {
     }
@@ -115,9 +115,9 @@ public final class SfcLayerWrite {
             if (f.name().equals("col") || f.name().equals("row") || f.name().equals("time")) {
                 continue;
             }
-            if (RESERVED.contains(f.name()) || (opts.extent != null && ENVELOPE.contains(f.name()))) {
+            if (RESERVED.contains(f.name()) || (opts.extent != null && TileGrid.COLUMNS.contains(f.name()))) {
                 throw new SfcLayerException.InvalidInput("value column '" + f.name() + "' has a name sfclayer reserves"
-                    + (ENVELOPE.contains(f.name()) ? " for tile envelopes of layers with an extent" : "")
+                    + (TileGrid.COLUMNS.contains(f.name()) ? " for tile envelopes of layers with an extent" : "")
                     + "; rename it");
             }
             valueNames.add(f.name());
