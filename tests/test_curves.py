@@ -6,7 +6,6 @@ import doctest
 import json
 import os
 import random
-import subprocess
 
 import numpy as np
 import pytest
@@ -378,44 +377,12 @@ def test_times_naive_is_utc_and_aware_is_converted():
 
 
 # ----------------------------------------------------------------------------------------------
-# live cross-check with the JVM implementation (skipped when the jar has not been built)
-
-
-def _connector_jar():
-    """The built connector jar, if it has the curve classes (build/libs first, then the packaged copy)."""
-    import zipfile
-
-    for path in (os.path.join(ROOT, "build", "libs", "sfclayer.jar"), os.path.join(ROOT, "python", "sfclayer", "jars", "sfclayer.jar")):
-        try:
-            with zipfile.ZipFile(path) as z:
-                if "io/sfclayer/curve/KeyIndex.class" in z.namelist():
-                    return path
-        except (OSError, zipfile.BadZipFile):
-            continue
-    return None
+# live cross-check with the JVM implementation, in the test run's shared Spark JVM
 
 
 @pytest.fixture(scope="module")
-def curve_jvm():
-    jar = _connector_jar()
-    if jar is None:
-        pytest.skip("connector jar not built (gradle jar); skipping the JVM cross-check")
-    from pyspark import SparkConf
-    from pyspark.java_gateway import launch_gateway
-
-    conf = SparkConf(loadDefaults=False).set("spark.driver.extraClassPath", jar)
-    gateway = launch_gateway(conf, popen_kwargs={"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL})
-    try:
-        yield gateway.jvm
-    finally:
-        proc = getattr(gateway, "proc", None)
-        gateway.shutdown()
-        if proc is not None:
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+def curve_jvm(spark):
+    return spark.sparkContext._jvm
 
 
 def _java_index(jvm, ki):
