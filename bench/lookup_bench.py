@@ -50,7 +50,7 @@ __all__ = [
     "neighbourhood_keys",
     "lookups",
     "spark_point_queries",
-    "interval_point",
+    "interval_study",
     "tile_size_point",
 ]
 
@@ -275,40 +275,64 @@ def _index_file_bytes(local_path, data_dir):
 INDEX_ENTRY_HEAP_BYTES = 36
 
 
-def interval_point(spark, path, local_path, side, cfg, rng):
-    """Look-up costs and index size of one layer, for the index-interval table (raw socket gets)."""
-    with sfclayer.open(spark, path, cache_size=1) as layer:
-        md = layer.metadata
-    interval = int(md["indexInterval"])
-    entries = sum(math.ceil(f["indexes"] / interval) for f in md["files"])
-    n_files = int(md["fileCount"])
-    out = {
-        "interval": interval,
-        "files": n_files,
-        "index_bytes": _index_file_bytes(local_path, md["dataDir"]),
-        "index_entries": entries,
-        "index_heap_bytes": entries * INDEX_ENTRY_HEAP_BYTES,
-        "data_bytes": int(md["dataBytes"]),
-        # a get seeks to the index entry at or before the key, then reads up to interval - 1 groups
-        "scan_bytes_max": (interval - 1) * int(md["dataBytes"]) / max(1, int(md["indexCount"])),
-    }
-    _, firsts = _cold(spark, path, cfg, random_keys(rng, side, cfg.cold), decode=False)
-    out["cold_socket"] = summarize(firsts)
+def interval_study(spark, layers, side, cfg, rng):
+    """Look-up costs and index sizes of the same tiles written with different index intervals.
 
+    ``layers`` is a list of (local path) of layers; every measurement uses the same keys on every
+    layer, in ``cfg.interval_rounds`` rounds that rotate the layers' order, so that drift on a busy
+    machine spreads over all of them. Look-ups are raw gets over the look-up socket (undecoded).
+    """
+    results, opened = [], []
+    for path in layers:
+        with sfclayer.open(spark, path, cache_size=1) as layer:
+            md = layer.metadata
+        interval = int(md["indexInterval"])
+        results.append({
+            "interval": interval,
+            "files": int(md["fileCount"]),
+            "index_bytes": _index_file_bytes(path, md["dataDir"]),
+            "index_entries": sum(math.ceil(f["indexes"] / interval) for f in md["files"]),
+            "data_bytes": int(md["dataBytes"]),
+            # a get seeks to the index entry at or before the key, then reads up to interval - 1 groups
+            "scan_bytes_max": (interval - 1) * int(md["dataBytes"]) / max(1, int(md["indexCount"])),
+        })
+        results[-1]["index_heap_bytes"] = results[-1]["index_entries"] * INDEX_ENTRY_HEAP_BYTES
+    rounds = max(1, cfg.interval_rounds)
     hood = neighbourhood_keys(rng, side, cfg.warm_region)
-    with sfclayer.open(spark, path, cache_size=max(cfg.cache_size, n_files + 1)) as layer:
-        raw = _raw_get(layer)
-        for c, r in hood:
-            raw(c, r)
-        out["warm_socket"] = summarize(_timed(raw, hood))
-        for c, r in random_keys(rng, side, max(cfg.warm_random, 2 * n_files)):
-            raw(c, r)
-        out["warm_random_socket"] = summarize(_timed(raw, random_keys(rng, side, cfg.warm_random)))
-        keys = random_keys(rng, side, cfg.batch)
-        _batch(layer._client.get_many, keys)
-        s, b = _batch(layer._client.get_many, keys, repeats=3)
-        out["batch_warm"] = _batch_entry(keys, s, b)
-    return out
+    cold_keys = random_keys(rng, side, cfg.cold)
+    warm_keys = random_keys(rng, side, cfg.warm_random)
+    batch_keys = random_keys(rng, side, cfg.batch)
+    samples = [{"cold": [], "hood": [], "random": [], "batch": []} for _ in layers]
+    try:
+        for path, r in zip(layers, results):
+            layer = sfclayer.open(spark, path, cache_size=max(cfg.cache_size, r["files"] + 1))
+            opened.append(layer)
+            raw = _raw_get(layer)
+            for c, rr in hood + random_keys(rng, side, max(cfg.warm_random, 4 * r["files"])):
+                raw(c, rr)
+            _batch(layer._client.get_many, batch_keys)
+        for k in range(rounds):
+            order = list(range(len(layers)))
+            order = order[k % len(order):] + order[:k % len(order)]
+            for i in order:
+                chunk = slice(k * len(cold_keys) // rounds, (k + 1) * len(cold_keys) // rounds)
+                samples[i]["cold"] += _cold(spark, layers[i], cfg, cold_keys[chunk], decode=False)[1]
+                raw = _raw_get(opened[i])
+                samples[i]["hood"] += _timed(raw, hood)
+                chunk = slice(k * len(warm_keys) // rounds, (k + 1) * len(warm_keys) // rounds)
+                samples[i]["random"] += _timed(raw, warm_keys[chunk])
+                samples[i]["batch"].append(_batch(opened[i]._client.get_many, batch_keys))
+    finally:
+        for layer in opened:
+            layer.close()
+    for r, smp in zip(results, samples):
+        r["cold_socket"] = summarize(smp["cold"])
+        r["warm_socket"] = summarize(smp["hood"])
+        r["warm_random_socket"] = summarize(smp["random"])
+        seconds = float(np.median([t for t, _ in smp["batch"]]))
+        r["batch_warm"] = _batch_entry(batch_keys, seconds, smp["batch"][0][1])
+        r["batch_rounds_us_per_key"] = [1e6 * t / len(batch_keys) for t, _ in smp["batch"]]
+    return results
 
 
 def tile_size_point(spark, path, side, tile_bytes, cfg, rng):

@@ -102,17 +102,18 @@ class Config:
     sizes: tuple = (2 ** 14, 2 ** 16, 2 ** 18)  # tiles per layer (square grids)
     tile_side: int = 32  # tiles are tile_side x tile_side int16 samples
     fractions: tuple = (0.001, 0.01, 0.1)  # bbox area / layer area
-    boxes: int = 5  # random boxes per fraction (median reported)
-    fullscan_boxes: int = 2  # of those, how many the full scan runs (its cost is box-independent)
-    cold: int = 60  # cold look-ups (each on a fresh reader)
+    boxes: int = 7  # random boxes per fraction (median reported)
+    fullscan_boxes: int = 3  # of those, how many the full scan runs (its cost is box-independent)
+    cold: int = 100  # cold look-ups (each on a fresh Layer)
     warm_region: int = 32  # warm look-ups: a region of warm_region^2 tiles
-    warm_random: int = 500  # warm look-ups at random keys
+    warm_random: int = 2000  # warm look-ups at random keys
     rtt_calls: int = 300
     batch: int = 1000  # keys per get_many batch
     cache_size: int = 16  # Layer cache (sfclayer's default)
-    point_queries: int = 15  # point queries through Spark per comparator
+    point_queries: int = 25  # point queries through Spark per comparator
     intervals: tuple = (1, 4, 16, 128)
     interval_size: int = 2 ** 16  # layer size of the index-interval study
+    interval_rounds: int = 5  # the study's measurements interleave the layers in this many rounds
     partition_bytes: int = 64 << 20  # input partition size (write tasks)
     zsorted_row_group: int = 16 << 20  # Parquet Z-sorted: parquet.block.size
     zsorted_page_rows: int = 1024  # Parquet Z-sorted: parquet.page.row.count.limit
@@ -130,11 +131,11 @@ class Config:
 
 DEFAULT = Config()
 QUICK = Config(sizes=(2 ** 10, 2 ** 12), boxes=3, fullscan_boxes=1, cold=20, warm_random=200, rtt_calls=100,
-               batch=500, point_queries=5, interval_size=2 ** 12, warm_region=16, py4j_gets=50,
+               batch=500, point_queries=5, interval_size=2 ** 12, interval_rounds=3, warm_region=16, py4j_gets=50,
                tile_study_tiles=2 ** 8, tile_study_region=8)
 SMOKE = Config(sizes=(2 ** 8,), tile_side=8, fractions=(0.01, 0.1), boxes=1, fullscan_boxes=1, cold=3,
                warm_region=8, warm_random=20, rtt_calls=10, batch=40, point_queries=1, intervals=(4, 128),
-               interval_size=2 ** 8, warmup=False, py4j_gets=8, tile_study_sides=(8, 48),
+               interval_size=2 ** 8, interval_rounds=2, warmup=False, py4j_gets=8, tile_study_sides=(8, 48),
                tile_study_tiles=2 ** 6, tile_study_region=4)
 
 
@@ -455,24 +456,26 @@ def bench_size(spark, n, cfg, work, rng, log):
 
 
 def bench_intervals(spark, df, side, parts, size_dir, main_path, main_md, cfg, rng, log):
-    """The index-interval study: the same tiles written with each interval."""
-    out = []
+    """The index-interval study: the same tiles written with each interval, measured side by side."""
+    paths, writes = [], []
     for interval in cfg.intervals:
         if interval == main_md["indexInterval"]:
-            path, write_s = main_path, None
-        else:
-            path = os.path.join(size_dir, f"sfclayer-interval-{interval}")
-            t = _perf()
-            sfclayer.write(df, path, mode="overwrite", bounds=(0, 0, side - 1, side - 1), partitions=parts,
-                           index_interval=interval)
-            write_s = _perf() - t
-        r = lookup_bench.interval_point(spark, path, path, side, cfg, rng)
+            paths.append(main_path)
+            writes.append(None)
+            continue
+        path = os.path.join(size_dir, f"sfclayer-interval-{interval}")
+        t = _perf()
+        sfclayer.write(df, path, mode="overwrite", bounds=(0, 0, side - 1, side - 1), partitions=parts,
+                       index_interval=interval)
+        writes.append(_perf() - t)
+        paths.append(path)
+    results = lookup_bench.interval_study(spark, paths, side, cfg, rng)
+    for interval, r, w in zip(cfg.intervals, results, writes):
         assert r["interval"] == interval, (r["interval"], interval)
-        r["write_s"] = write_s
-        out.append(r)
+        r["write_s"] = w
         log(f"[intervals] {interval}: index {r['index_bytes'] / 1024:.1f} KiB, cold p50 "
             f"{r['cold_socket']['p50_ms']:.2f} ms, warm random p50 {r['warm_random_socket']['p50_ms']:.3f} ms")
-    return {"tiles": side * side, "results": out}
+    return {"tiles": side * side, "results": results}
 
 
 def bench_tile_sizes(spark, cfg, work, rng, log):
@@ -638,7 +641,7 @@ def _fmt_n(n):
 
 
 def _fmt_mb(mb):
-    return "–" if mb != mb else f"{mb:.1f}"
+    return "–" if mb != mb else f"{mb:.2f}" if mb < 1 else f"{mb:.1f}"
 
 
 def _mib(b):
@@ -722,10 +725,11 @@ def render_markdown(report, command):
     add("")
     add("Latency per look-up in milliseconds. *warm (neighbourhood)*: a "
         f"{cfg['warm_region']}×{cfg['warm_region']} region visited viewport by viewport, a second time; "
-        "*warm (random keys, files open)*: random keys with every data file open; *cold*: a fresh reader "
+        "*warm (random keys, files open)*: random keys with every data file open; *cold*: a fresh `Layer` "
         "and its first `get` (opens the file and reads its index; the OS page cache is warm). "
-        "*via py4j*: the record's bytes, undecoded; *Layer.get*: decoded to a dict in Python. "
-        "Through Spark: one job per key (`collect` of one row).")
+        "*Layer.get*: over the Layer's look-up socket, decoded to a dict in Python; *raw get*: the same "
+        "socket, the record's bytes undecoded; *via py4j*: `ValueReader.get` through py4j, undecoded. "
+        "Through Spark: one job per key (`collect` of one row), a fresh DataFrame each time.")
     add("")
     header = "| method | " + " | ".join(f"{_fmt_n(e['tiles'])} p50 | p99" for e in report["sizes"]) + \
              " | × warm Layer.get (p50, largest) |"
@@ -788,7 +792,8 @@ def render_markdown(report, command):
         add("## Index interval (look-up trade-off)")
         add("")
         add(f"The same {_fmt_n(iv['tiles'])}-tile layer written with each `indexInterval`; look-ups raw over the "
-            "look-up socket (undecoded), latencies in ms; get_many: random keys, files open. Index heap = entries × "
+            "look-up socket (undecoded), latencies in ms, the same keys on every layer, measured in "
+            f"{cfg['interval_rounds']} interleaved rounds; get_many: {cfg['batch']:,} random keys, files open. Index heap = entries × "
             f"{lookup_bench.INDEX_ENTRY_HEAP_BYTES} B (LongWritable + reference + long position, as "
             "MapFile.Reader holds them), for all files open; an estimate, not a measurement.")
         add("")
@@ -828,15 +833,19 @@ def interpret(report):
         parts.append(f"{b['actual_fraction']:.1%} box: Z-sorted Parquet {_fmt_ratio(r['parquet_zsorted']['median_s'] / base)}, "
                      f"plain Parquet {_fmt_ratio(r['parquet_plain']['median_s'] / base)}, full scan "
                      f"{_fmt_ratio(r['sfclayer_fullscan']['median_s'] / base)} sfclayer's time")
+    sfc = [b["results"]["sfclayer"]["median_s"] for e in report["sizes"] for b in e["bbox"]]
     out.append(f"**Bounding boxes.** At {n} tiles: " + "; ".join(parts) + ". "
-               + _amplification_sentence(bb))
+               + _amplification_sentence(bb)
+               + f" Across all sizes and boxes sfclayer's medians stay between {_fmt_s(min(sfc))} and "
+               f"{_fmt_s(max(sfc))}: at these sizes a query's time is mostly Spark's fixed cost of planning and "
+               "running a job, which every comparator pays; the records read are what grows with the layer.")
     lk = big["lookups"]
     pq = lk["spark_parquet_zsorted"]["p50_ms"]
     out.append(
         f"**Point look-ups.** A warm `Layer.get` takes {_fmt_ms(lk['warm_python']['p50_ms'])} ms at the median "
-        f"(p99 {_fmt_ms(lk['warm_python']['p99_ms'])} ms), of which a py4j round trip is "
-        f"{_fmt_ms(lk['py4j_round_trip']['p50_ms'])} ms; a cold one (new reader: file open and index read) "
-        f"{_fmt_ms(lk['cold_python']['p50_ms'])} ms. The same tile through Spark from Z-sorted Parquet takes "
+        f"(p99 {_fmt_ms(lk['warm_python']['p99_ms'])} ms), of which a round trip on the look-up socket is "
+        f"{_fmt_ms(lk['socket_round_trip']['p50_ms'])} ms; a cold one (new `Layer`: file open and index read) "
+        f"{_fmt_ms(lk['cold_python']['p50_ms'])} ms, after {_fmt_ms(lk['open']['p50_ms'])} ms for `sfclayer.open`. The same tile through Spark from Z-sorted Parquet takes "
         f"{_fmt_ms(pq)} ms ({_fmt_ratio(pq / lk['warm_python']['p50_ms'])} a warm `Layer.get`, "
         f"{_fmt_ratio(pq / lk['cold_python']['p50_ms'])} a cold one), from plain Parquet "
         f"{_fmt_ms(lk['spark_parquet_plain']['p50_ms'])} ms. In batches over the look-up socket, "
@@ -887,40 +896,55 @@ def _amplification_sentence(bb):
 def _interval_sentence(iv):
     rs = iv["results"]
     by = {r["interval"]: r for r in rs}
-    best_warm = min(rs, key=lambda r: r["warm_random_socket"]["p50_ms"])
-    best_cold = min(rs, key=lambda r: r["cold_socket"]["p50_ms"])
-    text = (f"**Index interval.** On {_fmt_n(iv['tiles'])} tiles, warm random look-ups are fastest with interval "
-            f"{best_warm['interval']} ({_fmt_ms(best_warm['warm_random_socket']['p50_ms'])} ms p50) and cold ones with "
-            f"{best_cold['interval']} ({_fmt_ms(best_cold['cold_socket']['p50_ms'])} ms; a cold look-up reads the "
-            "file's whole index). ")
-    if 4 in by:
-        r4 = by[4]
-        verdict = []
-        for other in rs:
-            if other["interval"] == 4:
-                continue
-            dw = other["warm_random_socket"]["p50_ms"] / r4["warm_random_socket"]["p50_ms"]
-            verdict.append(f"{other['interval']}: {_fmt_ratio(dw)} the default's warm time at "
-                           f"{other['index_heap_bytes'] / max(r4['index_heap_bytes'], 1):.2g}× its index memory")
-        text += "Against the default 4 — " + "; ".join(verdict) + ". "
-    # Warm look-ups dominate a viewer's traffic (a file is opened once per reader); among the intervals
-    # within 10 % of the fastest warm look-up, the one with the fastest cold look-up (smallest index).
-    best_w = best_warm["warm_random_socket"]["p50_ms"]
-    ok = [r for r in rs if r["warm_random_socket"]["p50_ms"] <= 1.1 * best_w]
-    pick = min(ok, key=lambda r: r["cold_socket"]["p50_ms"])
-    text += (f"Taking the intervals within 10 % of the fastest warm look-up "
-             f"({', '.join(str(r['interval']) for r in ok)}) and among them the fastest cold one, these figures "
-             f"support an interval of {pick['interval']}")
-    if pick["interval"] == 4:
-        text += ", the current default."
-    elif 4 in by:
-        text += (f" rather than the current default of 4, for tiles of this size. A look-up reads up to "
-                 f"{pick['scan_bytes_max'] / 1024:.0f} KiB after its seek at interval {pick['interval']} "
-                 f"({by[4]['scan_bytes_max'] / 1024:.0f} KiB at 4), which stays cheap only while tiles are small: "
-                 "with tiles much larger than these 2 KiB, 4 remains the safer default.")
-    else:
-        text += "."
-    return text
+
+    def seq(f):
+        return "/".join(f(r) for r in rs)
+
+    jvm = seq(lambda r: f"{r['batch_warm']['us_per_key']:.1f}")
+    scan = seq(lambda r: f"{r['scan_bytes_max'] / 1024:.0f}")
+    warm = seq(lambda r: _fmt_ms(r["warm_random_socket"]["p50_ms"]))
+    cold = seq(lambda r: _fmt_ms(r["cold_socket"]["p50_ms"]))
+    heap = seq(lambda r: f"{r['index_heap_bytes'] / 1024:.0f}")
+    text = (f"**Index interval.** On {_fmt_n(iv['tiles'])} tiles, at intervals {seq(lambda r: str(r['interval']))}: "
+            f"the JVM's look-up cost (get_many, per key) is {jvm} µs, growing with the bytes a look-up reads after "
+            f"its seek ({scan} KiB at most); a single warm get over the socket takes {warm} ms (its round trip "
+            f"hides small differences); a cold get, which reads the file's whole index, {cold} ms; and the indexes "
+            f"take {heap} KiB of heap with every file open. ")
+    # The default stands unless another interval is at least as good on every measure (the JVM's
+    # per-key cost within the larger interquartile range of the two over the rounds, a warm get and a
+    # cold get within 10 %) and better on one of them.
+    def spread(r):
+        rounds = r.get("batch_rounds_us_per_key") or [r["batch_warm"]["us_per_key"]]
+        return float(np.percentile(rounds, 75) - np.percentile(rounds, 25))
+
+    def no_worse(a, b):
+        """a is at least as good as b on every measure."""
+        return (a["batch_warm"]["us_per_key"] <= b["batch_warm"]["us_per_key"] + max(spread(a), spread(b))
+                and a["warm_random_socket"]["p50_ms"] <= 1.1 * b["warm_random_socket"]["p50_ms"]
+                and a["cold_socket"]["p50_ms"] <= 1.1 * b["cold_socket"]["p50_ms"])
+
+    if 4 not in by:
+        return text
+    d = by[4]
+    better = [r for r in rs if r is not d and no_worse(r, d) and not no_worse(d, r)]
+    if better:
+        b = min(better, key=lambda r: r["cold_socket"]["p50_ms"])
+        return text + (f"Interval {b['interval']} is at least as good as the default 4 on every measure here and better "
+                       f"on one, so these figures support {b['interval']} for tiles of this size (the scan after a seek "
+                       f"grows with the tile size: {b['scan_bytes_max'] / 1024:.0f} KiB against "
+                       f"{d['scan_bytes_max'] / 1024:.0f} KiB at 4 here).")
+    parts = []
+    for r in rs:
+        if r is d:
+            continue
+        dj = r["batch_warm"]["us_per_key"] - d["batch_warm"]["us_per_key"]
+        dc = r["cold_socket"]["p50_ms"] - d["cold_socket"]["p50_ms"]
+        parts.append(f"{r['interval']} {'saves' if dj < 0 else 'costs'} {abs(dj):.1f} µs per warm look-up in the JVM "
+                     f"and {'saves' if dc < 0 else 'costs'} {abs(dc):.1f} ms per cold one, at "
+                     f"{r['index_heap_bytes'] / max(d['index_heap_bytes'], 1):.2g}× the heap")
+    return text + ("No interval is at least as good as the default 4 on every measure, so these figures support "
+                   "keeping 4: against it, " + "; ".join(parts) + ". (Ties: JVM costs within their interquartile "
+                   "range over the rounds, warm and cold gets within 10 %.)")
 
 
 def plot(report, path):
@@ -947,7 +971,8 @@ def plot(report, path):
     ax.set_xticklabels([f"{b['actual_fraction']:.1%} ({b['tiles']:,} tiles)" for b in big["bbox"]], fontsize=8)
     ax.set_ylabel("median query time (s)")
     ax.set_title(f"Bounding-box queries ({_fmt_n(big['tiles'])} tiles; × sfclayer's time)")
-    ax.legend(fontsize=8)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.35)
+    ax.legend(fontsize=8, loc="upper left", ncol=2)
     ax.grid(True, axis="y", alpha=0.3)
 
     ax = axes[0][1]
@@ -988,6 +1013,8 @@ def plot(report, path):
         ax.plot(xs, [r["warm_random_socket"]["p50_ms"] for r in iv["results"]], "s-", color="C0",
                 label="warm random p50")
         ax.plot(xs, [r["warm_socket"]["p50_ms"] for r in iv["results"]], "^-", color="C2", label="warm neighbourhood p50")
+        ax.plot(xs, [r["batch_warm"]["us_per_key"] / 1e3 for r in iv["results"]], "d--", color="C4",
+                label="get_many per key (JVM cost)")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("indexInterval")
@@ -1037,6 +1064,7 @@ def make_session(driver_memory="6g"):
         "local[2]", app_name="sfclayer-bench",
         **{"spark.driver.memory": driver_memory,
            "spark.ui.enabled": "false",
+           "spark.ui.showConsoleProgress": "false",
            "spark.driver.host": "127.0.0.1",
            "spark.driver.bindAddress": "127.0.0.1",
            "spark.sql.shuffle.partitions": "8"})
@@ -1063,8 +1091,8 @@ def main(argv=None):
         cfg = dataclasses.replace(cfg, intervals=tuple(int(x) for x in args.intervals.split(",")))
     if args.interval_size:
         cfg = dataclasses.replace(cfg, interval_size=parse_sizes(args.interval_size)[0])
-    command = "make bench" if argv is None and len(sys.argv) == 1 else \
-        "python bench/run.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    args_text = " ".join(sys.argv[1:] if argv is None else argv)
+    command = ".venv/bin/python bench/run.py" + (f" {args_text}" if args_text else " (= make bench)")
 
     work = args.work or tempfile.mkdtemp(prefix="sfclayer-bench-")
     spark = make_session()

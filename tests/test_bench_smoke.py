@@ -99,6 +99,7 @@ def test_smoke_run_reports_every_comparator(spark, bench, tmp_path):
         assert _finite_positive(r["cold_socket"]["p50_ms"])
         assert _finite_positive(r["warm_random_socket"]["p50_ms"])
         assert _finite_positive(r["batch_warm"]["us_per_key"])
+        assert len(r["batch_rounds_us_per_key"]) == cfg.interval_rounds
 
     # the report renders, with every comparator and the machine
     text = bench.render_markdown(report, "pytest smoke")
