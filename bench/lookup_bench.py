@@ -139,6 +139,14 @@ def _batch_entry(keys, seconds, nbytes):
             "keys_per_s": len(keys) / seconds, "mb_per_s": nbytes / seconds / 1e6}
 
 
+def _jvm_timed(layer, keys):
+    """Seconds per look-up measured inside the JVM (``ValueReader.timeGets``): no transport at all."""
+    nanos = list(layer._reader.timeGets(_pack(keys)))
+    if any(n < 0 for n in nanos):
+        raise AssertionError("a key timed in the JVM is missing")
+    return [n / 1e9 for n in nanos]
+
+
 def _cold(spark, path, cfg, keys, decode):
     """A fresh Layer per key: (open seconds, first-get seconds) lists."""
     opens, firsts = [], []
@@ -185,6 +193,11 @@ def lookups(spark, path, side, n_files, cfg, rng):
     out["cold_python"] = summarize(firsts)
     _, firsts = _cold(spark, path, cfg, random_keys(rng, side, cfg.cold), decode=False)
     out["cold_socket"] = summarize(firsts)
+    cold_jvm = []
+    for key in random_keys(rng, side, cfg.cold):
+        with sfclayer.open(spark, path, cache_size=cfg.cache_size) as layer:
+            cold_jvm += _jvm_timed(layer, [key])
+    out["cold_jvm"] = summarize(cold_jvm)
 
     # Warm, neighbourhood order: a warm-up pass, then the same keys again, measured.
     hood = neighbourhood_keys(rng, side, cfg.warm_region)
@@ -194,6 +207,7 @@ def lookups(spark, path, side, n_files, cfg, rng):
         out["warm_python"] = summarize(_timed(layer.get, hood))
         out["warm_socket"] = summarize(_timed(_raw_get(layer), hood))
         out["warm_py4j"] = summarize(_timed(_py4j_get(layer), hood[:cfg.py4j_gets]))
+        out["warm_jvm"] = summarize(_jvm_timed(layer, hood))
         stats = layer.stats()
     out["warm_files_opened"] = stats["files_opened"]
     out["warm_keys"] = len(hood)
@@ -346,6 +360,7 @@ def tile_size_point(spark, path, side, tile_bytes, cfg, rng):
         out["warm_python"] = summarize(_timed(layer.get, hood))
         out["warm_socket"] = summarize(_timed(_raw_get(layer), hood))
         out["warm_py4j"] = summarize(_timed(_py4j_get(layer), hood[:cfg.py4j_gets]))
+        out["warm_jvm"] = summarize(_jvm_timed(layer, hood))
         s, b = _batch(layer._client.get_many, hood, repeats=3)
         out["batch_socket"] = _batch_entry(hood, s, b)
     _, firsts = _cold(spark, path, cfg, random_keys(rng, side, max(3, cfg.cold // 3)), decode=True)

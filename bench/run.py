@@ -66,10 +66,12 @@ BATCHES = [
 ]
 # Point look-up methods, in display order: (key in the report, label).
 POINT_METHODS = [
+    ("warm_jvm", "sfclayer ValueReader.get inside the JVM, warm (neighbourhood)"),
     ("warm_socket", "sfclayer raw get (look-up socket), warm (neighbourhood)"),
     ("warm_python", "sfclayer Layer.get, warm (neighbourhood)"),
     ("warm_random_socket", "sfclayer raw get (look-up socket), warm (random keys, files open)"),
     ("warm_py4j", "sfclayer ValueReader.get via py4j, warm (neighbourhood)"),
+    ("cold_jvm", "sfclayer ValueReader.get inside the JVM, cold (fresh Layer)"),
     ("cold_socket", "sfclayer raw get (look-up socket), cold (fresh Layer)"),
     ("cold_python", "sfclayer Layer.get, cold (fresh Layer)"),
     ("open", "sfclayer.open (metadata, listing, look-up socket)"),
@@ -80,6 +82,8 @@ POINT_METHODS = [
     ("py4j_round_trip", "py4j round trip (trivial JVM call), for reference"),
 ]
 SHORT_POINT_LABELS = {
+    "warm_jvm": "JVM get, warm nbhd",
+    "cold_jvm": "JVM get, cold",
     "warm_socket": "raw get, warm nbhd",
     "warm_python": "Layer.get, warm nbhd",
     "warm_random_socket": "raw get, warm random",
@@ -844,7 +848,9 @@ def interpret(report):
     out.append(
         f"**Point look-ups.** A warm `Layer.get` takes {_fmt_ms(lk['warm_python']['p50_ms'])} ms at the median "
         f"(p99 {_fmt_ms(lk['warm_python']['p99_ms'])} ms), of which a round trip on the look-up socket is "
-        f"{_fmt_ms(lk['socket_round_trip']['p50_ms'])} ms; a cold one (new `Layer`: file open and index read) "
+        f"{_fmt_ms(lk['socket_round_trip']['p50_ms'])} ms and the look-up itself, timed inside the JVM, "
+        f"{_fmt_ms(lk['warm_jvm']['p50_ms'])} ms (p99 {_fmt_ms(lk['warm_jvm']['p99_ms'])} ms; cold "
+        f"{_fmt_ms(lk['cold_jvm']['p50_ms'])} ms); a cold one (new `Layer`: file open and index read) "
         f"{_fmt_ms(lk['cold_python']['p50_ms'])} ms, after {_fmt_ms(lk['open']['p50_ms'])} ms for `sfclayer.open`. The same tile through Spark from Z-sorted Parquet takes "
         f"{_fmt_ms(pq)} ms ({_fmt_ratio(pq / lk['warm_python']['p50_ms'])} a warm `Layer.get`, "
         f"{_fmt_ratio(pq / lk['cold_python']['p50_ms'])} a cold one), from plain Parquet "
