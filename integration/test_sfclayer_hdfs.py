@@ -109,3 +109,19 @@ def test_reads_survive_a_datanode_stopping(spark, hdfs, layer):
             assert lyr.get(40, 33)["v"] == 40033
     finally:
         hdfs.restart_datanode(0)
+
+
+def test_scan_partitions_prefer_the_hosts_of_their_file(spark, hdfs, layer):
+    df = sfclayer.read(spark, layer, keys=(0, 0, 20, 20))
+    leaves = df._jdf.queryExecution().sparkPlan().collectLeaves()
+    scans = [leaves.apply(i) for i in range(leaves.size())
+             if leaves.apply(i).getClass().getSimpleName() == "BatchScanExec"]
+    assert len(scans) == 1
+    partitions = scans[0].scan().toBatch().planInputPartitions()
+    assert len(partitions) >= 1
+    datanodes = {addr.split(":")[0] for addr in getattr(hdfs, "datanode_addresses", [])} or None
+    for p in partitions:
+        hosts = list(p.preferredLocations())
+        assert hosts, f"no preferred location for {p}"
+        if datanodes:
+            assert set(hosts) <= datanodes | {"localhost"}

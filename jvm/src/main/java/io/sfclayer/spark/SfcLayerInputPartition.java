@@ -6,12 +6,22 @@ import org.apache.spark.sql.connector.read.InputPartition;
 final class SfcLayerInputPartition implements InputPartition {
     private static final long serialVersionUID = 1L;
 
+    private static final String[] NOWHERE = new String[0];
+
     final String file;
     final long[] ranges;
+    /** Hosts holding the file's block (one block: files never cross one), for Spark's locality. */
+    private final String[] hosts;
 
-    SfcLayerInputPartition(String file, long[] ranges) {
+    SfcLayerInputPartition(String file, long[] ranges, String[] hosts) {
         this.file = file;
         this.ranges = ranges;
+        this.hosts = hosts == null ? NOWHERE : hosts;
+    }
+
+    @Override
+    public String[] preferredLocations() {
+        return hosts;
     }
 
     @Override

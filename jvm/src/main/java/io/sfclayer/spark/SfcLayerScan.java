@@ -9,6 +9,8 @@ import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.TileGrid;
+import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.read.Batch;
@@ -127,6 +129,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
     public InputPartition[] planInputPartitions() {
         plan();
         InputPartition[] out = new InputPartition[selected.size()];
+        FileSystem fs = localityFileSystem(selected.size());
         for (int i = 0; i < out.length; i++) {
             DataFileListing.Selection s = selected.get(i);
             long[] pairs = new long[2 * s.ranges.size()];
@@ -134,9 +137,36 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
                 pairs[2 * j] = s.ranges.get(j).lo;
                 pairs[2 * j + 1] = s.ranges.get(j).hi;
             }
-            out[i] = new SfcLayerInputPartition(new Path(layer.dataDir(), s.name).toString(), pairs);
+            Path file = new Path(layer.dataDir(), s.name);
+            out[i] = new SfcLayerInputPartition(file.toString(), pairs, fs == null ? null : blockHosts(fs, file));
         }
         return out;
+    }
+
+    /** Asking for block hosts costs one NameNode call per file: done for moderate scans only. */
+    static final int MAX_FILES_FOR_LOCALITY = 2000;
+
+    /** The filesystem to ask for block hosts, or null when locality is moot (local files) or too costly. */
+    private FileSystem localityFileSystem(int files) {
+        if (files == 0 || files > MAX_FILES_FOR_LOCALITY) {
+            return null;
+        }
+        try {
+            FileSystem fs = layer.dataDir().getFileSystem(layer.conf());
+            return "file".equals(fs.getScheme()) ? null : fs;
+        } catch (IOException | UnsupportedOperationException e) {
+            return null;
+        }
+    }
+
+    /** Hosts of the data file's (single) block; none if they cannot be had: locality is only a hint. */
+    private static String[] blockHosts(FileSystem fs, Path mapFile) {
+        try {
+            BlockLocation[] blocks = fs.getFileBlockLocations(new Path(mapFile, "data"), 0, 1);
+            return blocks.length == 0 ? null : blocks[0].getHosts();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     @Override
