@@ -147,6 +147,18 @@ def _jvm_timed(layer, keys):
     return [n / 1e9 for n in nanos]
 
 
+def _warm(layer, keys, cfg):
+    """Warm latencies on ``keys``, visited once to warm up, then measured on every transport."""
+    for c, r in keys:
+        layer.get(c, r)
+    return {
+        "warm_python": summarize(_timed(layer.get, keys)),
+        "warm_socket": summarize(_timed(_raw_get(layer), keys)),
+        "warm_py4j": summarize(_timed(_py4j_get(layer), keys[:cfg.py4j_gets])),
+        "warm_jvm": summarize(_jvm_timed(layer, keys)),
+    }
+
+
 def _cold(spark, path, cfg, keys, decode):
     """A fresh Layer per key: (open seconds, first-get seconds) lists."""
     opens, firsts = [], []
@@ -202,12 +214,7 @@ def lookups(spark, path, side, n_files, cfg, rng):
     # Warm, neighbourhood order: a warm-up pass, then the same keys again, measured.
     hood = neighbourhood_keys(rng, side, cfg.warm_region)
     with sfclayer.open(spark, path, cache_size=cfg.cache_size) as layer:
-        for c, r in hood:
-            layer.get(c, r)
-        out["warm_python"] = summarize(_timed(layer.get, hood))
-        out["warm_socket"] = summarize(_timed(_raw_get(layer), hood))
-        out["warm_py4j"] = summarize(_timed(_py4j_get(layer), hood[:cfg.py4j_gets]))
-        out["warm_jvm"] = summarize(_jvm_timed(layer, hood))
+        out.update(_warm(layer, hood, cfg))
         stats = layer.stats()
     out["warm_files_opened"] = stats["files_opened"]
     out["warm_keys"] = len(hood)
@@ -355,12 +362,7 @@ def tile_size_point(spark, path, side, tile_bytes, cfg, rng):
     out = {"tile_bytes": tile_bytes}
     hood = neighbourhood_keys(rng, side, cfg.tile_study_region)
     with sfclayer.open(spark, path, cache_size=cfg.cache_size) as layer:
-        for c, r in hood:
-            layer.get(c, r)
-        out["warm_python"] = summarize(_timed(layer.get, hood))
-        out["warm_socket"] = summarize(_timed(_raw_get(layer), hood))
-        out["warm_py4j"] = summarize(_timed(_py4j_get(layer), hood[:cfg.py4j_gets]))
-        out["warm_jvm"] = summarize(_jvm_timed(layer, hood))
+        out.update(_warm(layer, hood, cfg))
         s, b = _batch(layer._client.get_many, hood, repeats=3)
         out["batch_socket"] = _batch_entry(hood, s, b)
     _, firsts = _cold(spark, path, cfg, random_keys(rng, side, max(3, cfg.cold // 3)), decode=True)
