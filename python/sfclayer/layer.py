@@ -27,8 +27,10 @@ _OPTION_NAMES = {
     "extent": "extent",
     "crs": "crs",
     "index_interval": "indexInterval",
-    "retain_versions": "retainVersions",
     "max_ranges": "maxRanges",
+    "on_existing": "onExisting",
+    "version": "versionAsOf",
+    "as_of": "timestampAsOf",
 }
 
 
@@ -64,7 +66,7 @@ def write_options(**options):
     **options
         ``key_index``, ``bounds`` (colMin, rowMin, colMax, rowMax), ``time_bounds`` (start, end),
         ``time_resolution`` (timedelta or '1 day'), ``block_size``, ``partitions``, ``compression``,
-        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``retain_versions``;
+        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``on_existing`` (append: replace, keep, error);
         connector names (``keyIndex``) are accepted as they are.
 
     Examples
