@@ -22,9 +22,11 @@ from .errors import (
     LayerNotFound,
     LayerExists,
     CorruptLayer,
+    ConcurrentUpdate,
 )
 
 from .layer import write, read, open, Layer
+from .maintenance import Version, history, delete, compact, vacuum
 
 __version__ = "0.1.0"
 
@@ -36,6 +38,11 @@ __all__ = [
     "read",
     "open",
     "Layer",
+    "Version",
+    "history",
+    "delete",
+    "compact",
+    "vacuum",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -44,6 +51,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "ConcurrentUpdate",
 ]
 
 

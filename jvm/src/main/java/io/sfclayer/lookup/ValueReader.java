@@ -75,6 +75,12 @@ public final class ValueReader implements Closeable {
         return new ValueReader(Layer.open(conf, path), cacheSize);
     }
 
+    /** A reader pinned to {@code version} (≥ 1), or the newest version at {@code asOfMillis} (≥ 0), or the newest. */
+    public static ValueReader open(Configuration conf, String path, int cacheSize, long version, long asOfMillis)
+            throws IOException {
+        return new ValueReader(Layer.open(conf, path, version, asOfMillis), cacheSize);
+    }
+
     public LayerMetadata metadata() {
         return md;
     }
