@@ -21,9 +21,16 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
     public final long records;
     public final long indexes;
     public final long dataBytes;
+    /** Column statistics (optional field {@code stats}); null for files written without them. */
+    public final FileStats stats;
 
     public DataFile(String dir, String name, long firstIndex, long lastIndex, long records, long indexes,
                     long dataBytes) {
+        this(dir, name, firstIndex, lastIndex, records, indexes, dataBytes, null);
+    }
+
+    public DataFile(String dir, String name, long firstIndex, long lastIndex, long records, long indexes,
+                    long dataBytes, FileStats stats) {
         this.dir = dir;
         this.name = name;
         this.firstIndex = firstIndex;
@@ -31,6 +38,7 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
         this.records = records;
         this.indexes = indexes;
         this.dataBytes = dataBytes;
+        this.stats = stats;
     }
 
     /** The file's path relative to the layer: what identifies it across versions. */
@@ -47,6 +55,9 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
         m.put("records", records);
         m.put("indexes", indexes);
         m.put("dataBytes", dataBytes);
+        if (stats != null) {
+            m.put("stats", stats.toJson());
+        }
         return m;
     }
 
@@ -58,8 +69,14 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
             throw new SfcLayerException.CorruptLayer("a files entry lacks its dir or name: " + m);
         }
         DataFileName parsed = DataFileName.parse((String) name);
+        Object stats = m.get("stats");
+        if (stats != null && !(stats instanceof Map)) {
+            throw new SfcLayerException.CorruptLayer("files entry " + name + ": field 'stats' is not an object");
+        }
+        @SuppressWarnings("unchecked")
+        FileStats parsedStats = stats == null ? null : FileStats.fromJson((Map<String, Object>) stats, (String) name);
         return new DataFile((String) dir, (String) name, parsed.firstIndex, num(m, "lastIndex"), num(m, "records"),
-            num(m, "indexes"), num(m, "dataBytes"));
+            num(m, "indexes"), num(m, "dataBytes"), parsedStats);
     }
 
     private static long num(Map<String, Object> m, String field) {

@@ -39,14 +39,18 @@ public final class DataFileWriter implements Closeable {
         public final long records;
         public final long indexes;
         public final long dataBytes;
+        /** Column statistics of the file, or null when the writer collected none. */
+        public final FileStats stats;
 
-        FileStat(String name, long firstIndex, long lastIndex, long records, long indexes, long dataBytes) {
+        FileStat(String name, long firstIndex, long lastIndex, long records, long indexes, long dataBytes,
+                 FileStats stats) {
             this.name = name;
             this.firstIndex = firstIndex;
             this.lastIndex = lastIndex;
             this.records = records;
             this.indexes = indexes;
             this.dataBytes = dataBytes;
+            this.stats = stats;
         }
     }
 
@@ -70,6 +74,9 @@ public final class DataFileWriter implements Closeable {
     private long last = -1;
     private long records;
     private long groups;
+    /** Statistics of the open file; null while a group without statistics was appended to it. */
+    private FileStats stats;
+    private boolean statsComplete;
 
     public DataFileWriter(Configuration conf, Path dir, int partition, long blockSize, int indexInterval,
                           String writeId) throws IOException {
@@ -94,6 +101,15 @@ public final class DataFileWriter implements Closeable {
      * @param recordCount how many tile records the group holds (for the statistics)
      */
     public void append(long sfcIndex, byte[] group, int offset, int length, int recordCount) throws IOException {
+        append(sfcIndex, group, offset, length, recordCount, null);
+    }
+
+    /**
+     * As {@link #append(long, byte[], int, int, int)}, with the group's column statistics (merged into
+     * its file's); a file any of whose groups came without statistics gets none.
+     */
+    public void append(long sfcIndex, byte[] group, int offset, int length, int recordCount, FileStats groupStats)
+            throws IOException {
         if (data != null && sfcIndex <= last) {
             throw new IllegalStateException("indexes must strictly increase: " + sfcIndex + " after " + last);
         }
@@ -114,6 +130,11 @@ public final class DataFileWriter implements Closeable {
         last = sfcIndex;
         groups++;
         records += recordCount;
+        if (groupStats == null) {
+            statsComplete = false;
+        } else if (statsComplete) {
+            stats.merge(groupStats);
+        }
     }
 
     private void open(long firstIndex) throws IOException {
@@ -139,13 +160,15 @@ public final class DataFileWriter implements Closeable {
         first = firstIndex;
         records = 0;
         groups = 0;
+        stats = new FileStats();
+        statsComplete = true;
     }
 
     private void roll() throws IOException {
         long length = data.getLength();
         data.close();
         index.close();
-        finished.add(new FileStat(currentName, first, last, records, groups, length));
+        finished.add(new FileStat(currentName, first, last, records, groups, length, statsComplete ? stats : null));
         data = null;
         index = null;
     }

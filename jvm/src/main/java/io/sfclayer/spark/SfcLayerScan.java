@@ -5,6 +5,7 @@ import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.curve.RangeMerge;
+import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
@@ -13,6 +14,7 @@ import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
@@ -46,14 +48,21 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
     private final Filter[] pushed;
     private final String bbox;
     private final int maxRanges;
+    /** Every filter of the query: the file statistics prune by them (seed 003). */
+    private final Filter[] filters;
     private List<IndexRange> ranges;
     private List<DataFileListing.Selection> selected;
+    /** The selected files' entries in the version document (null where it has none: version 1). */
+    private List<DataFile> selectedFiles;
+    private long prunedByName;
+    private long prunedByStats;
 
     /**
      * @param bbox the bbox option as given (its box is among {@code boxes} already), or null
      */
     SfcLayerScan(Layer layer, StructType readSchema, List<QueryBox> boxes, Filter[] pushed, String bbox,
-                 int maxRanges) {
+                 int maxRanges, Filter[] filters) {
+        this.filters = filters;
         this.layer = layer;
         this.readSchema = readSchema;
         this.boxes = boxes;
@@ -89,13 +98,67 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
         ranges = ranges(layer.metadata().keyIndex, boxes, maxRanges);
         if (ranges.isEmpty()) {
             selected = List.of();
+            selectedFiles = List.of();
+            prunedByName = layer.metadata().fileCount;
             return;
         }
+        List<DataFileListing.Selection> byName;
         try {
-            selected = layer.listing().select(ranges);
+            DataFileListing listing = layer.listing();
+            byName = listing.select(ranges);
+            prunedByName = listing.size() - byName.size();
         } catch (IOException e) {
             throw new SfcLayerException("cannot list the data files of layer " + layer.path() + ": " + e, e);
         }
+        List<DataFile> files = layer.metadata().files;
+        QueryBox[] bx = boxes.toArray(new QueryBox[0]);
+        selected = new ArrayList<>(byName.size());
+        selectedFiles = new ArrayList<>(byName.size());
+        for (DataFileListing.Selection s : byName) {
+            DataFile f = entry(files, s.firstIndex);
+            if (f != null && !StatsPruning.mightMatch(f.stats, f.records, filters, bx)) {
+                prunedByStats++;
+                continue;
+            }
+            selected.add(s);
+            selectedFiles.add(f);
+        }
+    }
+
+    /** The document's entry of the file starting at {@code firstIndex} ({@code files} is sorted), or null. */
+    private static DataFile entry(List<DataFile> files, long firstIndex) {
+        int lo = 0, hi = files.size() - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            long v = files.get(mid).firstIndex;
+            if (v < firstIndex) {
+                lo = mid + 1;
+            } else if (v > firstIndex) {
+                hi = mid - 1;
+            } else {
+                return files.get(mid);
+            }
+        }
+        return null;
+    }
+
+    /** After planning: the selected files with their clipped ranges, and their document entries (or null). */
+    List<DataFileListing.Selection> selected() {
+        plan();
+        return selected;
+    }
+
+    List<DataFile> selectedFiles() {
+        plan();
+        return selectedFiles;
+    }
+
+    Layer layer() {
+        return layer;
+    }
+
+    List<QueryBox> boxes() {
+        return boxes;
     }
 
     @Override
@@ -116,6 +179,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
             + " boxes=[" + shown + "]" + (boxes.isEmpty() ? " (nothing can match)" : "")
             + " ranges=" + ranges.size()
             + " files=" + selected.size() + "/" + md.fileCount
+            + " (pruned by name " + prunedByName + ", by statistics " + prunedByStats + ")"
             + " pushed=" + Arrays.toString(pushed)
             + (bbox == null ? "" : " bbox=[" + bbox.trim() + "]");
     }
@@ -128,17 +192,21 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
     @Override
     public InputPartition[] planInputPartitions() {
         plan();
-        InputPartition[] out = new InputPartition[selected.size()];
-        FileSystem fs = localityFileSystem(selected.size());
+        return partitions(selected);
+    }
+
+    /** One input partition per file of {@code files}, holding its clipped ranges. */
+    InputPartition[] partitions(List<DataFileListing.Selection> files) {
+        InputPartition[] out = new InputPartition[files.size()];
+        FileSystem fs = localityFileSystem(files.size());
         for (int i = 0; i < out.length; i++) {
-            DataFileListing.Selection s = selected.get(i);
+            DataFileListing.Selection s = files.get(i);
             long[] pairs = new long[2 * s.ranges.size()];
             for (int j = 0; j < s.ranges.size(); j++) {
                 pairs[2 * j] = s.ranges.get(j).lo;
                 pairs[2 * j + 1] = s.ranges.get(j).hi;
             }
-            Path file = new Path(s.path);
-            out[i] = new SfcLayerInputPartition(file.toString(), pairs, fs == null ? null : blockHosts(fs, file));
+            out[i] = new SfcLayerInputPartition(s.path, pairs, fs == null ? null : blockHosts(fs, new Path(s.path)));
         }
         return out;
     }
@@ -179,6 +247,12 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
     @Override
     public CustomMetric[] supportedCustomMetrics() {
         return SfcLayerMetrics.supported();
+    }
+
+    @Override
+    public CustomTaskMetric[] reportDriverMetrics() {
+        plan();
+        return SfcLayerMetrics.driver(prunedByName, prunedByStats, 0);
     }
 
     /** A guess from the layer's totals, in proportion to the files selected. */

@@ -6,7 +6,9 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.TileGrid;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.sources.Filter;
@@ -25,7 +27,8 @@ import java.util.List;
  * into, {@value #DEFAULT_MAX_RANGES} by default, 0 for no cap: a cap makes the ranges a superset,
  * which costs reading more records, never a wrong answer).
  */
-public final class SfcLayerScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns {
+public final class SfcLayerScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns,
+        SupportsPushDownAggregates {
     public static final String OPTION_BBOX = "bbox";
     public static final String OPTION_MAX_RANGES = "maxRanges";
     public static final int DEFAULT_MAX_RANGES = 20000;
@@ -37,6 +40,10 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
     private final int maxRanges;
     private StructType readSchema;
     private FilterTranslator.Result pushed;
+    /** Every filter Spark offered: those on value columns prune files by their statistics. */
+    private Filter[] filters = new Filter[0];
+    /** Whether a count(*) was pushed down. */
+    private boolean count;
 
     SfcLayerScanBuilder(Layer layer, StructType schema, CaseInsensitiveStringMap options) {
         this.layer = layer;
@@ -82,6 +89,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
 
     @Override
     public Filter[] pushFilters(Filter[] filters) {
+        this.filters = filters;
         pushed = translator.translateAll(filters, bbox);
         return pushed.postScan;
     }
@@ -96,11 +104,36 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
         readSchema = requiredSchema;
     }
 
+    /** count(*) (or count of a key column): answered from file statistics where they allow. */
+    @Override
+    public boolean pushAggregation(Aggregation aggregation) {
+        if (pushed == null) {
+            pushed = translator.translateAll(new Filter[0], bbox);
+        }
+        if (!SfcLayerCountScan.isCount(aggregation) || pushed.postScan.length > 0) {
+            return false;
+        }
+        count = true;
+        return true;
+    }
+
+    /** Complete (no final aggregate in Spark) when the document alone answers: a count of the whole layer. */
+    @Override
+    public boolean supportCompletePushDown(Aggregation aggregation) {
+        if (pushed == null) {
+            pushed = translator.translateAll(new Filter[0], bbox);
+        }
+        return SfcLayerCountScan.isCount(aggregation) && pushed.postScan.length == 0
+            && SfcLayerCountScan.isWholeLayer(layer.metadata(), pushed.boxes);
+    }
+
     @Override
     public Scan build() {
         if (pushed == null) {
             pushed = translator.translateAll(new Filter[0], bbox);
         }
-        return new SfcLayerScan(layer, readSchema, pushed.boxes, pushed.pushed, bboxOption, maxRanges);
+        SfcLayerScan scan = new SfcLayerScan(layer, readSchema, pushed.boxes, pushed.pushed, bboxOption, maxRanges,
+            filters);
+        return count ? new SfcLayerCountScan(scan) : scan;
     }
 }
