@@ -129,6 +129,7 @@ public final class SfcLayerUpdate {
             m.put("tilesKept", counts[2]);
             m.put("tilesDeleted", counts[3]);
             md.metrics = m;
+            TestHooks.beforeCommit(conf);
             LayerMetadata committed = log.commit(md, added);
             removeOtherAttempts(added);
             return committed;

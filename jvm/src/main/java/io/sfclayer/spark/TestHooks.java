@@ -6,10 +6,13 @@ import org.apache.spark.TaskContext;
 /**
  * Fault injection for the task-attempt tests, off unless a Hadoop setting asks for it: with
  * {@code sfclayer.test.failFirstAttemptOfPartition=P}, the first attempt of write task P fails after
- * writing all its files (as a task killed before reporting would), so Spark retries it.
+ * writing all its files (as a task killed before reporting would), so Spark retries it; with
+ * {@code sfclayer.test.commitDelayMillis=N}, a write waits N ms between its job and its commit, so
+ * concurrency tests can make two writers' read-to-commit windows overlap.
  */
 final class TestHooks {
     static final String FAIL_FIRST_ATTEMPT = "sfclayer.test.failFirstAttemptOfPartition";
+    static final String COMMIT_DELAY = "sfclayer.test.commitDelayMillis";
 
     private TestHooks() {
     }
@@ -19,6 +22,17 @@ final class TestHooks {
         if (p == partition && tc != null && tc.attemptNumber() == 0) {
             throw new IllegalStateException("sfclayer test hook: attempt 0 of task " + partition
                 + " fails after writing its files");
+        }
+    }
+
+    static void beforeCommit(Configuration conf) {
+        long ms = conf.getLong(COMMIT_DELAY, 0);
+        if (ms > 0) {
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }
