@@ -28,6 +28,7 @@ _OPTION_NAMES = {
     "crs": "crs",
     "index_interval": "indexInterval",
     "retain_versions": "retainVersions",
+    "max_group_bytes": "maxGroupBytes",
     "max_ranges": "maxRanges",
 }
 

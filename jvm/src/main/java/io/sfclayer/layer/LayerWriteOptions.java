@@ -25,6 +25,7 @@ public final class LayerWriteOptions implements Serializable {
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
         "compression", "extent", "crs", "indexInterval", "retainVersions",
+        "maxGroupBytes",
     };
     public static final int DEFAULT_INDEX_INTERVAL = 4;
     public static final long DEFAULT_TIME_RESOLUTION_MICROS = 86_400_000_000L;
@@ -44,6 +45,8 @@ public final class LayerWriteOptions implements Serializable {
     public String crs;
     public int indexInterval = DEFAULT_INDEX_INTERVAL;
     public int retainVersions = 2;
+    /** The largest group of tiles sharing one SFC index, in bytes (see GroupWriter). */
+    public long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
 
     public static LayerWriteOptions parse(Map<String, String> options) {
         Map<String, String> lower = new LinkedHashMap<>();
@@ -127,6 +130,12 @@ public final class LayerWriteOptions implements Serializable {
         }
         if ((v = lower.get("indexinterval")) != null) {
             o.indexInterval = (int) positive("indexInterval", v, 1 << 20);
+        }
+        if ((v = lower.get("maxgroupbytes")) != null) {
+            o.maxGroupBytes = parseBytes("maxGroupBytes", v);
+            if (o.maxGroupBytes < 1 || o.maxGroupBytes > GroupWriter.MAX_GROUP_BYTES_LIMIT) {
+                throw new SfcLayerException.InvalidArgument("option maxGroupBytes: " + v + " is outside 1 byte..1g");
+            }
         }
         if ((v = lower.get("retainversions")) != null) {
             o.retainVersions = (int) positive("retainVersions", v, 1000);

@@ -159,6 +159,7 @@ public final class SfcLayerWrite {
         Encode encode = new Encode(keyIndex, tileSchema, schema, valueNames);
         WriteFiles writeFiles = new WriteFiles(confB, dataDir.toString(), blockSize, opts.indexInterval, writeId,
             opts.compression, keyIndex);
+        writeFiles.maxGroupBytes = opts.maxGroupBytes;
 
         String previousDescription = jsc.getLocalProperty("spark.job.description");
         jsc.setJobDescription("sfclayer: write " + path);
@@ -365,6 +366,7 @@ public final class SfcLayerWrite {
         private final String writeId;
         private final ValueCompression compression;
         private final KeyIndex keyIndex;
+        private long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
 
         WriteFiles(Broadcast<SerializableConf> conf, String dataDir, long blockSize, int indexInterval, String writeId,
                    ValueCompression compression, KeyIndex keyIndex) {
@@ -381,7 +383,7 @@ public final class SfcLayerWrite {
         public Iterator<FileStat> call(Integer partition, Iterator<Tuple2<Long, byte[]>> records) throws IOException {
             DataFileWriter files = new DataFileWriter(conf.value().get(), new Path(dataDir), partition, blockSize,
                 indexInterval, writeId);
-            GroupWriter groups = new GroupWriter(files, compression, keyIndex);
+            GroupWriter groups = new GroupWriter(files, compression, keyIndex, maxGroupBytes);
             try {
                 while (records.hasNext()) {
                     Tuple2<Long, byte[]> r = records.next();
