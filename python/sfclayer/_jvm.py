@@ -62,11 +62,18 @@ def translated():
         raise mine from exc
 
 
-def open_value_reader(spark, path, cache_size):
-    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path``."""
+def open_value_reader(spark, path, cache_size, options=None):
+    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path``.
+
+    Its Hadoop configuration is the session's, as Spark's file sources make it: settings given with
+    ``spark.conf.set("spark.hadoop.…")`` at run time count, and so do Hadoop ``options`` (``fs.*``).
+    """
     jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    jmap = jvm.java.util.HashMap()
+    for key, value in (options or {}).items():
+        jmap.put(str(key), str(value))
     with translated():
+        conf = jvm.io.sfclayer.spark.HadoopConfs.forOptions(spark._jsparkSession, jmap)
         return jvm.io.sfclayer.lookup.ValueReader.open(conf, path, int(cache_size))
 
 

@@ -48,6 +48,18 @@ public final class LayerWriteOptions implements Serializable {
     /** The largest group of tiles sharing one SFC index, in bytes (see GroupWriter). */
     public long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
 
+    /** Prefixes of Hadoop settings: options of reads and writes that go to their Hadoop configuration. */
+    public static final String[] HADOOP_PREFIXES = {"fs.", "dfs.", "hadoop.", "io."};
+
+    /** Whether an option is a Hadoop setting (see {@link #HADOOP_PREFIXES}) rather than an sfclayer option. */
+    public static boolean isHadoopSetting(String name) {
+        String k = name.toLowerCase(Locale.ROOT);
+        for (String p : HADOOP_PREFIXES) {
+            if (k.startsWith(p)) return true;
+        }
+        return false;
+    }
+
     public static LayerWriteOptions parse(Map<String, String> options) {
         Map<String, String> lower = new LinkedHashMap<>();
         Map<String, String> known = new LinkedHashMap<>();
@@ -56,9 +68,13 @@ public final class LayerWriteOptions implements Serializable {
         }
         for (Map.Entry<String, String> e : options.entrySet()) {
             String k = e.getKey().toLowerCase(Locale.ROOT);
+            if (isHadoopSetting(k)) {
+                continue; // for the write's Hadoop configuration (spark.HadoopConfs), not for us
+            }
             if (!known.containsKey(k)) {
                 throw new SfcLayerException.InvalidArgument("unknown sfclayer write option '" + e.getKey()
-                    + "'; known options: " + String.join(", ", KNOWN));
+                    + "'; known options: " + String.join(", ", KNOWN) + ", and Hadoop settings ("
+                    + String.join("*, ", HADOOP_PREFIXES) + "*)");
             }
             lower.put(k, e.getValue());
         }

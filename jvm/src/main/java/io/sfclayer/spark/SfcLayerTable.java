@@ -55,7 +55,7 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
     synchronized Layer layer() {
         if (layer == null) {
             try {
-                layer = Layer.open(SparkSession.active().sparkContext().hadoopConfiguration(), path());
+                layer = Layer.open(HadoopConfs.forOptions(SparkSession.active(), options), path());
             } catch (IOException e) {
                 throw new SfcLayerException("cannot open layer " + path() + ": " + e, e);
             }
@@ -108,6 +108,7 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scanOptions) {
+        ReadOptions.check(scanOptions);
         return new SfcLayerScanBuilder(layer(), schema(), scanOptions);
     }
 

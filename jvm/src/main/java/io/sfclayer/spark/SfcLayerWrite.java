@@ -125,7 +125,7 @@ public final class SfcLayerWrite {
         StructType valueSchema = new StructType(valueNames.stream().map(n -> schema.apply(n)).toArray(StructField[]::new));
         TileSchema tileSchema = TileSchema.fromSpark(valueSchema, spaceTime);
 
-        Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
+        Configuration conf = HadoopConfs.forOptions(spark, options);
         VersionLog log = new VersionLog(conf, new Path(path));
         FileSystem fs = log.fileSystem();
         if (log.isLayer()) {

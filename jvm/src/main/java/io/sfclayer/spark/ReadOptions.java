@@ -1,0 +1,53 @@
+package io.sfclayer.spark;
+
+import io.sfclayer.SfcLayerException;
+import io.sfclayer.layer.LayerWriteOptions;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The one table of read options: every option a read accepts is a line here (name and meaning), and
+ * a read with any other option fails naming the valid ones, as writes do ({@code LayerWriteOptions}).
+ * Names match case-insensitively, as Spark's options do. Hadoop settings ({@code fs.*}, {@code dfs.*},
+ * {@code hadoop.*}, {@code io.*}) are not sfclayer options: they go to the read's Hadoop configuration
+ * ({@link HadoopConfs}).
+ */
+public final class ReadOptions {
+    private ReadOptions() { }
+
+    /** Option name as users write it, and what it means (README "Reading"). */
+    public static final Map<String, String> KNOWN;
+
+    static {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("path", "the layer's directory (load(path))");
+        m.put(SfcLayerScanBuilder.OPTION_BBOX, "xmin,ymin,xmax,ymax in map units: tiles whose envelope meets it");
+        m.put(SfcLayerScanBuilder.OPTION_MAX_RANGES, "most SFC ranges a query decomposes into (0: exact)");
+        KNOWN = Collections.unmodifiableMap(m);
+    }
+
+    /** Hadoop settings, shared with writes: {@link LayerWriteOptions#isHadoopSetting}. */
+    public static boolean isHadoopSetting(String name) {
+        return LayerWriteOptions.isHadoopSetting(name);
+    }
+
+    /** @throws SfcLayerException.InvalidArgument naming the first unknown option and listing the valid ones */
+    public static void check(Map<String, String> options) {
+        if (options instanceof CaseInsensitiveStringMap) {
+            options = ((CaseInsensitiveStringMap) options).asCaseSensitiveMap(); // names as the user wrote them
+        }
+        for (String name : options.keySet()) {
+            if (isHadoopSetting(name)) continue;
+            boolean known = false;
+            for (String k : KNOWN.keySet()) known |= k.equalsIgnoreCase(name);
+            if (!known) {
+                throw new SfcLayerException.InvalidArgument("unknown sfclayer read option '" + name + "'; valid options: "
+                    + String.join(", ", KNOWN.keySet()) + ", and Hadoop settings (" + String.join("*, ", LayerWriteOptions.HADOOP_PREFIXES)
+                    + "*)");
+            }
+        }
+    }
+}
