@@ -12,6 +12,7 @@ Examples
 """
 
 import os
+import sys
 
 from .errors import (
     SfcLayerError,
@@ -22,6 +23,7 @@ from .errors import (
     LayerNotFound,
     LayerExists,
     CorruptLayer,
+    StorageError,
 )
 
 from .layer import write, read, open, Layer
@@ -44,6 +46,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "StorageError",
 ]
 
 
@@ -101,7 +104,8 @@ def session(master="local[*]", app_name="sfclayer", **conf):
     app_name : str
     **conf
         Extra Spark settings; underscores may stand for dots
-        (``spark_sql_shuffle_partitions=4``).
+        (``spark_sql_shuffle_partitions=4``). Unless ``PYSPARK_PYTHON`` or ``spark.pyspark.python``
+        says otherwise, Python workers run ``sys.executable``.
 
     Returns
     -------
@@ -110,6 +114,11 @@ def session(master="local[*]", app_name="sfclayer", **conf):
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.master(master).appName(app_name)
+    if not os.environ.get("PYSPARK_PYTHON") and not any(
+            (k if "." in k else k.replace("_", ".")) == "spark.pyspark.python" for k in conf):
+        # Python workers run this interpreter (a virtualenv's, even if it was never activated), so
+        # UDFs can import what the driver imports, sfclayer included.
+        builder = builder.config("spark.pyspark.python", sys.executable)
     # Spark's console progress bar shows how far long writes and scans are.
     builder = builder.config("spark.ui.showConsoleProgress", "true")
     for key, value in conf.items():

@@ -12,6 +12,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "StorageError",
 ]
 
 
@@ -51,3 +52,10 @@ class LayerExists(SfcLayerError, FileExistsError):
 
 class CorruptLayer(SfcLayerError):
     """Something on disk is not what docs/FORMAT.md says."""
+
+
+class StorageError(SfcLayerError, OSError):
+    """The file system failed: permission denied, a DataNode timed out, a block unreachable.
+
+    The message names the file and the file system's own error; the layer may well be intact.
+    """

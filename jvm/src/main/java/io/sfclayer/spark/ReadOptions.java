@@ -2,11 +2,14 @@ package io.sfclayer.spark;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.layer.LayerWriteOptions;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The one table of read options: every option a read accepts is a line here (name and meaning), and
@@ -34,13 +37,20 @@ public final class ReadOptions {
         return LayerWriteOptions.isHadoopSetting(name);
     }
 
+    /** Properties Spark's catalog adds to a table's options (CREATE TABLE): not the user's options. */
+    private static final Set<String> SPARK_TABLE_PROPERTIES = Set.of(TableCatalog.PROP_LOCATION,
+        TableCatalog.PROP_IS_MANAGED_LOCATION, TableCatalog.PROP_EXTERNAL, TableCatalog.PROP_TABLE_TYPE,
+        TableCatalog.PROP_COMMENT, TableCatalog.PROP_COLLATION, TableCatalog.PROP_PROVIDER, TableCatalog.PROP_OWNER);
+
     /** @throws SfcLayerException.InvalidArgument naming the first unknown option and listing the valid ones */
     public static void check(Map<String, String> options) {
         if (options instanceof CaseInsensitiveStringMap) {
             options = ((CaseInsensitiveStringMap) options).asCaseSensitiveMap(); // names as the user wrote them
         }
-        for (String name : options.keySet()) {
-            if (isHadoopSetting(name)) continue;
+        for (String given : options.keySet()) {
+            String name = given.regionMatches(true, 0, TableCatalog.OPTION_PREFIX, 0, TableCatalog.OPTION_PREFIX.length())
+                ? given.substring(TableCatalog.OPTION_PREFIX.length()) : given; // CREATE TABLE ... OPTIONS (...)
+            if (isHadoopSetting(name) || SPARK_TABLE_PROPERTIES.contains(name.toLowerCase(Locale.ROOT))) continue;
             boolean known = false;
             for (String k : KNOWN.keySet()) known |= k.equalsIgnoreCase(name);
             if (!known) {

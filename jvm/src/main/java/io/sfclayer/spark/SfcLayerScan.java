@@ -94,7 +94,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
         try {
             selected = layer.listing().select(ranges);
         } catch (IOException e) {
-            throw new SfcLayerException("cannot list the data files of layer " + layer.path() + ": " + e, e);
+            throw new SfcLayerException.StorageError("cannot list the data files of layer " + layer.path() + ": " + e, e);
         }
     }
 

@@ -57,7 +57,7 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
             try {
                 layer = Layer.open(HadoopConfs.forOptions(SparkSession.active(), options), path());
             } catch (IOException e) {
-                throw new SfcLayerException("cannot open layer " + path() + ": " + e, e);
+                throw new SfcLayerException.StorageError("cannot open layer " + path() + ": " + e, e);
             }
         }
         return layer;

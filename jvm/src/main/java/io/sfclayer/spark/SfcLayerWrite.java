@@ -73,7 +73,7 @@ public final class SfcLayerWrite {
         try {
             return write(spark, data, path, mode, options);
         } catch (IOException e) {
-            throw new SfcLayerException("cannot write layer " + path + ": " + e, e);
+            throw new SfcLayerException.StorageError("cannot write layer " + path + ": " + e, e);
         } catch (RuntimeException e) {
             // A failed task reaches the driver wrapped in SparkException: surface sfclayer's own error.
             SfcLayerException own = findOwn(e);

@@ -766,8 +766,9 @@ public class TileCodecTest {
                 throw new AssertionError("round " + round + ": " + t + " for " + CodecTestData.hex(b), t);
             }
         }
-        assertTrue(corrupt > 1000);
-        assertTrue(ok >= 0);
+        assertTrue("corrupt " + corrupt, corrupt > 1000);
+        // and it does not call everything corrupt: most flipped bits land in values, which still decode
+        assertTrue("decoded " + ok, ok > 500);
     }
 
     @Test
