@@ -104,8 +104,8 @@ def session(master="local[*]", app_name="sfclayer", **conf):
     app_name : str
     **conf
         Extra Spark settings; underscores may stand for dots
-        (``spark_sql_shuffle_partitions=4``). Unless ``PYSPARK_PYTHON`` or ``spark.pyspark.python``
-        says otherwise, Python workers run ``sys.executable``.
+        (``spark_sql_shuffle_partitions=4``). When ``PYSPARK_PYTHON`` is unset, it is set to
+        ``sys.executable``: Python workers run this interpreter.
 
     Returns
     -------
@@ -114,11 +114,11 @@ def session(master="local[*]", app_name="sfclayer", **conf):
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.master(master).appName(app_name)
-    if not os.environ.get("PYSPARK_PYTHON") and not any(
-            (k if "." in k else k.replace("_", ".")) == "spark.pyspark.python" for k in conf):
+    if not os.environ.get("PYSPARK_PYTHON"):
         # Python workers run this interpreter (a virtualenv's, even if it was never activated), so
-        # UDFs can import what the driver imports, sfclayer included.
-        builder = builder.config("spark.pyspark.python", sys.executable)
+        # UDFs can import what the driver imports, sfclayer included. pyspark reads the variable
+        # when the SparkContext starts (and ships it with every Python function to executors).
+        os.environ["PYSPARK_PYTHON"] = sys.executable
     # Spark's console progress bar shows how far long writes and scans are.
     builder = builder.config("spark.ui.showConsoleProgress", "true")
     for key, value in conf.items():
