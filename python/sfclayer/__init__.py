@@ -23,12 +23,26 @@ from .errors import (
     LayerNotFound,
     LayerExists,
     CorruptLayer,
+    ConcurrentUpdate,
     StorageError,
 )
 
 from .layer import write, read, open, Layer
+from .maintenance import Version, history, delete, compact, vacuum
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # sfclayer.pictures moved to sfclayer.viz.pictures; the old spelling keeps working.
+    if name == "pictures":
+        import sys
+
+        from .viz import pictures
+
+        sys.modules.setdefault(__name__ + ".pictures", pictures)
+        return pictures
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "jar_path",
@@ -38,6 +52,11 @@ __all__ = [
     "read",
     "open",
     "Layer",
+    "Version",
+    "history",
+    "delete",
+    "compact",
+    "vacuum",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -46,6 +65,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "ConcurrentUpdate",
     "StorageError",
 ]
 

@@ -7,7 +7,7 @@ import threading
 
 from . import errors
 
-__all__ = ["translated", "open_value_reader", "LookupClient"]
+__all__ = ["translated", "open_value_reader", "LookupClient", "command"]
 
 _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException": errors.SfcLayerError,
@@ -18,6 +18,7 @@ _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException$LayerNotFound": errors.LayerNotFound,
     "io.sfclayer.SfcLayerException$LayerExists": errors.LayerExists,
     "io.sfclayer.SfcLayerException$CorruptLayer": errors.CorruptLayer,
+    "io.sfclayer.SfcLayerException$ConcurrentUpdate": errors.ConcurrentUpdate,
     "io.sfclayer.SfcLayerException$StorageError": errors.StorageError,
 }
 
@@ -63,8 +64,9 @@ def translated():
         raise mine from exc
 
 
-def open_value_reader(spark, path, cache_size, options=None):
-    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path``.
+def open_value_reader(spark, path, cache_size, version=-1, as_of_millis=-1, options=None):
+    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path``: the newest version, or
+    ``version`` (>= 1), or the newest committed at or before ``as_of_millis`` (>= 0).
 
     Its Hadoop configuration is the session's, as Spark's file sources make it: settings given with
     ``spark.conf.set("spark.hadoop.…")`` at run time count, and so do Hadoop ``options`` (``fs.*``).
@@ -75,7 +77,17 @@ def open_value_reader(spark, path, cache_size, options=None):
         jmap.put(str(key), str(value))
     with translated():
         conf = jvm.io.sfclayer.spark.HadoopConfs.forOptions(spark._jsparkSession, jmap)
-        return jvm.io.sfclayer.lookup.ValueReader.open(conf, path, int(cache_size))
+        return jvm.io.sfclayer.lookup.ValueReader.open(conf, path, int(cache_size), int(version), int(as_of_millis))
+
+
+def command(spark, name, *args):
+    """Call ``io.sfclayer.spark.SfcLayerCommands.<name>(spark, *args)``; its JSON answer, parsed."""
+    import json
+
+    jvm = spark.sparkContext._jvm
+    with translated():
+        answer = getattr(jvm.io.sfclayer.spark.SfcLayerCommands, name)(spark._jsparkSession, *args)
+    return json.loads(answer)
 
 
 def reader_call(reader, method, *args):

@@ -24,7 +24,7 @@ public final class LayerWriteOptions implements Serializable {
     /** Option names as users write them; matched case-insensitively, as Spark's options are. */
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
-        "compression", "extent", "crs", "indexInterval", "retainVersions",
+        "compression", "extent", "crs", "indexInterval", "onExisting",
         "maxGroupBytes",
     };
     public static final int DEFAULT_INDEX_INTERVAL = 4;
@@ -44,7 +44,8 @@ public final class LayerWriteOptions implements Serializable {
     public LayerMetadata.Extent extent;
     public String crs;
     public int indexInterval = DEFAULT_INDEX_INTERVAL;
-    public int retainVersions = 2;
+    /** What an append does with keys the layer already holds. */
+    public MergeWriter.OnExisting onExisting = MergeWriter.OnExisting.REPLACE;
     /** The largest group of tiles sharing one SFC index, in bytes (see GroupWriter). */
     public long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
 
@@ -153,8 +154,8 @@ public final class LayerWriteOptions implements Serializable {
                 throw new SfcLayerException.InvalidArgument("option maxGroupBytes: " + v + " is outside 1 byte..1g");
             }
         }
-        if ((v = lower.get("retainversions")) != null) {
-            o.retainVersions = (int) positive("retainVersions", v, 1000);
+        if ((v = lower.get("onexisting")) != null) {
+            o.onExisting = MergeWriter.OnExisting.parse(v);
         }
         return o;
     }

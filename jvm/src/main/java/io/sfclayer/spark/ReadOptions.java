@@ -29,6 +29,8 @@ public final class ReadOptions {
         m.put("path", "the layer's directory (load(path))");
         m.put(SfcLayerScanBuilder.OPTION_BBOX, "xmin,ymin,xmax,ymax in map units: tiles whose envelope meets it");
         m.put(SfcLayerScanBuilder.OPTION_MAX_RANGES, "most SFC ranges a query decomposes into (0: exact)");
+        m.put(SfcLayerTable.OPTION_VERSION_AS_OF, "the layer version to read (1, 2, ...)");
+        m.put(SfcLayerTable.OPTION_TIMESTAMP_AS_OF, "read the newest version committed at or before this instant");
         KNOWN = Collections.unmodifiableMap(m);
     }
 
