@@ -14,8 +14,6 @@ from .errors import InvalidArgument, KeyNotFound
 
 __all__ = ["write", "read", "open", "Layer", "write_options"]
 
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-
 # Python keyword → connector option.
 _OPTION_NAMES = {
     "key_index": "keyIndex",
@@ -35,17 +33,11 @@ _OPTION_NAMES = {
 
 
 def _micros(t):
-    """Epoch microseconds of a datetime (naive = UTC), date, or int."""
-    if isinstance(t, int):
-        return t
-    if isinstance(t, _dt.datetime):
-        if t.tzinfo is None:
-            t = t.replace(tzinfo=_dt.timezone.utc)
-        delta = t - _EPOCH
-        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    if isinstance(t, _dt.date):
-        return _micros(_dt.datetime(t.year, t.month, t.day))
-    raise InvalidArgument(f"not a time: {t!r} (give a datetime, a date or epoch microseconds)")
+    """Epoch microseconds of a time: :func:`sfclayer.curves.to_micros` (datetimes, dates, ISO-8601
+    strings, epoch microseconds)."""
+    from .curves import to_micros
+
+    return to_micros(t)
 
 
 def _option_value(name, value):
@@ -129,7 +121,8 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     keys : tuple of int, optional
         (col_min, row_min, col_max, row_max), inclusive.
     time : tuple, optional
-        (start, end), inclusive; datetimes (naive = UTC), dates or epoch microseconds.
+        (start, end), inclusive; datetimes (naive = UTC), dates, ISO-8601 strings
+        (``"2020-09-01"``, ``"2020-09-01T12:00:00Z"``) or epoch microseconds.
     version : int, optional
         Read this version (read option ``versionAsOf``); the newest by default.
     as_of : datetime, optional
@@ -318,7 +311,7 @@ class Layer:
         Parameters
         ----------
         col, row : int
-        time : datetime or int, optional
+        time : datetime, date, ISO-8601 str or int, optional
             For space-time layers (naive datetimes are UTC; ints are epoch microseconds).
 
         Returns

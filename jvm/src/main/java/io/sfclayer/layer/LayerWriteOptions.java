@@ -275,7 +275,11 @@ public final class LayerWriteOptions implements Serializable {
         return micros;
     }
 
-    /** "2020-01-01", "2020-01-01T06:00:00", "2020-01-01T06:00:00Z" (no zone means UTC), or epoch micros. */
+    /**
+     * The one instant parser of the JVM side (options, commands, version documents' createdAt):
+     * "2020-01-01", "2020-01-01T06:00:00", "2020-01-01T06:00:00Z" or "+hh:mm" (no zone means UTC; a space
+     * may stand for the T), or epoch micros. Python's twin is {@code sfclayer.curves.to_micros}.
+     */
     public static long parseInstantMicros(String name, String v) {
         try {
             if (v.matches("-?\\d+")) {
@@ -285,7 +289,7 @@ public final class LayerWriteOptions implements Serializable {
             if (v.length() == 10) {
                 t = LocalDate.parse(v).atStartOfDay(ZoneOffset.UTC).toInstant();
             } else if (v.endsWith("Z") || v.matches(".*[+-]\\d\\d:\\d\\d$")) {
-                t = java.time.OffsetDateTime.parse(v).toInstant();
+                t = java.time.OffsetDateTime.parse(v.replace(' ', 'T')).toInstant();
             } else {
                 t = LocalDateTime.parse(v.replace(' ', 'T')).toInstant(ZoneOffset.UTC);
             }
