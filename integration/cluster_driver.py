@@ -72,6 +72,14 @@ def main(master, hdfs_dir, extra_conf):
         out["count_after_failed_write"] = sfclayer.read(spark, path).count()
         with sfclayer.open(spark, path) as layer:
             out["lookup_after_failed_write"] = layer.get(3, 3)
+
+        # an append (upsert): replaces one row of tiles, adds nothing outside the bounds' grid
+        update = tiles.where("row = 31").selectExpr("col", "row", "v + 100000 AS v", "w")
+        sfclayer.write(update, path, mode="append", partitions=2)
+        out["count_after_append"] = sfclayer.read(spark, path).count()
+        out["row31_after_append"] = sorted(r.v for r in sfclayer.read(spark, path, keys=(0, 31, 31, 31)).collect())
+        with sfclayer.open(spark, path) as layer:
+            out["lookup_after_append"] = [layer.get(4, 31), layer.get(4, 30)]
     finally:
         spark.stop()
     print(json.dumps(out, default=str), flush=True)

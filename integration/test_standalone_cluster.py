@@ -77,3 +77,10 @@ def test_a_failed_write_leaves_the_layer_intact(findings):
     assert findings["files_after_failed_write"] == findings["files_before_failed_write"]
     assert findings["count_after_failed_write"] == 1024
     assert findings["lookup_after_failed_write"] == {"v": 3 * 32 + 3, "w": (3 * 32 + 3) * 0.5}
+
+
+def test_an_append(findings):
+    assert findings["count_after_append"] == 1024
+    assert findings["row31_after_append"] == [31 * 32 + c + 100000 for c in range(32)]
+    assert findings["lookup_after_append"] == [{"v": 31 * 32 + 4 + 100000, "w": (31 * 32 + 4) * 0.5},
+                                               {"v": 30 * 32 + 4, "w": (30 * 32 + 4) * 0.5}]

@@ -55,6 +55,9 @@ def to_micros(t):
         return to_micros(_dt.datetime(t.year, t.month, t.day))
     if isinstance(t, _np.datetime64):
         return int(t.astype("datetime64[us]").astype(_np.int64))
+    if isinstance(t, bool) or not hasattr(t, "__index__"):
+        raise InvalidArgument(f"not a time: {t!r} (give a datetime, a date, an ISO-8601 string or epoch"
+                              " microseconds)")
     return _int(t, "time")
 
 
