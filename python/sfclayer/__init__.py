@@ -25,6 +25,8 @@ from .errors import (
 )
 
 from .layer import write, read, open, Layer
+from .ingestion import ingest
+from .pyramids import pyramid, pyramid_levels
 
 __version__ = "0.1.0"
 
@@ -36,6 +38,9 @@ __all__ = [
     "read",
     "open",
     "Layer",
+    "ingest",
+    "pyramid",
+    "pyramid_levels",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",

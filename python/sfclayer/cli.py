@@ -67,6 +67,7 @@ def _session():
     import sfclayer
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # ingest and pyramid run Python on executors
     conf = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",

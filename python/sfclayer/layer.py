@@ -29,6 +29,7 @@ _OPTION_NAMES = {
     "index_interval": "indexInterval",
     "retain_versions": "retainVersions",
     "max_ranges": "maxRanges",
+    "raster": "raster",
 }
 
 
@@ -47,6 +48,8 @@ def _micros(t):
 
 
 def _option_value(name, value):
+    if isinstance(value, dict):  # JSON-valued options (raster)
+        return json.dumps(value, separators=(",", ":"))
     if isinstance(value, (tuple, list)):
         if name == "timeBounds":
             return ",".join(str(_micros(v)) for v in value)
@@ -64,7 +67,8 @@ def write_options(**options):
     **options
         ``key_index``, ``bounds`` (colMin, rowMin, colMax, rowMax), ``time_bounds`` (start, end),
         ``time_resolution`` (timedelta or '1 day'), ``block_size``, ``partitions``, ``compression``,
-        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``retain_versions``;
+        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``retain_versions``,
+        ``raster`` (a dict: the raster layer description, docs/FORMAT.md "Raster layers");
         connector names (``keyIndex``) are accepted as they are.
 
     Examples
@@ -103,7 +107,7 @@ def write(df, path, mode="errorifexists", **options):
         df.write.format("sfclayer").mode(mode).options(**write_options(**options)).save(path)
 
 
-def read(spark, path, bbox=None, keys=None, time=None, **options):
+def read(spark, path, bbox=None, keys=None, time=None, zoom=None, **options):
     """Read a layer as a DataFrame, optionally restricted to a box.
 
     Parameters
@@ -117,6 +121,8 @@ def read(spark, path, bbox=None, keys=None, time=None, **options):
         (col_min, row_min, col_max, row_max), inclusive.
     time : tuple, optional
         (start, end), inclusive; datetimes (naive = UTC), dates or epoch microseconds.
+    zoom : int, optional
+        For raster layers with a pyramid: read that zoom level (:func:`sfclayer.pyramid_levels`).
     **options
         Other read options, e.g. ``max_ranges``.
 
@@ -131,6 +137,10 @@ def read(spark, path, bbox=None, keys=None, time=None, **options):
     """
     from pyspark.sql import functions as F
 
+    if zoom is not None:
+        from .pyramids import level_path
+
+        path = level_path(spark, path, zoom)
     reader = spark.read.format("sfclayer")
     opts = write_options(**options)
     if bbox is not None:
@@ -147,7 +157,7 @@ def read(spark, path, bbox=None, keys=None, time=None, **options):
     return df
 
 
-def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.open, by intent
+def open(spark, path, cache_size=16, zoom=None):  # noqa: A001 - sfclayer.open, like io.open, by intent
     """Open a layer for point look-ups.
 
     Parameters
@@ -157,6 +167,8 @@ def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.ope
     path : str
     cache_size : int
         How many data files to keep open (an LRU).
+    zoom : int, optional
+        For raster layers with a pyramid: open that zoom level (:func:`sfclayer.pyramid_levels`).
 
     Returns
     -------
@@ -168,6 +180,10 @@ def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.ope
     >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
     ...     layer.get(10, 20)["elevation"]
     """
+    if zoom is not None:
+        from .pyramids import level_path
+
+        path = level_path(spark, path, zoom)
     return Layer(spark, path, cache_size)
 
 

@@ -68,6 +68,8 @@ public final class LayerMetadata implements Serializable {
     public int indexInterval;
     public Extent extent;
     public String crs;
+    /** Optional: a raster layer's description (JSON object, FORMAT.md "Raster layers"), or null. */
+    public String rasterJson;
     public long recordCount;
     public long indexCount;
     public long fileCount;
@@ -101,6 +103,9 @@ public final class LayerMetadata implements Serializable {
         try {
             m.put("valueSchema", JSON.readValue(valueSchemaJson, Object.class));
             m.put("tileSchema", JSON.readValue(tileSchemaJson, Object.class));
+            if (rasterJson != null) {
+                m.put("raster", JSON.readValue(rasterJson, Object.class));
+            }
             m.put("files", files);
             return JSON.writeValueAsBytes(m);
         } catch (IOException e) {
@@ -146,6 +151,8 @@ public final class LayerMetadata implements Serializable {
                     num(ext, "xmax").doubleValue(), num(ext, "ymax").doubleValue());
             }
             md.crs = (String) m.get("crs");
+            Object raster = m.get("raster");
+            md.rasterJson = raster == null ? null : JSON.writeValueAsString(raster);
             md.recordCount = num(m, "recordCount").longValue();
             md.indexCount = num(m, "indexCount").longValue();
             md.fileCount = num(m, "fileCount").longValue();

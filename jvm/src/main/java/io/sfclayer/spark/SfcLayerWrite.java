@@ -187,6 +187,7 @@ public final class SfcLayerWrite {
             md.indexInterval = opts.indexInterval;
             md.extent = opts.extent;
             md.crs = opts.crs;
+            md.rasterJson = opts.rasterJson;
             for (FileStat f : files) {
                 md.recordCount += f.records;
                 md.indexCount += f.indexes;
