@@ -30,6 +30,7 @@ import datetime as _dt
 import functools
 import json
 import math
+import time
 
 import numpy as np
 
@@ -119,7 +120,7 @@ def level_path(spark, path, zoom):
     return _join(path, PYRAMID_DIR, zoom)
 
 
-def pyramid(spark, path, min_zoom=0, resampling="average", **write_options):
+def pyramid(spark, path, min_zoom=0, resampling="average", log=None, **write_options):
     """Build the coarser zoom levels of a raster layer, each from the level below.
 
     Parameters
@@ -132,6 +133,8 @@ def pyramid(spark, path, min_zoom=0, resampling="average", **write_options):
         The coarsest level to build.
     resampling : {'average', 'nearest', 'mode'}
         How a 2 × 2 block becomes one pixel (module docstring).
+    log : callable, optional
+        Called as ``log(zoom, seconds)`` after each level is written.
     **write_options
         Write options of every level (``key_index``, ``block_size``, ``compression``...).
 
@@ -164,6 +167,7 @@ def pyramid(spark, path, min_zoom=0, resampling="average", **write_options):
     built = []
     child_path, child = path, Grid.from_tms(t, base)
     for z in range(base - 1, min_zoom - 1, -1):
+        started = time.perf_counter()
         grid = Grid.from_tms(t, z)
         if (child.width, child.height) != (2 * grid.width, 2 * grid.height) or \
                 (child.tile_width, child.tile_height) != (grid.tile_width, grid.tile_height) or \
@@ -183,6 +187,8 @@ def pyramid(spark, path, min_zoom=0, resampling="average", **write_options):
             sc.setJobDescription(None)
         built.append(z)
         child_path, child = level, grid
+        if log is not None:
+            log(z, time.perf_counter() - started)
     doc = {"format": "sfclayer-pyramid", "formatVersion": 1, "tms": t.id, "baseZoom": base,
            "baseVersion": md["version"], "levels": sorted(built), "resampling": resampling,
            "createdAt": _dt.datetime.now(_dt.timezone.utc).isoformat()}
