@@ -239,3 +239,27 @@ def test_bad_input_named(spark, dem_tif, tmp_path):
         sfclayer.ingest(spark, [dem_tif, shifted], path, tms=None)
     with pytest.raises(sfclayer.InvalidArgument, match="zoom 30 is outside WebMercatorQuad's zooms 0..24"):
         sfclayer.ingest(spark, dem_tif, path, zoom=30)
+
+
+def test_float_dem_with_nan_nodata(spark, tmp_path):
+    from tests.raster_sources import jacksboro
+
+    e, bounds = jacksboro()
+    metres = np.where(e == DEM_NODATA, np.nan, e.astype("float32") * 0.5).astype("float32")
+    src = write_geotiff(tmp_path / "dem32.tif", metres[np.newaxis], bounds, nodata=float("nan"))
+    path = str(tmp_path / "dem32")
+    report = sfclayer.ingest(spark, src, path, zoom=12, resampling="nearest")
+    assert np.isnan(report.nodata)
+    tiles = layer_tiles(spark, path)
+    absent = 0
+    for key in sorted(morecantile_tiles("WebMercatorQuad", [src], 12)):
+        want = reference_tile([src], "WebMercatorQuad", key[0], key[1], 12, "nearest", np.nan)
+        if np.isnan(want).all():
+            assert key not in tiles
+            absent += 1
+        else:
+            np.testing.assert_array_equal(raster.to_numpy(tiles[key]), want)  # NaN where NaN
+    assert absent >= 1
+    with sfclayer.open(spark, path) as layer:
+        assert layer.metadata["raster"]["nodata"] == "NaN" and layer.metadata["raster"]["dtype"] == "float32"
+    assert np.isnan(next(iter(tiles.values()))["nodata"])

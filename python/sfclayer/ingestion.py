@@ -225,6 +225,8 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     nodata = float(nodata)
 
     if tms is None:
+        if zoom is not None:
+            raise InvalidArgument(f"zoom={zoom} needs a tile matrix set; tms=None keeps the source's own grid")
         grid, tasks = _native_plan(srcs, int(tile_size))
     else:
         t = _tms(tms)
@@ -237,7 +239,9 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
 
     sc = spark.sparkContext
     emitted = sc.accumulator(0)
-    slices = max(1, min(len(tasks), max(2 * sc.defaultParallelism, len(tasks) // 32)))
+    # Tiles are rendered one at a time (memory per task does not grow with the slice), so slices are
+    # large enough to amortise task overhead and many enough to keep every core busy.
+    slices = max(1, min(len(tasks), max(2 * sc.defaultParallelism, len(tasks) // 256)))
     render = functools.partial(_render_partition, grid, srcs, resampling, first.dtype, nodata, emitted)
     rdd = sc.parallelize(tasks, slices).mapPartitions(render)
     df = spark.createDataFrame(rdd, raster.spark_schema(), verifySchema=False)
