@@ -29,6 +29,8 @@ from .errors import (
 
 from .layer import write, read, open, Layer
 from .maintenance import Version, history, delete, compact, vacuum
+from .ingestion import ingest
+from .pyramids import pyramid, pyramid_levels
 
 __version__ = "0.1.0"
 
@@ -57,6 +59,9 @@ __all__ = [
     "delete",
     "compact",
     "vacuum",
+    "ingest",
+    "pyramid",
+    "pyramid_levels",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",

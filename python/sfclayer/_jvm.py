@@ -7,7 +7,7 @@ import threading
 
 from . import errors
 
-__all__ = ["translated", "open_value_reader", "LookupClient", "command"]
+__all__ = ["translated", "open_value_reader", "LookupClient", "command", "read_text", "write_text"]
 
 _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException": errors.SfcLayerError,
@@ -176,3 +176,41 @@ class LookupClient:
             self._sockets = []
         with translated():
             self._server.close()
+
+
+def _hadoop_path(spark, path):
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    return p, p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+
+def read_text(spark, path):
+    """The UTF-8 text of a small file on any Hadoop filesystem, or None if there is none."""
+    p, fs = _hadoop_path(spark, path)
+    if not fs.exists(p):
+        return None
+    jvm = spark.sparkContext._jvm
+    stream = fs.open(p)
+    try:
+        data = jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
+    finally:
+        stream.close()
+    return bytes(data).decode("utf-8")
+
+
+def write_text(spark, path, text):
+    """Write a small UTF-8 file on any Hadoop filesystem, replacing it whole: written beside it,
+    then renamed over it, so readers see the old text or the new one."""
+    p, fs = _hadoop_path(spark, path)
+    jvm = spark.sparkContext._jvm
+    tmp = jvm.org.apache.hadoop.fs.Path(p.getParent(), "." + p.getName() + ".tmp")
+    out = fs.create(tmp, True)
+    try:
+        out.write(bytearray(text.encode("utf-8")))
+    finally:
+        out.close()
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    rename = jvm.org.apache.hadoop.fs.Options.Rename
+    how = spark.sparkContext._gateway.new_array(rename, 1)
+    how[0] = rename.OVERWRITE
+    jvm.org.apache.hadoop.fs.FileContext.getFileContext(p.toUri(), conf).rename(tmp, p, how)

@@ -29,6 +29,7 @@ _OPTION_NAMES = {
     "max_group_bytes": "maxGroupBytes",
     "max_ranges": "maxRanges",
     "on_existing": "onExisting",
+    "raster": "raster",
 }
 
 
@@ -41,6 +42,8 @@ def _micros(t):
 
 
 def _option_value(name, value):
+    if isinstance(value, dict):  # JSON-valued options (raster)
+        return json.dumps(value, separators=(",", ":"))
     if isinstance(value, (tuple, list)):
         if name == "timeBounds":
             return ",".join(str(_micros(v)) for v in value)
@@ -108,7 +111,7 @@ def _as_of_options(version, as_of):
     return {}
 
 
-def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None, **options):
+def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None, zoom=None, **options):
     """Read a layer as a DataFrame, optionally restricted to a box.
 
     Parameters
@@ -127,6 +130,8 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
         Read this version (read option ``versionAsOf``); the newest by default.
     as_of : datetime, optional
         Read the newest version committed at or before this time (read option ``timestampAsOf``).
+    zoom : int, optional
+        For raster layers with a pyramid: read that zoom level (:func:`sfclayer.pyramid_levels`).
     **options
         Other read options, e.g. ``max_ranges``.
 
@@ -145,6 +150,10 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
     keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
     time = _check_time_range(time)
+    if zoom is not None:
+        from .pyramids import level_path
+
+        path = level_path(spark, path, zoom)
     reader = spark.read.format("sfclayer")
     opts = write_options(**options)
     opts.update(_as_of_options(version, as_of))
@@ -209,7 +218,7 @@ def _check_time_range(time):
     return time
 
 
-def open(spark, path, cache_size=16, version=None, as_of=None):  # noqa: A001 - like io.open, by intent
+def open(spark, path, cache_size=16, version=None, as_of=None, zoom=None):  # noqa: A001 - like io.open, by intent
     """Open a layer for point look-ups.
 
     Parameters
@@ -224,6 +233,8 @@ def open(spark, path, cache_size=16, version=None, as_of=None):  # noqa: A001 - 
         :meth:`Layer.refresh`).
     as_of : datetime, optional
         Pin the newest version committed at or before this time.
+    zoom : int, optional
+        For raster layers with a pyramid: open that zoom level (:func:`sfclayer.pyramid_levels`).
 
     Returns
     -------
@@ -235,6 +246,10 @@ def open(spark, path, cache_size=16, version=None, as_of=None):  # noqa: A001 - 
     >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
     ...     layer.get(10, 20)["elevation"]
     """
+    if zoom is not None:
+        from .pyramids import level_path
+
+        path = level_path(spark, path, zoom)
     return Layer(spark, path, cache_size, version=version, as_of=as_of)
 
 

@@ -24,7 +24,7 @@ public final class LayerWriteOptions implements Serializable {
     /** Option names as users write them; matched case-insensitively, as Spark's options are. */
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
-        "compression", "extent", "crs", "indexInterval", "onExisting",
+        "compression", "extent", "crs", "indexInterval", "onExisting", "raster",
         "maxGroupBytes",
     };
     public static final int DEFAULT_INDEX_INTERVAL = 4;
@@ -46,6 +46,8 @@ public final class LayerWriteOptions implements Serializable {
     public int indexInterval = DEFAULT_INDEX_INTERVAL;
     /** What an append does with keys the layer already holds. */
     public MergeWriter.OnExisting onExisting = MergeWriter.OnExisting.REPLACE;
+    /** A raster layer's description (docs/FORMAT.md, "Raster layers"): a JSON object, stored verbatim. */
+    public String rasterJson;
     /** The largest group of tiles sharing one SFC index, in bytes (see GroupWriter). */
     public long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
 
@@ -157,7 +159,23 @@ public final class LayerWriteOptions implements Serializable {
         if ((v = lower.get("onexisting")) != null) {
             o.onExisting = MergeWriter.OnExisting.parse(v);
         }
+        if ((v = lower.get("raster")) != null) {
+            o.rasterJson = jsonObject("raster", v);
+        }
         return o;
+    }
+
+    /** The option's value if it is one JSON object, else an error naming the option. */
+    private static String jsonObject(String name, String v) {
+        try {
+            Object parsed = new com.fasterxml.jackson.databind.ObjectMapper().readValue(v, Object.class);
+            if (parsed instanceof Map) {
+                return v.trim();
+            }
+        } catch (java.io.IOException e) {
+            // reported below
+        }
+        throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' is not a JSON object");
     }
 
     private static long positive(String name, String v, long max) {

@@ -180,6 +180,7 @@ public final class SfcLayerWrite {
             md.indexInterval = opts.indexInterval;
             md.extent = opts.extent;
             md.crs = opts.crs;
+            md.rasterJson = opts.rasterJson;
             md.operation = base == null ? "write" : "overwrite";
             md.readVersion = base == null ? -1 : base.metadata().version;
             LayerMetadata out = job.commit(md, base == null ? List.of() : base.files(), results, true);
