@@ -44,7 +44,7 @@ demo: setup
 	$(VENV)/bin/sfclayer demo
 
 bench: setup
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(if $(STUDY),--study $(STUDY))
 
 clean:
 	rm -rf build .gradle $(JAR) integration/target
