@@ -272,8 +272,9 @@ def _sizes(report, key):
 
 def blocks(report, command):
     """The (name, markdown) blocks of the studies in ``report``, in document order."""
+    ran = set(report.get("studies") or ORDER)  # a study's side figures (the writes behind look-ups) stay out
     out = [("run", run_block(report, command))]
-    if _sizes(report, "writes"):
+    if _sizes(report, "writes") and "writes" in ran:
         out.append(("writes", writes_block(report)))
     if _sizes(report, "bbox"):
         out.append(("boxes", boxes_block(report)))
@@ -284,7 +285,7 @@ def blocks(report, command):
     if report.get("intervals"):
         out.append(("intervals", intervals_block(report)))
     out.append(("interpretation", "## Interpretation\n"))
-    out.extend(("interp:" + k, para + "\n") for k, para in interpret(report))
+    out.extend(("interp:" + k, para + "\n") for k, para in interpret(report) if k in ran or k == "run")
     if _sizes(report, "bbox") and _sizes(report, "lookups"):
         out.append(("figure", "![results](results.png)\n"))
     return out
