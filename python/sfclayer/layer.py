@@ -15,7 +15,8 @@ __all__ = ["write", "read", "open", "Layer", "write_options"]
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
-# Python keyword → connector option.
+# The option table: Python keyword → connector option (write options, and read options given as
+# keywords). With _READ_ARGUMENTS, exactly the JVM's options (tests/test_tables.py checks them).
 _OPTION_NAMES = {
     "key_index": "keyIndex",
     "bounds": "bounds",
@@ -30,6 +31,8 @@ _OPTION_NAMES = {
     "retain_versions": "retainVersions",
     "max_ranges": "maxRanges",
 }
+# read()'s own arguments that become read options.
+_READ_ARGUMENTS = {"bbox": "bbox"}
 
 
 def _micros(t):
@@ -134,7 +137,7 @@ def read(spark, path, bbox=None, keys=None, time=None, **options):
     reader = spark.read.format("sfclayer")
     opts = write_options(**options)
     if bbox is not None:
-        opts["bbox"] = _option_value("bbox", bbox)
+        opts[_READ_ARGUMENTS["bbox"]] = _option_value("bbox", bbox)
     with _jvm.translated():
         df = reader.options(**opts).load(path)
         if keys is not None:
