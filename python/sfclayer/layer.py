@@ -100,7 +100,14 @@ def write(df, path, mode="errorifexists", **options):
 
     Examples
     --------
-    >>> sfclayer.write(df, "/tmp/dem", bounds=(0, 0, 1023, 1023), extent=(0, 0, 1, 1))  # doctest: +SKIP
+    With a SparkSession ``spark`` (:func:`sfclayer.session`):
+
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9), extent=(0, 0, 1, 1))
+    >>> sfclayer.read(spark, path).count()
+    100
     """
     with _jvm.translated():
         df.write.format("sfclayer").mode(mode).options(**write_options(**options)).save(path)
@@ -129,8 +136,14 @@ def read(spark, path, bbox=None, keys=None, time=None, **options):
 
     Examples
     --------
-    >>> sfclayer.read(spark, "/tmp/dem", keys=(10, 10, 20, 20)).count()  # doctest: +SKIP
-    121
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9), extent=(0, 0, 10, 10))
+    >>> sfclayer.read(spark, path, keys=(2, 2, 4, 5)).count()
+    12
+    >>> sfclayer.read(spark, path, bbox=(2.5, 2.5, 3.5, 3.5)).count()   # tiles whose envelope meets the box
+    4
     """
     from pyspark.sql import functions as F
 
@@ -168,8 +181,13 @@ def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.ope
 
     Examples
     --------
-    >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
-    ...     layer.get(10, 20)["elevation"]
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9))
+    >>> with sfclayer.open(spark, path) as layer:
+    ...     layer.get(4, 2)["elevation"]
+    72
     """
     return Layer(spark, path, cache_size)
 

@@ -12,8 +12,14 @@ matplotlib is imported lazily, on the Agg backend, so importing this module cost
 
 Examples
 --------
->>> with sfclayer.open(spark, "/tmp/dem") as layer:            # doctest: +SKIP
-...     layout_picture(layer.metadata, "layout.png")
+>>> import os, sfclayer, tempfile
+>>> out = tempfile.mkdtemp()
+>>> df = spark.range(1024).selectExpr("int(id % 32) AS col", "int(id DIV 32) AS row", "id AS value")
+>>> sfclayer.write(df, out + "/layer", bounds=(0, 0, 31, 31), block_size=65536, partitions=2)
+>>> with sfclayer.open(spark, out + "/layer") as layer:
+...     info = layout_picture(layer.metadata, out + "/layout.png")
+>>> info["grid_shape"], os.path.getsize(out + "/layout.png") > 0
+((32, 32), True)
 """
 
 import colorsys
