@@ -348,9 +348,12 @@ def parse_sizes(text):
 def make_session(driver_memory="6g"):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # the JVM-side helpers (LookupTiming), built by `make setup` (gradle benchJar)
+    bench_jar = os.path.join(ROOT, "build", "libs", "sfclayer-bench.jar")
     spark = sfclayer.session(
         "local[2]", app_name="sfclayer-bench",
-        **{"spark.driver.memory": driver_memory,
+        **{"spark.jars": bench_jar,
+           "spark.driver.memory": driver_memory,
            "spark.ui.enabled": "false",
            "spark.ui.showConsoleProgress": "false",
            "spark.driver.host": "127.0.0.1",
