@@ -10,6 +10,8 @@
 
 matplotlib is imported lazily, on the Agg backend, so importing this module costs nothing.
 
+About 500 lines: the two pictures and the layout's geometry helpers, which serve only them.
+
 Examples
 --------
 >>> import os, sfclayer, tempfile

@@ -1,5 +1,9 @@
 package io.sfclayer.format;
 
+// Over 500 lines on purpose: every Spark type through TileWriter and TileCursor, each round trip
+// checked against Avro's own reader, plus the malformed-input cases; they share the fixtures above
+// the first test (rows, projections, the Avro reference decoder).
+
 import io.sfclayer.SfcLayerException;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericDatumReader;
