@@ -28,9 +28,13 @@ from .errors import (
     LayerNotFound,
     LayerExists,
     CorruptLayer,
+    ConcurrentUpdate,
 )
 
 from .layer import write, read, open, Layer
+from .maintenance import Version, history, delete, compact, vacuum
+from .ingestion import ingest
+from .pyramids import pyramid, pyramid_levels
 
 __version__ = "0.1.0"
 
@@ -54,6 +58,14 @@ __all__ = [
     "read",
     "open",
     "Layer",
+    "Version",
+    "history",
+    "delete",
+    "compact",
+    "vacuum",
+    "ingest",
+    "pyramid",
+    "pyramid_levels",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -62,6 +74,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "ConcurrentUpdate",
 ]
 
 
