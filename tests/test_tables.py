@@ -29,9 +29,10 @@ def _java_read_options(jvm):
     read = jvm.io.sfclayer.spark.ReadOptions
     try:
         return {str(k) for k in read.KNOWN.keySet()}
-    except Exception:  # a connector before the read-option table: its scan builder's names
-        builder = jvm.io.sfclayer.spark.SfcLayerScanBuilder
-        return {"path", str(builder.OPTION_BBOX), str(builder.OPTION_MAX_RANGES)}
+    except Exception:  # a connector before the read-option table: the names its classes read
+        builder, table = jvm.io.sfclayer.spark.SfcLayerScanBuilder, jvm.io.sfclayer.spark.SfcLayerTable
+        return {"path", str(builder.OPTION_BBOX), str(builder.OPTION_MAX_RANGES), str(table.OPTION_VERSION_AS_OF),
+                str(table.OPTION_TIMESTAMP_AS_OF)}
 
 
 def test_option_table_is_the_jvms(spark):

@@ -33,7 +33,7 @@ _OPTION_NAMES = {
     "raster": "raster",
 }
 # read()'s own arguments that become read options.
-_READ_ARGUMENTS = {"bbox": "bbox"}
+_READ_ARGUMENTS = {"bbox": "bbox", "version": "versionAsOf", "as_of": "timestampAsOf"}
 
 
 def _micros(t):
@@ -121,9 +121,9 @@ def _as_of_options(version, as_of):
     if version is not None and as_of is not None:
         raise InvalidArgument("give version or as_of, not both")
     if version is not None:
-        return {"versionAsOf": str(int(version))}
+        return {_READ_ARGUMENTS["version"]: str(int(version))}
     if as_of is not None:
-        return {"timestampAsOf": str(_micros(as_of))}
+        return {_READ_ARGUMENTS["as_of"]: str(_micros(as_of))}
     return {}
 
 
