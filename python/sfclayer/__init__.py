@@ -5,10 +5,16 @@ a space-filling-curve index, so one layer serves both bounding-box scans and poi
 
 Examples
 --------
->>> import sfclayer
+>>> import sfclayer, tempfile
 >>> spark = sfclayer.session("local[2]")                     # doctest: +SKIP
->>> sfclayer.write(df, "/tmp/layer", bounds=(0, 0, 255, 255))  # doctest: +SKIP
->>> sfclayer.read(spark, "/tmp/layer", bbox=(10, 10, 20, 20)).count()  # doctest: +SKIP
+>>> path = tempfile.mkdtemp() + "/layer"
+>>> df = spark.range(256).selectExpr("int(id % 16) AS col", "int(id DIV 16) AS row", "id AS value")
+>>> sfclayer.write(df, path, bounds=(0, 0, 15, 15), extent=(0, 0, 16, 16))
+>>> sfclayer.read(spark, path, bbox=(10.5, 10.5, 12.5, 12.5)).count()
+9
+>>> with sfclayer.open(spark, path) as layer:
+...     layer.get(3, 2)["value"]
+35
 """
 
 import os

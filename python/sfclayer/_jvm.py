@@ -7,8 +7,10 @@ import threading
 
 from . import errors
 
-__all__ = ["translated", "open_value_reader", "LookupClient", "command", "read_text", "write_text"]
+__all__ = ["translated", "open_value_reader", "reader_call", "LookupClient", "command", "read_text", "write_text"]  # what layer, maintenance and pyramids use
 
+# The error table: every io.sfclayer.SfcLayerException class and its Python class
+# (tests/test_tables.py checks it against the jar).
 _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException": errors.SfcLayerError,
     "io.sfclayer.SfcLayerException$KeyNotFound": errors.KeyNotFound,

@@ -169,6 +169,7 @@ def _spark_type(t):
 
 def _info_text(path, md):
     from .curves import format_micros, key_index_from_json
+    from .grid import TileGrid
 
     ki = key_index_from_json(md["keyIndex"])
     b = ki.bounds
@@ -186,8 +187,8 @@ def _info_text(path, md):
             f"{_dt.timedelta(microseconds=tb.resolution_micros)} ({tb.bins} bins)")
     ext = md.get("extent")
     if ext:
-        tw = (ext["xmax"] - ext["xmin"]) / b.width
-        th = (ext["ymax"] - ext["ymin"]) / b.height
+        grid = TileGrid.from_metadata(md)
+        tw, th = grid.tile_width, grid.tile_height
         add(f"extent       {ext['xmin']:g}, {ext['ymin']:g}, {ext['xmax']:g}, {ext['ymax']:g} "
             f"({md.get('crs') or 'no CRS'}); a tile is {tw:g} × {th:g}")
     else:

@@ -14,7 +14,8 @@ from .errors import InvalidArgument, KeyNotFound
 
 __all__ = ["write", "read", "open", "Layer", "write_options"]
 
-# Python keyword → connector option.
+# The option table: Python keyword → connector option (write options, and read options given as
+# keywords). With _READ_ARGUMENTS, exactly the JVM's options (tests/test_tables.py checks them).
 _OPTION_NAMES = {
     "key_index": "keyIndex",
     "bounds": "bounds",
@@ -31,6 +32,8 @@ _OPTION_NAMES = {
     "on_existing": "onExisting",
     "raster": "raster",
 }
+# read()'s own arguments that become read options.
+_READ_ARGUMENTS = {"bbox": "bbox", "version": "versionAsOf", "as_of": "timestampAsOf"}
 
 
 def _micros(t):
@@ -94,7 +97,14 @@ def write(df, path, mode="errorifexists", **options):
 
     Examples
     --------
-    >>> sfclayer.write(df, "/tmp/dem", bounds=(0, 0, 1023, 1023), extent=(0, 0, 1, 1))  # doctest: +SKIP
+    With a SparkSession ``spark`` (:func:`sfclayer.session`):
+
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9), extent=(0, 0, 1, 1))
+    >>> sfclayer.read(spark, path).count()
+    100
     """
     with _jvm.translated():
         df.write.format("sfclayer").mode(mode).options(**write_options(**options)).save(path)
@@ -105,9 +115,9 @@ def _as_of_options(version, as_of):
     if version is not None and as_of is not None:
         raise InvalidArgument("give version or as_of, not both")
     if version is not None:
-        return {"versionAsOf": str(int(version))}
+        return {_READ_ARGUMENTS["version"]: str(int(version))}
     if as_of is not None:
-        return {"timestampAsOf": str(_micros(as_of))}
+        return {_READ_ARGUMENTS["as_of"]: str(_micros(as_of))}
     return {}
 
 
@@ -141,8 +151,14 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
 
     Examples
     --------
-    >>> sfclayer.read(spark, "/tmp/dem", keys=(10, 10, 20, 20)).count()  # doctest: +SKIP
-    121
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9), extent=(0, 0, 10, 10))
+    >>> sfclayer.read(spark, path, keys=(2, 2, 4, 5)).count()
+    12
+    >>> sfclayer.read(spark, path, bbox=(2.5, 2.5, 3.5, 3.5)).count()   # tiles whose envelope meets the box
+    4
     """
     from pyspark.sql import functions as F
 
@@ -158,7 +174,7 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     opts = write_options(**options)
     opts.update(_as_of_options(version, as_of))
     if bbox is not None:
-        opts["bbox"] = _option_value("bbox", bbox)
+        opts[_READ_ARGUMENTS["bbox"]] = _option_value("bbox", bbox)
     with _jvm.translated():
         df = reader.options(**opts).load(path)
         if keys is not None:
@@ -243,8 +259,13 @@ def open(spark, path, cache_size=16, version=None, as_of=None, zoom=None):  # no
 
     Examples
     --------
-    >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
-    ...     layer.get(10, 20)["elevation"]
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9))
+    >>> with sfclayer.open(spark, path) as layer:
+    ...     layer.get(4, 2)["elevation"]
+    72
     """
     if zoom is not None:
         from .pyramids import level_path
