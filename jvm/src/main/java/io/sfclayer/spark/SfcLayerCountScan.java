@@ -140,7 +140,8 @@ final class SfcLayerCountScan implements Scan, Batch {
     @Override
     public InputPartition[] planInputPartitions() {
         plan();
-        InputPartition[] reads = scan.partitions(toRead);
+        InputPartition[] reads = new SfcLayerBatch(scan.layer(), new StructType(), scan.boxes(), toRead)
+            .planInputPartitions();
         InputPartition[] out = new InputPartition[reads.length + 1];
         out[0] = new Counted(fromMetadata);
         System.arraycopy(reads, 0, out, 1, reads.length);

@@ -56,10 +56,10 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
     synchronized Layer layer() {
         if (layer == null) {
             try {
-                layer = Layer.open(SparkSession.active().sparkContext().hadoopConfiguration(), path(),
+                layer = Layer.open(HadoopConfs.forOptions(SparkSession.active(), options), path(),
                     versionAsOf(options), timestampAsOfMillis(options));
             } catch (IOException e) {
-                throw new SfcLayerException("cannot open layer " + path() + ": " + e, e);
+                throw new SfcLayerException.StorageError("cannot open layer " + path() + ": " + e, e);
             }
         }
         return layer;
@@ -143,6 +143,7 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scanOptions) {
+        ReadOptions.check(scanOptions);
         return new SfcLayerScanBuilder(layer(), schema(), scanOptions);
     }
 
