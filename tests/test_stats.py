@@ -199,7 +199,7 @@ def test_explain_says_how_many_files_each_pruning_removed(spark, layer):
     path, _ = layer
     df = read_all(spark, path).where("v >= 2200 AND col <= 11")
     plan = df._jdf.queryExecution().executedPlan().toString()
-    m = re.search(r"pruned by name (\d+), by statistics (\d+)", plan)
+    m = re.search(r"filesPruned=\[by name (\d+), by statistics (\d+)\]", plan)
     assert m, plan
     assert int(m.group(1)) >= 1 and int(m.group(2)) >= 1, plan
     df.collect()

@@ -177,9 +177,9 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
             + " boxes=[" + shown + "]" + (boxes.isEmpty() ? " (nothing can match)" : "")
             + " ranges=" + ranges.size()
             + " files=" + selected.size() + "/" + md.fileCount
-            + " (pruned by name " + prunedByName + ", by statistics " + prunedByStats + ")"
             + " pushed=" + Arrays.toString(pushed)
-            + (bbox == null ? "" : " bbox=[" + bbox.trim() + "]");
+            + (bbox == null ? "" : " bbox=[" + bbox.trim() + "]")
+            + " filesPruned=[by name " + prunedByName + ", by statistics " + prunedByStats + "]";
     }
 
     /** One batch per scan, as when the scan was its own batch (Spark compares batches by identity). */
