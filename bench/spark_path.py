@@ -3,7 +3,7 @@
     PYTHONPATH=python .venv/bin/python bench/spark_path.py            # 2^18 and 2^10 tiles
     PYTHONPATH=python .venv/bin/python bench/spark_path.py --quick    # 2^14 and 2^10 tiles
 
-Writes the section "Spark path and file statistics" of bench/RESULTS.md (other sections kept).
+Writes the block "spark_path" of bench/RESULTS.md (other blocks kept); ``make bench STUDY=spark_path``.
 Every figure is a median over repeated runs, measured side by side in one session; the floor is
 Spark's own one-row query ``spark.range(1).agg(sum)``. A query's time is split into building the
 DataFrame (opening the layer: its version document), planning (pushdown, range decomposition, file
@@ -19,8 +19,11 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
 
+import report as results  # noqa: E402  (bench/report.py: RESULTS.md block by block)
 import sfclayer  # noqa: E402
 
 SECTION = "## Spark path and file statistics"
@@ -146,6 +149,23 @@ def run(spark, big, repeat, work):
     lo = timed(layer_open, repeat)
     rows.append(("JVM `Layer.open` (list log, cached document), via py4j", None, lo, None, ""))
 
+    doc = sorted(f for f in os.listdir(os.path.join(big_path, "_sfclayer")) if f.endswith(".json"))[-1]
+    with open(os.path.join(big_path, "_sfclayer", doc), "rb") as f:
+        doc_bytes = bytearray(f.read())
+    jbytes = jvm.java.util.Arrays.copyOf(doc_bytes, len(doc_bytes))
+
+    def parse_doc():
+        jvm.io.sfclayer.format.LayerMetadata.fromJsonBytes(jbytes, "bench")
+    rows.append((f"parse the version document ({len(doc_bytes) / 1024:.0f} KiB; uncached), via py4j", None,
+                 timed(parse_doc, repeat), None, ""))
+    from py4j.java_gateway import get_field
+    key_index = get_field(jvm.io.sfclayer.layer.Layer.open(conf, big_path).metadata(), "keyIndex")
+    qbox = jvm.io.sfclayer.curve.QueryBox.of(c0, c0, c0 + box - 1, c0 + box - 1)
+
+    def decompose():
+        key_index.ranges(qbox, 20000)
+    rows.append(("range decomposition of the 1% box, via py4j", None, timed(decompose, repeat), None, ""))
+
     def py4j_noop():
         jvm.java.lang.System.nanoTime()
     rows.append(("py4j round trip (floor of any driver call)", None, timed(py4j_noop, repeat), None, ""))
@@ -178,19 +198,11 @@ def render(report, command):
     return "\n".join(lines) + "\n"
 
 
-def write_section(text, path):
-    old = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    pattern = re.compile(re.escape(SECTION) + r"\n.*?(?=\n## |\Z)", re.S)
-    new = pattern.sub(lambda _: text.rstrip("\n") + "\n", old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + text
-    with open(path, "w") as f:
-        f.write(new)
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--quick", action="store_true", default=os.environ.get("SFCLAYER_BENCH_QUICK") == "1")
     ap.add_argument("--repeat", type=int, default=9)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md"))
+    ap.add_argument("--out", default=results.RESULTS)
     args = ap.parse_args(argv)
     spark = make_session()
     work = tempfile.mkdtemp(prefix="sfclayer-spark-path-")
@@ -201,7 +213,7 @@ def main(argv=None):
     command = "PYTHONPATH=python .venv/bin/python bench/spark_path.py" + (" --quick" if args.quick else "")
     text = render(report, command)
     print(text)
-    write_section(text, args.out)
+    results.write_section("spark_path", text, args.out)
 
 
 if __name__ == "__main__":
