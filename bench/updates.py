@@ -97,6 +97,11 @@ def run(spark, work, log2_tiles, tile_bytes, n_versions, log=print):
     box_side = max(1, int(round((n * 0.01) ** 0.5)))
     b0 = side // 3
     new = tiles(spark, side, b0, b0, box_side, box_side, tile_bytes, 7)
+    # warm the update path's classes once (a long-lived application's steady state), elsewhere in the layer
+    sfclayer.write(tiles(spark, side, side - 2, side - 2, 1, 1, tile_bytes, 1000), base, mode="append")
+    md1 = metadata(base)
+    # Spark's fixed cost of a job of the same shape: the same input, shuffled into 4 partitions, counted
+    t_job = statistics.median(timed(lambda: new.repartition(4).count())[0] for _ in range(3))
     t_append, _ = timed(lambda: sfclayer.write(new, base, mode="append", partitions=4))
     md2 = metadata(base)
     m = md2["operation"]["metrics"]
@@ -106,6 +111,7 @@ def run(spark, work, log2_tiles, tile_bytes, n_versions, log=print):
     t_rewrite, _ = timed(lambda: sfclayer.write(tiles(spark, side, 0, 0, side, side, tile_bytes, 1000), base,
                                                 mode="overwrite", **opts))
     res["append"] = {"box_tiles": box_side * box_side, "append_s": t_append, "first_write_s": t_full,
+                     "spark_job_s": t_job,
                      "rewrite_s": t_rewrite, "time_ratio": t_append / t_rewrite,
                      "files": md1["fileCount"], "files_rewritten": len(removed),
                      "bytes_written": m["bytesWritten"], "intersecting_bytes": removed_bytes,
@@ -167,6 +173,8 @@ def section(res, command):
         "|---|---|---|",
         f"| append a {a['box_tiles']}-tile box (1%): time / full rewrite | {a['append_s']:.2f} s / "
         f"{a['rewrite_s']:.2f} s = **{a['time_ratio']:.3f}×** | ≤ 0.1× |",
+        f"| the same, less Spark's fixed cost (a shuffle + count of the same input: {a['spark_job_s']:.2f} s) | "
+        f"**{max(0.0, a['append_s'] - a['spark_job_s']) / a['rewrite_s']:.3f}×** | |",
         f"| files rewritten by the append | {a['files_rewritten']} of {a['files']} | only intersecting |",
         f"| bytes written / (intersecting files' bytes + new bytes) | {a['bytes_written'] / mib:.2f} MiB / "
         f"({a['intersecting_bytes'] / mib:.2f} + {a['new_bytes'] / mib:.2f}) MiB = **{a['bytes_ratio']:.2f}** "
