@@ -53,16 +53,20 @@ def keys():
     return [(c, r) for c in range(GRID[0]) for r in range(GRID[1]) if (c, r) != MISSING]
 
 
-def write_layers(spark, root):
-    """Five small layers under ``root``: rgb, dem, hwc (edge tiles 10 px), st (space-time), merc."""
+def write_layers(spark, root, names=("rgb", "dem", "hwc", "st", "merc")):
+    """Small layers under ``root``: rgb, dem, hwc (edge tiles 10 px), st (space-time), merc."""
     bounds = (0, 0, GRID[0] - 1, GRID[1] - 1)
     paths = {}
     paths["rgb"] = f"{root}/rgb"
     sfclayer.write(_raster_df(spark, {k: (rgb_pixels(*k), None) for k in keys()}), paths["rgb"],
                    bounds=bounds, extent=EXTENT, crs="EPSG:4326", partitions=3)
+    if names == ("rgb",):
+        return paths
     paths["dem"] = f"{root}/dem"
     sfclayer.write(_raster_df(spark, {k: (dem_pixels(*k), -9999.0) for k in keys()}), paths["dem"],
                    bounds=bounds, extent=EXTENT, crs="EPSG:4326")
+    if names == ("rgb", "dem"):
+        return paths
     from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
 
     schema = StructType([StructField(n, t, False) for n, t in [

@@ -77,6 +77,7 @@ class TileServer:
             self.socket = socket.socket(family, socket.SOCK_STREAM)
             self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self.socket.bind((host, int(port)))
+            self.socket.listen(1024)  # connections queue from the start message on
         except BaseException:
             self._close_layers()
             raise
