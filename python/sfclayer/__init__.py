@@ -28,6 +28,18 @@ from .layer import write, read, open, Layer
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    # sfclayer.pictures moved to sfclayer.viz.pictures; the old spelling keeps working.
+    if name == "pictures":
+        import sys
+
+        from .viz import pictures
+
+        sys.modules.setdefault(__name__ + ".pictures", pictures)
+        return pictures
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
     "jar_path",
     "configure",
