@@ -22,6 +22,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -130,7 +131,7 @@ def write_demo_layer(spark, path):
     return ncols, nrows
 
 
-def replace_section(text, section):
+def replace_section(_, section):
     path = os.path.join(HERE, "RESULTS.md")
     old = open(path).read() if os.path.exists(path) else "# sfclayer benchmark results\n"
     start = old.find(SECTION)
@@ -145,7 +146,8 @@ def replace_section(text, section):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--seconds", type=float, default=6.0, help="time per configuration")
+    p.add_argument("--seconds", type=float, default=4.0, help="time per run")
+    p.add_argument("--rounds", type=int, default=3, help="runs per configuration (medians are reported)")
     p.add_argument("--coalesce-ms", type=float, default=2.0, help="the window measured as 'on'")
     p.add_argument("--clients", default="1,8,32")
     p.add_argument("--client", nargs=6, metavar=("URL", "ENDPOINT", "CLIENTS", "SECONDS", "NCOLS", "NROWS"),
@@ -172,26 +174,37 @@ def main():
         files = layer.metadata["fileCount"]
     n_trace = sum(len(v) for v in trace(ncols, nrows))
     results = []
-    for endpoint in ("values", "png"):
-        for clients in [int(c) for c in args.clients.split(",")]:
-            for window in (0.0, args.coalesce_ms):
-                with srv.serve(spark, [f"demo={path}"], port=0, coalesce_ms=window, background=True,
-                               log=lambda *_: None) as server:
-                    # Warm-up: every file opened once, every code path taken.
-                    subprocess.run([sys.executable, __file__, "--client", server.url, endpoint, "4", "1",
-                                    str(ncols), str(nrows)], check=True, capture_output=True)
-                    out = subprocess.run([sys.executable, __file__, "--client", server.url, endpoint, str(clients),
-                                          str(args.seconds), str(ncols), str(nrows)],
-                                         check=True, capture_output=True, text=True).stdout
-                    r = json.loads(out)
-                    coalescer = server.app.coalescers[("demo", 0)]
-                    r.update(endpoint=endpoint, clients=clients, window=window,
-                             batch=coalescer.keys_read / max(coalescer.batches, 1),
-                             dedup=coalescer.requests / max(coalescer.keys_read, 1))
+    servers = {window: srv.serve(spark, [f"demo={path}"], port=0, coalesce_ms=window, background=True,
+                                 log=lambda *_: None) for window in (0.0, args.coalesce_ms)}
+    try:
+        for endpoint in ("values", "png"):
+            for window, server in servers.items():  # warm-up: every file opened, every code path taken
+                subprocess.run([sys.executable, __file__, "--client", server.url, endpoint, "4", "1",
+                                str(ncols), str(nrows)], check=True, capture_output=True)
+            for clients in [int(c) for c in args.clients.split(",")]:
+                runs = {window: [] for window in servers}
+                for _ in range(args.rounds):  # on and off alternate, so both see the same machine
+                    for window, server in servers.items():
+                        coalescer = server.app.coalescers[("demo", 0)]
+                        b0, k0 = coalescer.batches, coalescer.keys_read
+                        out = subprocess.run([sys.executable, __file__, "--client", server.url, endpoint,
+                                              str(clients), str(args.seconds), str(ncols), str(nrows)],
+                                             check=True, capture_output=True, text=True).stdout
+                        r = json.loads(out)
+                        r["batch"] = (coalescer.keys_read - k0) / max(coalescer.batches - b0, 1)
+                        runs[window].append(r)
+                for window, rs in runs.items():
+                    med = lambda k: statistics.median(x[k] for x in rs)  # noqa: E731
+                    r = {k: med(k) for k in ("tiles_per_s", "p50_ms", "p99_ms", "batch")}
+                    r.update(endpoint=endpoint, clients=clients, window=window, errors=sum(x["errors"] for x in rs),
+                             spread=(min(x["tiles_per_s"] for x in rs), max(x["tiles_per_s"] for x in rs)))
                     results.append(r)
                     print(f"{endpoint:6} clients {clients:2} coalesce {window:g} ms: {r['tiles_per_s']:7.0f} tiles/s "
-                          f"p50 {r['p50_ms']:6.1f} ms p99 {r['p99_ms']:7.1f} ms  batch {r['batch']:.1f}  "
-                          f"errors {r['errors']}", flush=True)
+                          f"({r['spread'][0]:.0f}..{r['spread'][1]:.0f}) p50 {r['p50_ms']:6.1f} ms "
+                          f"p99 {r['p99_ms']:7.1f} ms  batch {r['batch']:.1f}  errors {r['errors']}", flush=True)
+    finally:
+        for server in servers.values():
+            server.stop()
     spark.stop()
     load1 = os.getloadavg()
 
@@ -210,18 +223,28 @@ def main():
              f"The demo's layer: Blue Marble in {ncols} × {nrows} tiles of 90 px RGB (24 KiB each), {files} data "
              f"files. Each client is a thread with one keep-alive connection, replaying a viewer's pan-and-zoom "
              f"trace ({n_trace} tile requests; views of 15 × 9 and 30 × 18 tiles, centre-out) for "
-             f"{args.seconds:g} s after a warm-up; clients run in their own process. values = "
+             f"{args.seconds:g} s after a warm-up; clients run in their own process. Each figure is the median "
+             f"of {args.rounds} runs, runs with coalescing on and off alternating (range = slowest..fastest "
+             f"run's tiles/s). values = "
              f"`/layers/demo/values/{{col}}/{{row}}` (JSON, pixels base64), png = "
              f"`/layers/demo/tiles/0/{{col}}/{{row}}.png`. Coalescing on = a {args.coalesce_ms:g} ms window; batch = "
              f"distinct keys per `get_many`; × off = tiles/s on ÷ tiles/s off.", "",
-             "| endpoint | clients | coalescing | tiles/s | × off | p50 | p99 | batch | errors |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+             "| endpoint | clients | coalescing | tiles/s | range | × off | p50 | p99 | batch | errors |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     off = {(r["endpoint"], r["clients"]): r["tiles_per_s"] for r in results if r["window"] == 0}
     for r in results:
         ratio = r["tiles_per_s"] / off[(r["endpoint"], r["clients"])]
         lines.append(f"| {r['endpoint']} | {r['clients']} | {'on, %g ms' % r['window'] if r['window'] else 'off'} | "
-                     f"{r['tiles_per_s']:,.0f} | {ratio:.2f}× | {r['p50_ms']:.1f} ms | {r['p99_ms']:.1f} ms | "
+                     f"{r['tiles_per_s']:,.0f} | {r['spread'][0]:,.0f}..{r['spread'][1]:,.0f} | {ratio:.2f}× | {r['p50_ms']:.1f} ms | {r['p99_ms']:.1f} ms | "
                      f"{r['batch']:.1f} | {r['errors']} |")
+    wins = sum(1 for r in results if r["window"] and r["tiles_per_s"] > 1.05 * off[(r["endpoint"], r["clients"])])
+    lines += ["", f"Coalescing on is faster by more than 5% in {wins} of {len(off)} configurations. On a local "
+              "filesystem the look-up itself is ~0.2 ms from the page cache, and the time goes to HTTP, JSON/PNG "
+              "encoding and the interpreter lock, which batching does not shorten; a batch also holds its first "
+              "tile until the last is read. The server's default (`DEFAULT_COALESCE_MS` in "
+              "python/sfclayer/server/__init__.py) is on only where this table shows it winning; "
+              "`--coalesce-ms` turns it on for slow storage (cold HDFS reads), where reading each file once, "
+              "in order, is what counts."]
     replace_section("\n".join(lines) + "\n", "\n".join(lines) + "\n")
     print("\n".join(lines))
 

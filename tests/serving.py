@@ -57,16 +57,27 @@ def write_layers(spark, root, names=("rgb", "dem", "hwc", "st", "merc")):
     """Small layers under ``root``: rgb, dem, hwc (edge tiles 10 px), st (space-time), merc."""
     bounds = (0, 0, GRID[0] - 1, GRID[1] - 1)
     paths = {}
-    paths["rgb"] = f"{root}/rgb"
-    sfclayer.write(_raster_df(spark, {k: (rgb_pixels(*k), None) for k in keys()}), paths["rgb"],
-                   bounds=bounds, extent=EXTENT, crs="EPSG:4326", partitions=3)
-    if names == ("rgb",):
-        return paths
-    paths["dem"] = f"{root}/dem"
-    sfclayer.write(_raster_df(spark, {k: (dem_pixels(*k), -9999.0) for k in keys()}), paths["dem"],
-                   bounds=bounds, extent=EXTENT, crs="EPSG:4326")
-    if names == ("rgb", "dem"):
-        return paths
+    if "rgb" in names:
+        paths["rgb"] = f"{root}/rgb"
+        sfclayer.write(_raster_df(spark, {k: (rgb_pixels(*k), None) for k in keys()}), paths["rgb"],
+                       bounds=bounds, extent=EXTENT, crs="EPSG:4326", partitions=3)
+    if "dem" in names:
+        paths["dem"] = f"{root}/dem"
+        sfclayer.write(_raster_df(spark, {k: (dem_pixels(*k), -9999.0) for k in keys()}), paths["dem"],
+                       bounds=bounds, extent=EXTENT, crs="EPSG:4326")
+    if "hwc" in names:
+        _write_hwc(spark, f"{root}/hwc", bounds)
+        paths["hwc"] = f"{root}/hwc"
+    if "st" in names:
+        paths["st"] = f"{root}/st"
+        _write_st(spark, paths["st"], bounds)
+    if "merc" in names:
+        paths["merc"] = f"{root}/merc"
+        _write_merc(spark, paths["merc"])
+    return paths
+
+
+def _write_hwc(spark, path, bounds):
     from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
 
     schema = StructType([StructField(n, t, False) for n, t in [
@@ -77,24 +88,26 @@ def write_layers(spark, root, names=("rgb", "dem", "hwc", "st", "merc")):
         size = (10 if c == GRID[0] - 1 else TILE, 10 if r == GRID[1] - 1 else TILE)
         a = hwc_pixels(c, r, size)
         rows.append((c, r, a.tobytes(), size[0], size[1], 3, "uint8"))
-    paths["hwc"] = f"{root}/hwc"
-    sfclayer.write(spark.createDataFrame(rows, schema), paths["hwc"], bounds=bounds, extent=EXTENT, crs="EPSG:4326")
+    sfclayer.write(spark.createDataFrame(rows, schema), path, bounds=bounds, extent=EXTENT, crs="EPSG:4326")
+
+
+def _write_st(spark, path, bounds):
     st = {}
     for i, t in enumerate(TIMES):
         for c, r in keys():
             st[(c, r, t)] = (st_pixels(c, r, i), None)
-    paths["st"] = f"{root}/st"
-    sfclayer.write(_raster_df(spark, st, time=True), paths["st"], bounds=bounds,
+    sfclayer.write(_raster_df(spark, st, time=True), path, bounds=bounds,
                    time_bounds=(TIMES[0], TIMES[-1] + _dt.timedelta(days=1)), time_resolution="1 day")
+
+
+def _write_merc(spark, path):
     # WebMercatorQuad tiles 2..5 × 1..4 at zoom 3 (an extent on that grid, no raster metadata).
     half = 20037508.342789244
     size = 2 * half / 2 ** MERCATOR_ZOOM
     c0, r0 = 2, 1
     ext = (-half + c0 * size, half - (r0 + 4) * size, -half + (c0 + 4) * size, half - r0 * size)
     merc = {(c0 + c, r0 + r): (rgb_pixels(c, r), None) for c in range(4) for r in range(4)}
-    paths["merc"] = f"{root}/merc"
-    sfclayer.write(_raster_df(spark, merc), paths["merc"], bounds=(c0, r0, c0 + 3, r0 + 3), extent=ext, crs="EPSG:3857")
-    return paths
+    sfclayer.write(_raster_df(spark, merc), path, bounds=(c0, r0, c0 + 3, r0 + 3), extent=ext, crs="EPSG:3857")
 
 
 class Client:

@@ -51,7 +51,8 @@ def test_load_on_loopback_leaves_nothing_behind(spark, layers):
     errors, latencies = [], []
     lock = threading.Lock()
 
-    with srv.serve(spark, [layers["rgb"], layers["dem"]], port=0, background=True, log=lambda *_: None) as server:
+    with srv.serve(spark, [layers["rgb"], layers["dem"]], port=0, coalesce_ms=2, background=True,
+                   log=lambda *_: None) as server:
         assert len(_jvm_lookup_threads(spark)) > len(jvm0)  # the served layers' look-up servers
 
         def run(i):

@@ -157,3 +157,32 @@ def test_viewer_shows_the_layers_pixels_in_chromium(spark, demo_layer):
     assert f'"GET /layers/bluemarble/tiles/0/{col}/{row}.png" 200' in "\n".join(tiles)
     assert len(tiles) >= 6
     assert any('"GET /static/leaflet/leaflet.js" 200' in line for line in lines)
+
+
+def test_time_slider_switches_the_tiles_time(spark, tmp_path):
+    from . import serving as sv
+
+    paths = sv.write_layers(spark, str(tmp_path), names=("st",))
+    lines = []
+    user_dir = tempfile.mkdtemp(prefix="sfclayer-chromium-")
+    with srv.serve(spark, [f"st={paths['st']}"], port=0, background=True, log=lines.append) as server:
+        driver = _driver(user_dir)
+        try:
+            driver.get(server.url + "#st")
+            _wait(driver, _TILES_LOADED, what="all tiles loaded")
+            assert driver.find_element("id", "time-box").is_displayed()
+            assert driver.find_element("id", "time-label").text == "2024-05-01T00:00:00.000Z"
+            missing = f"/tiles/0/{sv.MISSING[0]}/{sv.MISSING[1]}.png"
+            ok = lambda line: '" 200 ' in line or (missing in line and '" 404 ' in line)  # noqa: E731
+            first = [line for line in lines if "/tiles/0/" in line]
+            assert first and all("time=2024-05-01T00%3A00%3A00.000Z" in line and ok(line) for line in first)
+            n0 = len(lines)
+            driver.execute_script("var s = document.getElementById('time-slider'); s.value = 1;"
+                                  "s.dispatchEvent(new Event('input'));")
+            _wait(driver, _TILES_LOADED, what="the next day's tiles loaded")
+            assert driver.find_element("id", "time-label").text == "2024-05-02T00:00:00.000Z"
+            second = [line for line in lines[n0:] if "/tiles/0/" in line and "time=2024-05-02" in line]
+            assert len(second) >= len(sv.keys()) and all(ok(line) for line in second)
+        finally:
+            driver.quit()
+            shutil.rmtree(user_dir, ignore_errors=True)

@@ -393,8 +393,9 @@ def build_parser():
                     help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
     sv.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     sv.add_argument("--coalesce-ms", type=float, default=DEFAULT_COALESCE_MS, metavar="MS",
-                    help=f"look up tiles requested within MS milliseconds together (default {DEFAULT_COALESCE_MS:g}; "
-                         "0 disables)")
+                    help="gather tile requests that arrive while a look-up is under way (waiting at most MS "
+                         f"milliseconds) into one look-up in curve order (default {DEFAULT_COALESCE_MS:g}: off; "
+                         "see bench/RESULTS.md)")
     sv.add_argument("--workers", type=_positive_int, default=8, help="threads for look-ups and rendering (default 8)")
     sv.set_defaults(func=_cmd_serve)
     return p

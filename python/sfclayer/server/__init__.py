@@ -37,8 +37,9 @@ from .catalog import layer_names, open_served
 
 __all__ = ["serve", "TileServer", "TileApp", "DEFAULT_COALESCE_MS"]
 
-#: The coalescing window the server uses unless told otherwise (see bench/serving.py).
-DEFAULT_COALESCE_MS = 2.0
+#: The coalescing window the server uses unless told otherwise: off, because bench/serving.py
+#: measured no win on a local filesystem (bench/RESULTS.md, "Serving"); ``--coalesce-ms 2`` turns it on.
+DEFAULT_COALESCE_MS = 0.0
 
 
 def _stderr(line):

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import time
+import urllib.parse
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -126,10 +127,13 @@ class TileApp:
             Route("/tileMatrixSets", self.tile_matrix_sets),
             Route("/tileMatrixSets/{tms}", self.tile_matrix_set),
         ]
-        self.app = Starlette(routes=routes, exception_handlers={
-            HttpError: lambda req, e: _error(e.status, e.message),
-            HTTPException: lambda req, e: _error(e.status_code, f"{e.detail}: {req.url.path}"),
-        })
+        async def http_error(request, e):  # async: Starlette would run a plain function on a thread
+            return _error(e.status, e.message)
+
+        async def starlette_error(request, e):
+            return _error(e.status_code, f"{e.detail}: {request.url.path}")
+
+        self.app = Starlette(routes=routes, exception_handlers={HttpError: http_error, HTTPException: starlette_error})
 
     # ---------------------------------------------------------------------------------------------
     # ASGI, with the request log
@@ -268,7 +272,7 @@ class TileApp:
             raise HttpError(400, f"format {fmt!r} is not served (served: {', '.join(render.FORMATS)})")
         passed = {k: v for k, v in request.query_params.items() if k != "format"}
         self._tile_options(s.base, passed)  # a TileJSON never names tiles that would answer 400
-        query = ("?" + "&".join(f"{k}={v}" for k, v in passed.items())) if passed else ""
+        query = ("?" + urllib.parse.urlencode(passed, safe=",:")) if passed else ""
         return _json(ogc.tilejson(name, s, self._base(request), fmt, query))
 
     # ---------------------------------------------------------------------------------------------

@@ -275,7 +275,12 @@ def open_served(spark, name, path, cache_size=64):
         opened.append(base)
         levels = {base.grid.zoom: base}
         pyramid_levels = getattr(sfclayer, "pyramid_levels", None)
-        zooms = list(pyramid_levels(spark, path)) if pyramid_levels is not None else []
+        zooms = []
+        if pyramid_levels is not None and base.grid.tms:  # only layers on a tile matrix set have levels
+            try:
+                zooms = list(pyramid_levels(spark, path))
+            except InvalidArgument:
+                zooms = []
         if zooms and base.grid.zoom not in zooms:  # the base is the finest level
             base.grid = dataclasses.replace(base.grid, zoom=zooms[-1])
             levels = {base.grid.zoom: base}

@@ -6,7 +6,7 @@ Examples
 >>> import numpy as np
 >>> rgba = to_rgba(np.full((1, 2, 2), 5.0), colormap="gray", rescale=(0, 10))
 >>> rgba.shape, rgba[0, 0].tolist()
-((2, 2, 4), [127, 127, 127, 255])
+((2, 2, 4), [128, 128, 128, 255])
 """
 
 import functools
