@@ -131,15 +131,22 @@ def write_demo_layer(spark, path):
     return ncols, nrows
 
 
-def replace_section(_, section):
+BEGIN, END = "<!-- serving-bench:begin -->", "<!-- serving-bench:end -->"
+
+
+def replace_section(section):
+    """Put ``section`` between this study's markers in bench/RESULTS.md (appended the first time)."""
     path = os.path.join(HERE, "RESULTS.md")
     old = open(path).read() if os.path.exists(path) else "# sfclayer benchmark results\n"
-    start = old.find(SECTION)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + section
-    else:
+    block = f"{BEGIN}\n{section.rstrip()}\n{END}\n"
+    if BEGIN in old and END in old:
+        new = old[:old.index(BEGIN)] + block + old[old.index(END) + len(END):].lstrip("\n")
+    elif SECTION in old:  # written before the markers: up to the next section or the end
+        start = old.index(SECTION)
         end = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + section + (old[end + 1:] if end >= 0 else "")
+        new = old[:start] + block + (old[end + 1:] if end >= 0 else "")
+    else:
+        new = old.rstrip("\n") + "\n\n" + block
     with open(path, "w") as f:
         f.write(new)
 
@@ -245,7 +252,7 @@ def main():
               "python/sfclayer/server/__init__.py) is on only where this table shows it winning; "
               "`--coalesce-ms` turns it on for slow storage (cold HDFS reads), where reading each file once, "
               "in order, is what counts."]
-    replace_section("\n".join(lines) + "\n", "\n".join(lines) + "\n")
+    replace_section("\n".join(lines))
     print("\n".join(lines))
 
 

@@ -22,9 +22,13 @@ from .errors import (
     LayerNotFound,
     LayerExists,
     CorruptLayer,
+    ConcurrentUpdate,
 )
 
 from .layer import write, read, open, Layer
+from .maintenance import Version, history, delete, compact, vacuum
+from .ingestion import ingest
+from .pyramids import pyramid, pyramid_levels
 
 __version__ = "0.1.0"
 
@@ -49,6 +53,14 @@ __all__ = [
     "open",
     "Layer",
     "serve",
+    "Version",
+    "history",
+    "delete",
+    "compact",
+    "vacuum",
+    "ingest",
+    "pyramid",
+    "pyramid_levels",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -57,6 +69,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "ConcurrentUpdate",
 ]
 
 
