@@ -273,7 +273,11 @@ def test_one_log_line_per_request(running, client):
     before = len(running.lines)
     client.get("/layers/rgb/tiles/0/0/0.png")
     client.get("/layers/rgb/tiles/0/0/9.png")
-    lines = running.lines[before:]
+    # A line is written once the response is sent: the client may read it a moment before.
+    deadline = time.time() + 5
+    while time.time() < deadline and len([x for x in running.lines[before:] if "/rgb/tiles/0/0/" in x]) < 2:
+        time.sleep(0.01)
+    lines = [x for x in running.lines[before:] if "/rgb/tiles/0/0/" in x]
     assert len(lines) == 2
     assert lines[0].startswith('127.0.0.1 "GET /layers/rgb/tiles/0/0/0.png" 200 ') and lines[0].endswith("ms")
     assert '"GET /layers/rgb/tiles/0/0/9.png" 404' in lines[1]
