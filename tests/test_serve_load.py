@@ -130,3 +130,24 @@ def test_sigterm_stops_the_cli_server_cleanly(layers):
     assert proc.returncode == 0, err
     assert '"GET /layers/rgb/tiles/0/1/1.png" 200' in err
     assert "stopped (SIGTERM); layers closed" in err
+
+
+def test_serving_benchmark_client_replays_the_trace(spark, layers, capsys):
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("sfclayer_bench_serving", os.path.join(ROOT, "bench", "serving.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    views = bench.trace(60, 30)
+    assert all(0 <= c < 60 and 0 <= r < 30 for view in views for c, r in view)
+    assert {len(v) for v in views} == {15 * 9, 30 * 18}
+    assert len({(c, r) for v in views for c, r in v}) == 60 * 30  # the pans cover the whole layer
+    with srv.serve(spark, [f"demo={layers['rgb']}"], port=0, coalesce_ms=2, background=True,
+                   log=lambda *_: None) as server:
+        for endpoint in ("values", "png"):
+            bench.client_main(server.url, endpoint, 2, 0.5, sv.GRID[0], sv.GRID[1])
+            out = json.loads(capsys.readouterr().out)
+            # The trace's views hold the layer's one missing key: those requests are the 404s.
+            assert out["requests"] > 10 and out["errors"] < out["requests"] / 5
+            assert 0 < out["p50_ms"] <= out["p99_ms"]

@@ -1,6 +1,6 @@
 """The web map viewer in a real browser: Debian's Chromium, headless, driven by selenium and
-Debian's chromedriver (all offline), on a demo-like layer (Blue Marble tiles of 90 px in the
-demo's layout, lon/lat extent, smaller edge tiles). The screenshot must show the source pixels
+Debian's chromedriver (all offline), on a demo-like layer (Blue Marble tiles of 90 px as the demo
+ingests them, lon/lat extent, edge tiles padded with nodata). The screenshot must show the source pixels
 where the viewer says the tile is, the server must have logged the tile requests, and the panel
 must name the tile under the mouse with its data file.
 
@@ -49,7 +49,10 @@ def _source():
 
 @pytest.fixture(scope="module")
 def demo_layer(spark, tmp_path_factory):
-    from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
+    """The demo's layer as ``sfclayer demo`` writes it (ingest with ``tms=None``): 90 px tiles of the
+    raster's own grid, band-sequential (sfclayer.raster), edge tiles padded with nodata 0, a
+    ``raster`` metadata object, a lon/lat extent over whole tiles."""
+    from sfclayer import raster
 
     image, extent = _source()
     h, w = image.shape[:2]
@@ -57,18 +60,18 @@ def demo_layer(spark, tmp_path_factory):
     rows = []
     for r in range(nrows):
         for c in range(ncols):
-            t = np.ascontiguousarray(image[r * TILE:(r + 1) * TILE, c * TILE:(c + 1) * TILE])
-            rows.append((c, r, t.tobytes(), t.shape[1], t.shape[0], 3, "uint8"))
-    schema = StructType([StructField(n, t, False) for n, t in [
-        ("col", IntegerType()), ("row", IntegerType()), ("pixels", BinaryType()), ("width", IntegerType()),
-        ("height", IntegerType()), ("bands", IntegerType()), ("dtype", StringType())]])
-    # The extent covers the key bounds: whole tiles, the last column and row partly empty.
+            t = np.zeros((3, TILE, TILE), np.uint8)
+            part = image[r * TILE:(r + 1) * TILE, c * TILE:(c + 1) * TILE].transpose(2, 0, 1)
+            t[:, :part.shape[1], :part.shape[2]] = part
+            v = raster.from_numpy(t, nodata=0)
+            rows.append((c, r, *[v[k] for k in raster.COLUMNS]))
     x0, y0, x1, y1 = extent
     deg = (x1 - x0) / w
     layer_extent = (x0, y1 - nrows * TILE * deg, x0 + ncols * TILE * deg, y1)
     path = str(tmp_path_factory.mktemp("viewer") / "bluemarble")
-    sfclayer.write(spark.createDataFrame(rows, schema), path, bounds=(0, 0, ncols - 1, nrows - 1),
-                   extent=layer_extent, crs="EPSG:4326", partitions=4)
+    meta = {"tileWidth": TILE, "tileHeight": TILE, "bands": 3, "dtype": "uint8", "nodata": 0, "tms": None, "zoom": None}
+    sfclayer.write(spark.createDataFrame(rows, raster.spark_schema()), path, bounds=(0, 0, ncols - 1, nrows - 1),
+                   extent=layer_extent, crs="EPSG:4326", partitions=4, raster=meta)
     return path, image, layer_extent
 
 

@@ -80,19 +80,20 @@
   }
 
   var keyCache = {}, pendingKey = null;
-  function showKey(info, col, row, micros) {
+  function showKey(info, z, col, row, micros) {
     var box = document.getElementById("under-mouse");
-    var id = info.name + "/" + col + "/" + row + "/" + micros;
-    box.textContent = "tile " + col + "," + row;
+    var id = info.name + "/" + z + "/" + col + "/" + row + "/" + micros;
+    box.textContent = "tile " + col + "," + row + (info.zooms.length > 1 ? " (zoom " + z + ")" : "");
     box.dataset.col = col; box.dataset.row = row;
-    if (keyCache[id] !== undefined) { box.textContent = "tile " + col + "," + row + " " + keyCache[id]; return; }
+    var label = box.textContent;
+    if (keyCache[id] !== undefined) { box.textContent = label + " " + keyCache[id]; return; }
     if (pendingKey) clearTimeout(pendingKey);
     pendingKey = setTimeout(function () {
-      var url = base + "layers/" + encodeURIComponent(info.name) + "/keys/" + col + "/" + row +
-        (micros == null ? "" : "?time=" + encodeURIComponent(iso(micros)));
+      var url = base + "layers/" + encodeURIComponent(info.name) + "/keys/" + col + "/" + row + "?z=" + z +
+        (micros == null ? "" : "&time=" + encodeURIComponent(iso(micros)));
       fetch(url).then(function (r) { return r.json(); }).then(function (k) {
         keyCache[id] = k.inBounds ? ("in " + (k.file || "no file") + " (index " + k.index + ")") : "(outside the layer)";
-        if (box.dataset.col == col && box.dataset.row == row) box.textContent = "tile " + col + "," + row + " " + keyCache[id];
+        if (box.dataset.col == col && box.dataset.row == row) box.textContent = label + " " + keyCache[id];
       });
     }, 120);
   }
@@ -104,7 +105,7 @@
     var z = Math.max(zs[0], Math.min(zs[zs.length - 1], Math.round(viewer.map.getZoom())));
     var p = viewer.map.project(e.latlng, z);
     var ts = layer.getTileSize();
-    showKey(info, Math.floor(p.x / ts.x), Math.floor(p.y / ts.y), layer.sfclayer.time);
+    showKey(info, z, Math.floor(p.x / ts.x), Math.floor(p.y / ts.y), layer.sfclayer.time);
   }
 
   function showTimeSlider(layer) {
