@@ -22,11 +22,13 @@ from .errors import (
     LayerNotFound,
     LayerExists,
     CorruptLayer,
+    ConcurrentUpdate,
 )
 
 from .layer import write, read, open, Layer
 from .ingestion import ingest
 from .pyramids import pyramid, pyramid_levels
+from .maintenance import Version, history, delete, compact, vacuum
 
 __version__ = "0.1.0"
 
@@ -53,6 +55,11 @@ __all__ = [
     "ingest",
     "pyramid",
     "pyramid_levels",
+    "Version",
+    "history",
+    "delete",
+    "compact",
+    "vacuum",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -61,6 +68,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "ConcurrentUpdate",
 ]
 
 

@@ -137,7 +137,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
                 pairs[2 * j] = s.ranges.get(j).lo;
                 pairs[2 * j + 1] = s.ranges.get(j).hi;
             }
-            Path file = new Path(layer.dataDir(), s.name);
+            Path file = new Path(s.path);
             out[i] = new SfcLayerInputPartition(file.toString(), pairs, fs == null ? null : blockHosts(fs, file));
         }
         return out;
@@ -152,7 +152,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
             return null;
         }
         try {
-            FileSystem fs = layer.dataDir().getFileSystem(layer.conf());
+            FileSystem fs = layer.path().getFileSystem(layer.conf());
             return "file".equals(fs.getScheme()) ? null : fs;
         } catch (IOException | UnsupportedOperationException e) {
             return null;
