@@ -6,7 +6,7 @@ JAR := python/sfclayer/jars/sfclayer.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
 
-.PHONY: setup jar test test-jvm test-py test-hdfs demo bench clean hdfs-jars
+.PHONY: setup jar test test-jvm test-py test-hdfs demo bench bench-ingest clean hdfs-jars
 
 setup: $(VENV)/.installed $(JAR)
 
@@ -45,6 +45,9 @@ demo: setup
 
 bench: setup
 	$(PY) bench/run.py
+
+bench-ingest: setup
+	$(PY) bench/ingest.py
 
 clean:
 	rm -rf build .gradle $(JAR) integration/target
