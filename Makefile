@@ -8,7 +8,7 @@ BENCH_JAR := build/libs/sfclayer-bench.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
 
-.PHONY: setup jar test test-jvm test-py test-hdfs demo bench clean hdfs-jars chromium-installed
+.PHONY: setup jar test test-jvm test-py test-hdfs demo bench clean hdfs-jars chromium-installed bench-ingest
 
 setup: $(VENV)/.installed $(JAR) $(BENCH_JAR)
 
@@ -56,6 +56,9 @@ demo: setup
 
 bench: setup
 	$(PY) bench/run.py $(if $(STUDY),--study $(STUDY))
+
+bench-ingest: setup
+	$(PY) bench/ingest.py
 
 clean:
 	rm -rf build .gradle $(JAR) integration/target
