@@ -30,7 +30,7 @@ public final class LayerMetadata implements Serializable {
     /** Top-level fields this class reads; any other field is kept as it is when a version is rebuilt. */
     private static final Set<String> KNOWN = Set.of("format", "formatVersion", "version", "writeId", "createdAt",
         "dataDir", "keyIndex", "keyColumns", "compression", "blockSize", "indexInterval", "extent", "crs",
-        "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation");
+        "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation", "raster");
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -149,7 +149,7 @@ public final class LayerMetadata implements Serializable {
             m = JSON.readValue(bytes, new TypeReference<Map<String, Object>>() { });
         } catch (IOException e) {
             throw new SfcLayerException.CorruptLayer("bad layer metadata in " + source + ": not JSON ("
-                + e.getMessage() + ")");
+                + e.getMessage() + ")", e);
         }
         if (m == null || !FORMAT.equals(m.get("format"))) {
             throw new SfcLayerException.CorruptLayer("not sfclayer metadata: " + source + " (format is not \"sfclayer\")");

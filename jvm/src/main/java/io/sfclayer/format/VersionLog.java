@@ -1,6 +1,7 @@
 package io.sfclayer.format;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.layer.LayerWriteOptions;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -151,7 +152,7 @@ public final class VersionLog {
             if (oldest == null) {
                 oldest = "version " + v + " at " + md.createdAt;
             }
-            if (Instant.parse(md.createdAt).toEpochMilli() <= millis) {
+            if (Math.floorDiv(LayerWriteOptions.parseInstantMicros("createdAt", md.createdAt), 1000L) <= millis) {
                 best = md;
             }
         }

@@ -60,10 +60,10 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
     synchronized Layer layer() {
         if (layer == null) {
             try {
-                layer = Layer.open(SparkSession.active().sparkContext().hadoopConfiguration(), path(),
+                layer = Layer.open(HadoopConfs.forOptions(SparkSession.active(), options), path(),
                     versionAsOf(options), timestampAsOfMillis(options));
             } catch (IOException e) {
-                throw new SfcLayerException("cannot open layer " + path() + ": " + e, e);
+                throw new SfcLayerException.StorageError("cannot open layer " + path() + ": " + e, e);
             }
         }
         return layer;
@@ -151,13 +151,14 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
      */
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scanOptions) {
+        ReadOptions.check(scanOptions);
         Layer pinned = layer();
         Map<String, String> o = scanOptions.asCaseSensitiveMap();
         long version = versionAsOf(o);
         long asOf = timestampAsOfMillis(o);
         if ((version >= 0 && version != pinned.metadata().version) || asOf >= 0) {
             try {
-                pinned = Layer.open(SparkSession.active().sparkContext().hadoopConfiguration(), path(), version, asOf);
+                pinned = Layer.open(HadoopConfs.forOptions(SparkSession.active(), options), path(), version, asOf);
             } catch (IOException e) {
                 throw new SfcLayerException("cannot open layer " + path() + ": " + e, e);
             }
