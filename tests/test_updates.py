@@ -308,3 +308,16 @@ def test_sql_delete_and_time_travel_through_a_view(spark, layer_path):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
         spark.sql(f"DROP VIEW IF EXISTS {name}_v1")
     assert helpers.versions(layer_path) == [1, 2]  # dropping the external table kept the layer
+
+
+def test_updates_keep_the_raster_description_and_other_fields(spark, layer_path):
+    raster = {"tileWidth": 4, "tileHeight": 4, "bands": 1, "dtype": "uint8", "nodata": None, "tms": None,
+              "zoom": None}
+    sfclayer.write(tiles(spark, 4, 4), layer_path, bounds=(0, 0, 7, 7), raster=raster)
+    sfclayer.write(tiles(spark, 2, 2, col0=6, row0=6), layer_path, mode="append")
+    sfclayer.delete(spark, layer_path, keys=(0, 0, 0, 0))
+    sfclayer.compact(spark, layer_path)
+    for v in helpers.versions(layer_path):
+        assert helpers.metadata(layer_path, v)["raster"] == raster
+    with sfclayer.open(spark, layer_path) as layer:
+        assert layer.metadata["raster"] == raster and layer.version == helpers.versions(layer_path)[-1]
