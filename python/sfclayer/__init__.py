@@ -60,6 +60,7 @@ __all__ = [
     "read",
     "open",
     "Layer",
+    "serve",
     "Version",
     "history",
     "delete",
@@ -155,3 +156,10 @@ def session(master="local[*]", app_name="sfclayer", **conf):
     for key, value in conf.items():
         builder = builder.config(key if "." in key else key.replace("_", "."), str(value))
     return configure(builder).getOrCreate()
+
+
+def serve(spark, paths, **kwargs):
+    """Serve layers over HTTP with a web map viewer; see :func:`sfclayer.server.serve`."""
+    from .server import serve as _serve
+
+    return _serve(spark, paths, **kwargs)

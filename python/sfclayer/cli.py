@@ -6,6 +6,7 @@
     sfclayer info PATH [--json]
     sfclayer get PATH COL ROW [TIME]
     sfclayer layout PATH [-o OUT.png]
+    sfclayer serve PATH [PATH...] [--host 127.0.0.1] [--port 8000] [--coalesce-ms MS]
     sfclayer history PATH [--json]
     sfclayer compact PATH
     sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
@@ -371,6 +372,19 @@ def _cmd_layout(args, spark_factory):
     return 0
 
 
+def _cmd_serve(args, spark_factory):
+    from . import server
+
+    spark, created = spark_factory()
+    try:
+        server.serve(spark, args.paths, host=args.host, port=args.port, coalesce_ms=args.coalesce_ms,
+                     workers=args.workers)
+    finally:
+        if created:
+            spark.stop()
+    return 0
+
+
 def _cmd_ingest(args, spark_factory):
     import sfclayer
 
@@ -525,6 +539,23 @@ def build_parser():
     pyr.add_argument("--min-zoom", type=int, default=0, metavar="Z", help="the coarsest level (default 0)")
     pyr.add_argument("--resampling", choices=DOWNSAMPLING, default="average")
     pyr.set_defaults(func=_cmd_pyramid)
+
+    from .server import DEFAULT_COALESCE_MS
+
+    sv = sub.add_parser("serve", help="serve layers as map tiles with a web map viewer (HTTP)",
+                        description="Serve layers over HTTP: a Leaflet viewer at /, tiles at "
+                                    "/layers/NAME/tiles/Z/X/Y.png, values, TileJSON and OGC API - Tiles. "
+                                    "Stops on Ctrl-C or SIGTERM, closing the layers.")
+    sv.add_argument("paths", nargs="+", metavar="PATH", help="a layer, or NAME=PATH to name it")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
+    sv.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    sv.add_argument("--coalesce-ms", type=float, default=DEFAULT_COALESCE_MS, metavar="MS",
+                    help="gather tile requests that arrive while a look-up is under way (waiting at most MS "
+                         f"milliseconds) into one look-up in curve order (default {DEFAULT_COALESCE_MS:g}: off; "
+                         "see bench/RESULTS.md)")
+    sv.add_argument("--workers", type=_positive_int, default=8, help="threads for look-ups and rendering (default 8)")
+    sv.set_defaults(func=_cmd_serve)
     return p
 
 

@@ -64,7 +64,8 @@ def write_options(**options):
     **options
         ``key_index``, ``bounds`` (colMin, rowMin, colMax, rowMax), ``time_bounds`` (start, end),
         ``time_resolution`` (timedelta or '1 day'), ``block_size``, ``partitions``, ``compression``,
-        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``on_existing`` (append: replace, keep, error);
+        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``on_existing`` (append: replace, keep, error),
+        ``raster`` (a dict: the raster layer description, docs/FORMAT.md "Raster layers");
         connector names (``keyIndex``) are accepted as they are.
 
     Examples

@@ -30,7 +30,7 @@ public final class LayerMetadata implements Serializable {
     /** Top-level fields this class reads; any other field is kept as it is when a version is rebuilt. */
     private static final Set<String> KNOWN = Set.of("format", "formatVersion", "version", "writeId", "createdAt",
         "dataDir", "keyIndex", "keyColumns", "compression", "blockSize", "indexInterval", "extent", "crs",
-        "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation", "raster");
+        "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation");
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -75,8 +75,6 @@ public final class LayerMetadata implements Serializable {
     public int indexInterval;
     public Extent extent;
     public String crs;
-    /** Optional: a raster layer's description (JSON object, FORMAT.md "Raster layers"), or null. */
-    public String rasterJson;
     public long recordCount;
     public long indexCount;
     public long fileCount;
@@ -138,9 +136,6 @@ public final class LayerMetadata implements Serializable {
             op.put("metrics", metrics);
             m.put("operation", op);
             m.putAll(extras);
-            if (rasterJson != null) {
-                m.put("raster", JSON.readValue(rasterJson, Object.class));
-            }
             return JSON.writeValueAsBytes(m);
         } catch (IOException e) {
             throw new IllegalStateException("cannot serialise layer metadata", e);
@@ -186,8 +181,6 @@ public final class LayerMetadata implements Serializable {
                     num(ext, "xmax").doubleValue(), num(ext, "ymax").doubleValue());
             }
             md.crs = (String) m.get("crs");
-            Object raster = m.get("raster");
-            md.rasterJson = raster == null ? null : JSON.writeValueAsString(raster);
             md.recordCount = num(m, "recordCount").longValue();
             md.indexCount = num(m, "indexCount").longValue();
             md.fileCount = num(m, "fileCount").longValue();

@@ -46,8 +46,8 @@ public final class LayerWriteOptions implements Serializable {
     public int indexInterval = DEFAULT_INDEX_INTERVAL;
     /** What an append does with keys the layer already holds. */
     public MergeWriter.OnExisting onExisting = MergeWriter.OnExisting.REPLACE;
-    /** A raster layer's description (docs/FORMAT.md, "Raster layers"): a JSON object, stored verbatim. */
-    public String rasterJson;
+    /** A raster layer's description (docs/FORMAT.md, "Raster layers"): a JSON object, kept verbatim. */
+    public Map<String, Object> raster;
     /** The largest group of tiles sharing one SFC index, in bytes (see GroupWriter). */
     public long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
 
@@ -160,17 +160,18 @@ public final class LayerWriteOptions implements Serializable {
             o.onExisting = MergeWriter.OnExisting.parse(v);
         }
         if ((v = lower.get("raster")) != null) {
-            o.rasterJson = jsonObject("raster", v);
+            o.raster = jsonObject("raster", v);
         }
         return o;
     }
 
     /** The option's value if it is one JSON object, else an error naming the option. */
-    private static String jsonObject(String name, String v) {
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> jsonObject(String name, String v) {
         try {
             Object parsed = new com.fasterxml.jackson.databind.ObjectMapper().readValue(v, Object.class);
             if (parsed instanceof Map) {
-                return v.trim();
+                return (Map<String, Object>) parsed;
             }
         } catch (java.io.IOException e) {
             // reported below

@@ -180,7 +180,9 @@ public final class SfcLayerWrite {
             md.indexInterval = opts.indexInterval;
             md.extent = opts.extent;
             md.crs = opts.crs;
-            md.rasterJson = opts.rasterJson;
+            if (opts.raster != null) {
+                md.extras.put("raster", opts.raster);
+            }
             md.operation = base == null ? "write" : "overwrite";
             md.readVersion = base == null ? -1 : base.metadata().version;
             LayerMetadata out = job.commit(md, base == null ? List.of() : base.files(), results, true);
