@@ -61,7 +61,7 @@ def to_micros(t):
     return _int(t, "time")
 
 
-_ISO = _re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?")
+_ISO = _re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?")
 
 
 def _parse_iso(text):
