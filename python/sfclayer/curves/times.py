@@ -61,7 +61,7 @@ def to_micros(t):
     return _int(t, "time")
 
 
-_ISO = _re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?")
+_ISO = _re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?")
 
 
 def _parse_iso(text):
@@ -71,6 +71,8 @@ def _parse_iso(text):
         return int(s)
     t = None
     if _ISO.fullmatch(s):
+        # Java writes instants with nanoseconds (9 digits); a microsecond clock keeps the first 6.
+        s = _re.sub(r"(\.\d{6})\d{1,3}", r"\1", s)
         try:
             t = _dt.datetime.fromisoformat(s)
         except ValueError:
