@@ -3,12 +3,14 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 JAR := python/sfclayer/jars/sfclayer.jar
+# JVM helpers of the benchmark (jvm/src/test/java/io/sfclayer/bench), not shipped
+BENCH_JAR := build/libs/sfclayer-bench.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
 
-.PHONY: setup jar test test-jvm test-py test-hdfs demo bench clean hdfs-jars chromium-installed
+.PHONY: setup jar test test-jvm test-py test-hdfs demo bench clean hdfs-jars chromium-installed bench-ingest
 
-setup: $(VENV)/.installed $(JAR)
+setup: $(VENV)/.installed $(JAR) $(BENCH_JAR)
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -30,6 +32,9 @@ $(JAR): $(VENV)/.installed $(JAVA_SRC) build.gradle | gradle-installed
 	$(GRADLE) jar
 	mkdir -p $(dir $(JAR)) && cp build/libs/sfclayer.jar $(JAR)
 
+$(BENCH_JAR): $(VENV)/.installed $(JAVA_SRC) $(shell find jvm/src/test/java/io/sfclayer/bench -type f 2>/dev/null) build.gradle | gradle-installed
+	$(GRADLE) benchJar
+
 jar: $(JAR)
 
 hdfs-jars: | gradle-installed
@@ -50,7 +55,10 @@ demo: setup
 	$(VENV)/bin/sfclayer demo
 
 bench: setup
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(if $(STUDY),--study $(STUDY))
+
+bench-ingest: setup
+	$(PY) bench/ingest.py
 
 clean:
 	rm -rf build .gradle $(JAR) integration/target

@@ -7,8 +7,10 @@ import threading
 
 from . import errors
 
-__all__ = ["translated", "open_value_reader", "LookupClient", "command", "read_text", "write_text"]
+__all__ = ["translated", "open_value_reader", "reader_call", "LookupClient", "command", "read_text", "write_text"]  # what layer, maintenance and pyramids use
 
+# The error table: every io.sfclayer.SfcLayerException class and its Python class
+# (tests/test_tables.py checks it against the jar).
 _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException": errors.SfcLayerError,
     "io.sfclayer.SfcLayerException$KeyNotFound": errors.KeyNotFound,
@@ -19,6 +21,7 @@ _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException$LayerExists": errors.LayerExists,
     "io.sfclayer.SfcLayerException$CorruptLayer": errors.CorruptLayer,
     "io.sfclayer.SfcLayerException$ConcurrentUpdate": errors.ConcurrentUpdate,
+    "io.sfclayer.SfcLayerException$StorageError": errors.StorageError,
 }
 
 
@@ -63,12 +66,19 @@ def translated():
         raise mine from exc
 
 
-def open_value_reader(spark, path, cache_size, version=-1, as_of_millis=-1):
+def open_value_reader(spark, path, cache_size, version=-1, as_of_millis=-1, options=None):
     """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path``: the newest version, or
-    ``version`` (>= 1), or the newest committed at or before ``as_of_millis`` (>= 0)."""
+    ``version`` (>= 1), or the newest committed at or before ``as_of_millis`` (>= 0).
+
+    Its Hadoop configuration is the session's, as Spark's file sources make it: settings given with
+    ``spark.conf.set("spark.hadoop.…")`` at run time count, and so do Hadoop ``options`` (``fs.*``).
+    """
     jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    jmap = jvm.java.util.HashMap()
+    for key, value in (options or {}).items():
+        jmap.put(str(key), str(value))
     with translated():
+        conf = jvm.io.sfclayer.spark.HadoopConfs.forOptions(spark._jsparkSession, jmap)
         return jvm.io.sfclayer.lookup.ValueReader.open(conf, path, int(cache_size), int(version), int(as_of_millis))
 
 

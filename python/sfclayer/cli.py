@@ -27,6 +27,7 @@ import tempfile
 import time
 
 from ._text import human_bytes
+from .errors import InvalidArgument
 
 __all__ = ["main", "build_parser"]
 
@@ -114,20 +115,13 @@ def _value_text(v, hex_bytes=16, max_items=8):
 
 
 def _parse_time(text):
-    """Epoch microseconds from an integer or an ISO-8601 date/time (naive = UTC)."""
+    """Epoch microseconds from ISO-8601 or epoch microseconds (``sfclayer.curves.to_micros``)."""
+    from .curves import to_micros
+
     try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        t = _dt.datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not a time: {text!r} (give ISO-8601, e.g. 2024-05-01T12:00:00, or epoch microseconds)") from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=_dt.timezone.utc)
-    delta = t - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        return to_micros(text)
+    except InvalidArgument as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _floats(n):
@@ -176,6 +170,7 @@ def _spark_type(t):
 
 def _info_text(path, md):
     from .curves import format_micros, key_index_from_json
+    from .grid import TileGrid
 
     ki = key_index_from_json(md["keyIndex"])
     b = ki.bounds
@@ -193,8 +188,8 @@ def _info_text(path, md):
             f"{_dt.timedelta(microseconds=tb.resolution_micros)} ({tb.bins} bins)")
     ext = md.get("extent")
     if ext:
-        tw = (ext["xmax"] - ext["xmin"]) / b.width
-        th = (ext["ymax"] - ext["ymin"]) / b.height
+        grid = TileGrid.from_metadata(md)
+        tw, th = grid.tile_width, grid.tile_height
         add(f"extent       {ext['xmin']:g}, {ext['ymin']:g}, {ext['xmax']:g}, {ext['ymax']:g} "
             f"({md.get('crs') or 'no CRS'}); a tile is {tw:g} × {th:g}")
     else:
