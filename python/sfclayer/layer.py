@@ -8,6 +8,7 @@ import struct
 import fastavro
 
 from . import _jvm
+from ._lookup import LookupClient
 
 from .errors import InvalidArgument, KeyNotFound
 
@@ -177,7 +178,12 @@ class Layer:
     def __init__(self, spark, path, cache_size=16):
         self.path = path
         self._reader = _jvm.open_value_reader(spark, path, cache_size)
-        self._client = _jvm.LookupClient(spark, self._reader)
+        try:
+            self._server, host, port, token = _jvm.start_lookup_server(spark, self._reader)
+        except BaseException:
+            _jvm.reader_call(self._reader, "close")
+            raise
+        self._client = LookupClient(host, port, token, _jvm.error_from_payload)
         self.metadata = json.loads(_jvm.reader_call(self._reader, "metadataJson"))
         from .curves import key_index_from_json
 
@@ -196,6 +202,7 @@ class Layer:
         """Close the layer's open files."""
         if self._reader is not None:
             self._client.close()
+            _jvm.server_call(self._server, "close")
             _jvm.reader_call(self._reader, "close")
             self._reader = None
 

@@ -46,15 +46,57 @@ public final class ValueReader implements Closeable {
     private long opens;
     private long hits;
 
-    /** One open data file; {@code closed} is set, under its lock, when it is evicted. */
+    /**
+     * One data file of the cache. Its reader is opened outside the reader-wide lock by the first
+     * caller that needs it (others wait on this entry, not on the cache); {@code closed} is set,
+     * under its lock, when it is evicted or its open failed.
+     */
     private static final class CachedFile {
-        final DataFileReader reader;
-        final TileCursor cursor;
+        volatile DataFileReader reader;
+        TileCursor cursor;
+        /** Why the open failed, for the callers that waited on it. */
+        IOException failure;
+        RuntimeException runtimeFailure;
         boolean closed;
 
-        CachedFile(DataFileReader reader, TileCursor cursor) {
-            this.reader = reader;
+        /** Publishes the open reader; false (and the reader closed) if the entry was closed meanwhile. */
+        synchronized boolean opened(DataFileReader reader, TileCursor cursor) throws IOException {
+            if (closed) {
+                reader.close();
+                return false;
+            }
             this.cursor = cursor;
+            this.reader = reader;
+            notifyAll();
+            return true;
+        }
+
+        synchronized void failed(IOException io, RuntimeException rt) {
+            this.failure = io;
+            this.runtimeFailure = rt;
+            this.closed = true;
+            notifyAll();
+        }
+
+        /** Waits (on this entry only) until the opening caller is done; rethrows its failure. */
+        synchronized void awaitOpen() throws IOException {
+            boolean interrupted = false;
+            while (reader == null && !closed) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            if (failure != null) {
+                throw new IOException(failure.getMessage(), failure);
+            }
+            if (runtimeFailure != null) {
+                throw runtimeFailure;
+            }
         }
     }
 
@@ -190,9 +232,14 @@ public final class ValueReader implements Closeable {
         return null;
     }
 
+    /**
+     * The cache entry of {@code file}, open. No file-system call happens under the reader-wide lock:
+     * a missing entry is put in the cache as a placeholder, and its reader is opened afterwards by
+     * this caller, while callers wanting the same file wait on the entry and the others go on.
+     */
     private CachedFile acquire(int file) throws IOException {
-        List<CachedFile> evicted = new ArrayList<>();
         CachedFile f;
+        boolean mine = false;
         synchronized (this) {
             if (closed) {
                 throw new SfcLayerException("value reader on " + layer.path() + " is closed");
@@ -200,17 +247,42 @@ public final class ValueReader implements Closeable {
             f = cache.get(file);
             if (f != null) {
                 hits++;
-                return f;
+            } else {
+                f = new CachedFile();
+                opens++;
+                cache.put(file, f);
+                mine = true;
             }
-            f = new CachedFile(new DataFileReader(layer.conf(), listing.path(file)),
-                new TileCursor(schema));
-            opens++;
-            cache.put(file, f);
+        }
+        if (!mine) {
+            f.awaitOpen();
+            return f;
+        }
+        try {
+            if (!f.opened(new DataFileReader(layer.conf(), listing.path(file)), new TileCursor(schema))) {
+                throw new SfcLayerException("value reader on " + layer.path() + " is closed");
+            }
+        } catch (IOException | RuntimeException e) {
+            synchronized (this) {
+                cache.remove(file, f);
+            }
+            f.failed(e instanceof IOException ? (IOException) e : null,
+                e instanceof RuntimeException ? (RuntimeException) e : null);
+            throw e;
+        }
+        evictBeyondCapacity(f);
+        return f;
+    }
+
+    /** Drops the least recently used open entries beyond the capacity (never {@code keep}); closes them unlocked. */
+    private void evictBeyondCapacity(CachedFile keep) {
+        List<CachedFile> evicted = new ArrayList<>();
+        synchronized (this) {
             Iterator<Map.Entry<Integer, CachedFile>> it = cache.entrySet().iterator();
             while (cache.size() > cacheSize && it.hasNext()) {
-                Map.Entry<Integer, CachedFile> eldest = it.next();
-                if (eldest.getValue() != f) {
-                    evicted.add(eldest.getValue());
+                CachedFile eldest = it.next().getValue();
+                if (eldest != keep && eldest.reader != null) {
+                    evicted.add(eldest);
                     it.remove();
                 }
             }
@@ -218,19 +290,48 @@ public final class ValueReader implements Closeable {
         for (CachedFile e : evicted) {
             closeFile(e);
         }
-        return f;
     }
 
     private static void closeFile(CachedFile f) {
         synchronized (f) {
             if (!f.closed) {
                 f.closed = true;
-                try {
-                    f.reader.close();
-                } catch (IOException ignored) {
-                    // nothing more to read from it
+                f.notifyAll(); // callers waiting for an open in progress see it closed
+                if (f.reader != null) {
+                    try {
+                        f.reader.close();
+                    } catch (IOException ignored) {
+                        // nothing more to read from it
+                    }
                 }
             }
+        }
+    }
+
+    /** Receives look-up answers: the key's position in the request, and its record or null. */
+    @FunctionalInterface
+    public interface Answers {
+        void accept(int position, byte[] record) throws IOException;
+    }
+
+    /**
+     * Many look-ups at once, answered in index order (not the keys' order) as they are found, so
+     * each file is opened and walked once and no answer waits for the others. A key outside the
+     * bounds is a miss (time ignored for spatial layers). {@code answers} is called with no lock held.
+     */
+    public void getMany(int[] cols, int[] rows, long[] times, Answers answers) throws IOException {
+        int n = cols.length;
+        long[] indexes = new long[n];
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+            indexes[i] = !inBounds(cols[i], rows[i], times[i]) ? -1
+                : md.isSpaceTime() ? keyIndex.index(cols[i], rows[i], times[i]) : keyIndex.index(cols[i], rows[i]);
+        }
+        Arrays.sort(order, (x, y) -> Long.compare(indexes[x], indexes[y]));
+        for (int k = 0; k < n; k++) {
+            int i = order[k];
+            answers.accept(i, indexes[i] < 0 ? null : find(cols[i], rows[i], times[i], indexes[i]));
         }
     }
 
@@ -249,24 +350,13 @@ public final class ValueReader implements Closeable {
         int[] cols = new int[n];
         int[] rows = new int[n];
         long[] times = new long[n];
-        long[] indexes = new long[n];
-        Integer[] order = new Integer[n];
         for (int i = 0; i < n; i++) {
             cols[i] = in.getInt();
             rows[i] = in.getInt();
             times[i] = in.getLong();
-            order[i] = i;
-            indexes[i] = !inBounds(cols[i], rows[i], times[i]) ? -1
-                : md.isSpaceTime() ? keyIndex.index(cols[i], rows[i], times[i]) : keyIndex.index(cols[i], rows[i]);
         }
-        Arrays.sort(order, (a, b) -> Long.compare(indexes[a], indexes[b]));
         byte[][] found = new byte[n][];
-        for (int k = 0; k < n; k++) {
-            int i = order[k];
-            if (indexes[i] >= 0) {
-                found[i] = find(cols[i], rows[i], times[i], indexes[i]);
-            }
-        }
+        getMany(cols, rows, times, (i, record) -> found[i] = record);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteBuffer len = ByteBuffer.allocate(4);
         for (byte[] r : found) {
