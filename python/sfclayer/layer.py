@@ -148,6 +148,19 @@ def read(spark, path, bbox=None, keys=None, time=None, **options):
     return df
 
 
+def _four(name, value):
+    if not isinstance(value, (tuple, list)) or len(value) != 4:
+        raise InvalidArgument(f"{name} must be 4 numbers (xmin/col_min, ymin/row_min, xmax/col_max, ymax/row_max), "
+                              f"got {value!r}")
+    return value
+
+
+def _whole(name, value):
+    if isinstance(value, bool) or int(value) != value:
+        raise InvalidArgument(f"{name}: {value!r} is not a whole number")
+    return int(value)
+
+
 def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.open, by intent
     """Open a layer for point look-ups.
 
@@ -279,6 +292,79 @@ class Layer:
                 packed += struct.pack(">iiq", int(col), int(row), 0)
         records = self._client.get_many(bytes(packed))
         return [None if r is None else self._decode(r) for r in records]
+
+    def _spec(self, bbox, keys, time, limit):
+        """The text form of a box query (``io.sfclayer.lookup.BoxQuery``), arguments checked."""
+        lines = []
+        if bbox is not None:
+            lines.append("bbox=" + ",".join(repr(float(v)) for v in _four("bbox", bbox)))
+        if keys is not None:
+            lines.append("keys=" + ",".join(str(_whole("keys", v)) for v in _four("keys", keys)))
+        if time is not None:
+            if not self.space_time:
+                raise InvalidArgument(f"time: layer {self.path} is spatial: its keys have no time")
+            if not isinstance(time, (tuple, list)) or len(time) != 2:
+                raise InvalidArgument(f"time must be (start, end), got {time!r}")
+            lines.append("time=" + ",".join(str(_micros(t)) for t in time))
+        if limit is not None:
+            if _whole("limit", limit) < 0:
+                raise InvalidArgument(f"limit must be >= 0, got {limit!r}")
+            lines.append(f"limit={int(limit)}")
+        return "\n".join(lines)
+
+    def query(self, bbox=None, keys=None, time=None, limit=None):
+        """The tiles in a box, read by the driver JVM without a Spark job.
+
+        The same box rules as :func:`read` (files pruned by name, the ranges traversed with this
+        layer's open files, records refined), answered over the look-up connection in batches: a
+        large box streams, it is never built as one answer.
+
+        Parameters
+        ----------
+        bbox : tuple of float, optional
+            (xmin, ymin, xmax, ymax) in map units: tiles whose envelope intersects it (layers with an extent).
+        keys : tuple of int, optional
+            (col_min, row_min, col_max, row_max), inclusive.
+        time : tuple, optional
+            (start, end), inclusive, for space-time layers.
+        limit : int, optional
+            Stop after this many tiles.
+
+        Returns
+        -------
+        iterator of dict
+            Each tile's ``col``, ``row`` (``time``, a UTC datetime) and value columns, in index order.
+
+        Examples
+        --------
+        >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
+        ...     [t["col"] for t in layer.query(keys=(0, 0, 1, 0))]
+        [0, 1]
+        """
+        spec = self._spec(bbox, keys, time, limit)  # checked now, not at the first next()
+        self._require_open()
+        return self._stream(spec)
+
+    def _stream(self, spec):
+        for batch in self._client.query(spec):
+            for record in batch:
+                yield fastavro.schemaless_reader(io.BytesIO(record), self._schema)
+
+    def count(self, bbox=None, keys=None, time=None):
+        """How many tiles :meth:`query` would return (keys are read, values never decoded).
+
+        Examples
+        --------
+        >>> layer.count(keys=(0, 0, 9, 9))  # doctest: +SKIP
+        100
+        """
+        spec = self._spec(bbox, keys, time, None)
+        self._require_open()
+        return self._client.count(spec)
+
+    def _require_open(self):
+        if self._reader is None:
+            raise InvalidArgument(f"layer {self.path} is closed")
 
     def __getitem__(self, key):
         return self.get(*key)

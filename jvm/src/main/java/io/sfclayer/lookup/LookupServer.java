@@ -319,6 +319,12 @@ public final class LookupServer implements Closeable {
                     case 'M':
                         many();
                         break;
+                    case 'Q':
+                        query(spec());
+                        break;
+                    case 'C':
+                        count(spec());
+                        break;
                     default:
                         throw new ProtocolError("unknown look-up request " + op);
                 }
@@ -336,6 +342,51 @@ public final class LookupServer implements Closeable {
                 return;
             }
             writeRecord(out, record);
+        }
+
+        private String spec() throws IOException, ProtocolError {
+            int n = in.readInt();
+            if (n < 0 || n > MAX_QUERY_BYTES) {
+                throw new ProtocolError("a box query of " + n + " bytes: give 0 to " + MAX_QUERY_BYTES + " bytes");
+            }
+            byte[] b = new byte[n];
+            in.readFully(b);
+            return new String(b, StandardCharsets.UTF_8);
+        }
+
+        private void query(String spec) throws IOException {
+            try {
+                reader.query(reader.boxQuery(spec), batch -> {
+                    try {
+                        out.writeInt(batch.size());
+                        for (byte[] r : batch) {
+                            writeRecord(out, r);
+                        }
+                        out.flush();
+                        progress("answer");
+                    } catch (IOException e) {
+                        throw new ClientGone(e);
+                    }
+                });
+            } catch (ClientGone e) {
+                throw e;
+            } catch (RuntimeException | IOException e) {
+                writeError(out, e); // in place of the next batch count: ends the answer
+                return;
+            }
+            out.writeInt(0);
+        }
+
+        private void count(String spec) throws IOException {
+            long n;
+            try {
+                n = reader.count(reader.boxQuery(spec));
+            } catch (RuntimeException | IOException e) {
+                writeError(out, e);
+                return;
+            }
+            out.writeInt(8);
+            out.writeLong(n);
         }
 
         private void many() throws IOException, ProtocolError {

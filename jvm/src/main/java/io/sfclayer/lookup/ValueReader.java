@@ -1,7 +1,9 @@
 package io.sfclayer.lookup;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.LayerMetadata;
@@ -9,6 +11,8 @@ import io.sfclayer.format.TileCursor;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.QueryPlan;
+import io.sfclayer.layer.RangeTraversal;
 import org.apache.hadoop.conf.Configuration;
 
 import java.io.ByteArrayOutputStream;
@@ -212,15 +216,8 @@ public final class ValueReader implements Closeable {
 
     /** The record for the key in the current group of {@code f}, or null: keys sharing an index are told apart here. */
     private byte[] match(CachedFile f, int col, int row, long time) {
-        byte[] buf = f.reader.bytes();
-        int off = 0;
-        int len = f.reader.length();
-        if (compression != ValueCompression.NONE) {
-            buf = compression.decompress(buf, 0, len);
-            len = buf.length;
-        }
+        byte[] buf = group(f);
         TileCursor c = f.cursor;
-        c.reset(buf, off, len);
         while (c.next()) {
             if (c.col() == col && c.row() == row && (!md.isSpaceTime() || c.timeMicros() == time)) {
                 int start = c.recordOffset();
@@ -368,6 +365,123 @@ public final class ValueReader implements Closeable {
             }
         }
         return out.toByteArray();
+    }
+
+    /** Receives a box query's records, a batch at a time. */
+    @FunctionalInterface
+    public interface Batches {
+        void accept(List<byte[]> records) throws IOException;
+    }
+
+    /** Records per batch of {@link #query}, and bytes: whichever comes first. */
+    static final int BATCH_RECORDS = 512;
+    static final int BATCH_BYTES = 1 << 20;
+
+    /**
+     * The encoded records of the tiles in a box, in index order, handed to {@code batches} a batch at
+     * a time with no lock held (a slow consumer never blocks look-ups). Files are pruned by name, the
+     * query's ranges traversed with the cache's open readers, records refined against the boxes: the
+     * same {@link QueryPlan} rules as a Spark read. Returns how many records were handed out.
+     */
+    public long query(BoxQuery q, Batches batches) throws IOException {
+        return walk(q, batches);
+    }
+
+    /** A box query on this reader's layer from its text form ({@link BoxQuery}). */
+    public BoxQuery boxQuery(String spec) {
+        return BoxQuery.parse(spec, md, layer.path());
+    }
+
+    /** How many tiles lie in the box (keys only: no value is decoded or copied). */
+    public long count(BoxQuery q) throws IOException {
+        return walk(q, null);
+    }
+
+    private long walk(BoxQuery q, Batches batches) throws IOException {
+        List<IndexRange> ranges = QueryPlan.ranges(keyIndex, q.boxes, q.maxRanges);
+        QueryBox[] boxes = q.boxes.toArray(new QueryBox[0]);
+        long left = q.limit < 0 ? Long.MAX_VALUE : q.limit;
+        long total = 0;
+        List<byte[]> batch = new ArrayList<>();
+        long batchBytes = 0;
+        for (DataFileListing.Selection s : ranges.isEmpty() ? List.<DataFileListing.Selection>of()
+                : listing.select(ranges)) {
+            int file = listing.fileFor(s.firstIndex);
+            long[] pairs = QueryPlan.pairs(s.ranges);
+            while (pairs != null && left > 0) {
+                CachedFile f = acquire(file);
+                long last;
+                synchronized (f) {
+                    if (f.closed) {
+                        continue; // evicted between acquire and lock: open it again
+                    }
+                    RangeTraversal t = new RangeTraversal(f.reader, pairs);
+                    last = -1;
+                    while (left > 0 && t.next()) {
+                        byte[] buf = group(f);
+                        TileCursor c = f.cursor;
+                        while (left > 0 && c.next()) {
+                            if (!QueryPlan.anyContains(boxes, c.col(), c.row(), c.timeMicros())) {
+                                continue;
+                            }
+                            if (batches != null) {
+                                int start = c.recordOffset();
+                                int length = c.recordLength();
+                                batch.add(Arrays.copyOfRange(buf, start, start + length));
+                                batchBytes += length;
+                            }
+                            total++;
+                            left--;
+                        }
+                        if (batches != null && (batch.size() >= BATCH_RECORDS || batchBytes >= BATCH_BYTES)) {
+                            last = f.reader.index(); // whole groups per batch: resume after this one
+                            break;
+                        }
+                    }
+                }
+                if (last >= 0 && left > 0) {
+                    batches.accept(batch);
+                    batch = new ArrayList<>();
+                    batchBytes = 0;
+                    pairs = after(pairs, last);
+                } else {
+                    pairs = null;
+                }
+            }
+            if (left == 0) {
+                break;
+            }
+        }
+        if (batches != null && !batch.isEmpty()) {
+            batches.accept(batch);
+        }
+        return total;
+    }
+
+    /** Puts {@code f}'s cursor on its reader's current group (decompressed) and returns the group's bytes. Under f's lock. */
+    private byte[] group(CachedFile f) {
+        byte[] buf = f.reader.bytes();
+        int len = f.reader.length();
+        if (compression != ValueCompression.NONE) {
+            buf = compression.decompress(buf, 0, len);
+            len = buf.length;
+        }
+        f.cursor.reset(buf, 0, len);
+        return buf;
+    }
+
+    /** The {@code lo, hi} pairs clipped to indexes after {@code index}; null when none is left. */
+    static long[] after(long[] pairs, long index) {
+        int k = 0;
+        while (k < pairs.length && pairs[k + 1] <= index) {
+            k += 2;
+        }
+        if (k == pairs.length || index == Long.MAX_VALUE) {
+            return null;
+        }
+        long[] out = Arrays.copyOfRange(pairs, k, pairs.length);
+        out[0] = Math.max(out[0], index + 1);
+        return out;
     }
 
     /**

@@ -4,10 +4,10 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
-import io.sfclayer.curve.RangeMerge;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.TileGrid;
 import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.FileSystem;
@@ -23,7 +23,6 @@ import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
@@ -67,18 +66,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
      * is positive (each box decomposes with its share of the cap, then the union is capped again).
      */
     static List<IndexRange> ranges(KeyIndex keyIndex, List<QueryBox> boxes, int maxRanges) {
-        if (boxes.isEmpty()) {
-            return List.of();
-        }
-        if (boxes.size() == 1) {
-            return keyIndex.ranges(boxes.get(0), maxRanges);
-        }
-        int share = maxRanges <= 0 ? 0 : Math.max(16, (maxRanges + boxes.size() - 1) / boxes.size());
-        List<IndexRange> all = new ArrayList<>();
-        for (QueryBox b : boxes) {
-            all.addAll(keyIndex.ranges(b, share));
-        }
-        return RangeMerge.capRanges(all, maxRanges);
+        return QueryPlan.ranges(keyIndex, boxes, maxRanges);
     }
 
     /** Decomposes the boxes and selects the files, once. */
@@ -132,11 +120,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
         FileSystem fs = localityFileSystem(selected.size());
         for (int i = 0; i < out.length; i++) {
             DataFileListing.Selection s = selected.get(i);
-            long[] pairs = new long[2 * s.ranges.size()];
-            for (int j = 0; j < s.ranges.size(); j++) {
-                pairs[2 * j] = s.ranges.get(j).lo;
-                pairs[2 * j + 1] = s.ranges.get(j).hi;
-            }
+            long[] pairs = QueryPlan.pairs(s.ranges);
             Path file = new Path(layer.dataDir(), s.name);
             out[i] = new SfcLayerInputPartition(file.toString(), pairs, fs == null ? null : blockHosts(fs, file));
         }
