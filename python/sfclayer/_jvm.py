@@ -60,12 +60,15 @@ def translated():
         raise mine from exc
 
 
-def open_value_reader(spark, path, cache_size):
-    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path``."""
+def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_driver=True):
+    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path`` (None: the reader's defaults)."""
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
+    cls = jvm.io.sfclayer.lookup.ValueReader
     with translated():
-        return jvm.io.sfclayer.lookup.ValueReader.open(conf, path, int(cache_size))
+        size = cls.DEFAULT_CACHE_SIZE if cache_size is None else cache_size
+        nbytes = cls.DEFAULT_CACHE_BYTES if cache_bytes is None else cache_bytes
+        return cls.open(conf, path, int(size), int(nbytes), bool(index_in_driver))
 
 
 def reader_call(reader, method, *args):

@@ -161,7 +161,7 @@ def _whole(name, value):
     return int(value)
 
 
-def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.open, by intent
+def open(spark, path, cache_size=None, cache_bytes=None, _open_mode="index"):  # noqa: A001 - sfclayer.open, like io.open, by intent
     """Open a layer for point look-ups.
 
     Parameters
@@ -169,8 +169,14 @@ def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.ope
     spark : pyspark.sql.SparkSession
         Its driver JVM does the reading.
     path : str
-    cache_size : int
-        How many data files to keep open (an LRU).
+    cache_size : int, optional
+        Most data files kept open (an LRU; default 1024, a bound on file descriptors).
+    cache_bytes : int, optional
+        Most driver memory for open files and their indexes (default 256 MiB); the cache is sized
+        by this first.
+    _open_mode : {'index', 'mapfile'}
+        For benchmarks: 'mapfile' opens data files with Hadoop's MapFile.Reader (the index read
+        at every open) instead of keeping each file's index.
 
     Returns
     -------
@@ -182,15 +188,15 @@ def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.ope
     >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
     ...     layer.get(10, 20)["elevation"]
     """
-    return Layer(spark, path, cache_size)
+    return Layer(spark, path, cache_size, cache_bytes, _open_mode)
 
 
 class Layer:
-    """Point look-ups on one version of a layer (see :func:`open`)."""
+    """Point look-ups and box queries on one version of a layer (see :func:`open`)."""
 
-    def __init__(self, spark, path, cache_size=16):
+    def __init__(self, spark, path, cache_size=None, cache_bytes=None, _open_mode="index"):
         self.path = path
-        self._reader = _jvm.open_value_reader(spark, path, cache_size)
+        self._reader = _jvm.open_value_reader(spark, path, cache_size, cache_bytes, _open_mode == "index")
         try:
             self._server, host, port, token = _jvm.start_lookup_server(spark, self._reader)
         except BaseException:
@@ -377,9 +383,11 @@ class Layer:
             return False
 
     def stats(self):
-        """Look-up counters: files opened, cache hits, files open now."""
+        """Look-up counters: files opened, cache hits, files open now, cache memory, indexes kept."""
         return {
             "files_opened": int(_jvm.reader_call(self._reader, "filesOpened")),
             "cache_hits": int(_jvm.reader_call(self._reader, "cacheHits")),
             "open_files": int(_jvm.reader_call(self._reader, "openFiles")),
+            "cached_bytes": int(_jvm.reader_call(self._reader, "cachedBytes")),
+            "indexes_kept": int(_jvm.reader_call(self._reader, "indexesKept")),
         }

@@ -4,6 +4,7 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.DataFileIndex;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.LayerMetadata;
@@ -14,6 +15,7 @@ import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.RangeTraversal;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
 
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
@@ -25,18 +27,31 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Point look-ups on one pinned layer version (the design's "Single Value Queries"): the file listing
  * is read once; a key maps to its index, the file with the greatest first index ≤ it is found by
- * binary search and read through an LRU cache of open MapFile readers; the group at the index is
- * searched for the exact key, since several keys can share an index.
+ * binary search and read through an LRU cache of open data files; the group at the index is
+ * searched for the exact key, since several keys can share an index. Box queries ({@link #query})
+ * traverse the same open files.
  *
- * <p>Safe for concurrent callers: the cache is guarded by one lock, each open file by its own, and a
- * reader evicted while in use is closed only after its user is done.
+ * <p>Cold opens are cheap: each file's index is read once and kept (while the indexes fit in half the
+ * cache's memory), so reopening an evicted file opens only its data file. The cache is sized by
+ * memory ({@code cacheBytes}, counting {@value #OPEN_FILE_BYTES} bytes per open file plus the kept
+ * indexes) and by a count of open files (a bound on file descriptors).
+ *
+ * <p>Safe for concurrent callers: the cache is guarded by one lock under which no file-system call
+ * is made, each open file by its own; a reader evicted while in use is closed only after its user is done.
  */
 public final class ValueReader implements Closeable {
-    public static final int DEFAULT_CACHE_SIZE = 16;
+    /** Most data files kept open by default: a bound on file descriptors; memory is bounded by bytes. */
+    public static final int DEFAULT_CACHE_SIZE = 1024;
+    /** Memory for open files and kept indexes by default: small next to a driver's heap (16 GiB: 1.6%). */
+    public static final long DEFAULT_CACHE_BYTES = 256L << 20;
+    /** What one open data file is counted as holding (its read window, stream buffers, cursor). */
+    static final long OPEN_FILE_BYTES = DataFileReader.WINDOW_BYTES + (64 << 10);
 
     private final Layer layer;
     private final LayerMetadata md;
@@ -45,6 +60,12 @@ public final class ValueReader implements Closeable {
     private final TileSchema schema;
     private final ValueCompression compression;
     private final int cacheSize;
+    private final long cacheBytes;
+    /** Whether files are opened from an index kept here (else by Hadoop's MapFile.Reader, index and all). */
+    private final boolean indexInDriver;
+    /** Every file's index once read, while they fit in half of {@code cacheBytes}: a reopen reads data only. */
+    private final ConcurrentHashMap<Integer, DataFileIndex> indexes = new ConcurrentHashMap<>();
+    private final AtomicLong indexBytes = new AtomicLong();
     private final LinkedHashMap<Integer, CachedFile> cache = new LinkedHashMap<>(16, 0.75f, true);
     private boolean closed;
     private long opens;
@@ -104,9 +125,13 @@ public final class ValueReader implements Closeable {
         }
     }
 
-    private ValueReader(Layer layer, int cacheSize) throws IOException {
+    private ValueReader(Layer layer, int cacheSize, long cacheBytes, boolean indexInDriver) throws IOException {
         if (cacheSize < 1) {
             throw new SfcLayerException.InvalidArgument("look-up cache size must be at least 1, got " + cacheSize);
+        }
+        if (cacheBytes < OPEN_FILE_BYTES) {
+            throw new SfcLayerException.InvalidArgument("look-up cache bytes must be at least " + OPEN_FILE_BYTES
+                + " (one open file), got " + cacheBytes);
         }
         this.layer = layer;
         this.md = layer.metadata();
@@ -115,10 +140,23 @@ public final class ValueReader implements Closeable {
         this.schema = TileSchema.fromJson(md.valueSchemaJson, md.isSpaceTime());
         this.compression = ValueCompression.parse(md.compression);
         this.cacheSize = cacheSize;
+        this.cacheBytes = cacheBytes;
+        this.indexInDriver = indexInDriver;
     }
 
     public static ValueReader open(Configuration conf, String path, int cacheSize) throws IOException {
-        return new ValueReader(Layer.open(conf, path), cacheSize);
+        return open(conf, path, cacheSize, DEFAULT_CACHE_BYTES, true);
+    }
+
+    /**
+     * @param cacheSize     most data files open at once
+     * @param cacheBytes    most memory for open files ({@value #OPEN_FILE_BYTES} bytes each) and kept indexes
+     * @param indexInDriver keep each file's index once read and open only its data file (cheap reopens);
+     *                      false: Hadoop's MapFile.Reader, which reads the index again at every open
+     */
+    public static ValueReader open(Configuration conf, String path, int cacheSize, long cacheBytes,
+                                   boolean indexInDriver) throws IOException {
+        return new ValueReader(Layer.open(conf, path), cacheSize, cacheBytes, indexInDriver);
     }
 
     public LayerMetadata metadata() {
@@ -144,6 +182,16 @@ public final class ValueReader implements Closeable {
 
     public synchronized int openFiles() {
         return cache.size();
+    }
+
+    /** Memory counted against {@code cacheBytes}: open files and kept indexes. */
+    public synchronized long cachedBytes() {
+        return cache.size() * OPEN_FILE_BYTES + indexBytes.get();
+    }
+
+    /** Indexes kept in memory. */
+    public int indexesKept() {
+        return indexes.size();
     }
 
     /**
@@ -256,7 +304,7 @@ public final class ValueReader implements Closeable {
             return f;
         }
         try {
-            if (!f.opened(new DataFileReader(layer.conf(), listing.path(file)), new TileCursor(schema))) {
+            if (!f.opened(openFile(file), new TileCursor(schema))) {
                 throw new SfcLayerException("value reader on " + layer.path() + " is closed");
             }
         } catch (IOException | RuntimeException e) {
@@ -271,12 +319,28 @@ public final class ValueReader implements Closeable {
         return f;
     }
 
+    private DataFileReader openFile(int file) throws IOException {
+        Path path = listing.path(file);
+        if (!indexInDriver) {
+            return new DataFileReader(layer.conf(), path);
+        }
+        DataFileIndex index = indexes.get(file);
+        if (index == null) {
+            index = DataFileIndex.read(layer.conf(), path);
+            if (indexBytes.get() + index.bytes() <= cacheBytes / 2 && indexes.putIfAbsent(file, index) == null) {
+                indexBytes.addAndGet(index.bytes());
+            }
+        }
+        return new DataFileReader(layer.conf(), path, index);
+    }
+
     /** Drops the least recently used open entries beyond the capacity (never {@code keep}); closes them unlocked. */
     private void evictBeyondCapacity(CachedFile keep) {
         List<CachedFile> evicted = new ArrayList<>();
         synchronized (this) {
             Iterator<Map.Entry<Integer, CachedFile>> it = cache.entrySet().iterator();
-            while (cache.size() > cacheSize && it.hasNext()) {
+            while ((cache.size() > cacheSize || cache.size() * OPEN_FILE_BYTES + indexBytes.get() > cacheBytes)
+                    && it.hasNext()) {
                 CachedFile eldest = it.next().getValue();
                 if (eldest != keep && eldest.reader != null) {
                     evicted.add(eldest);
