@@ -117,6 +117,18 @@ def random_study(spark, work, side=1024, tile_bytes=280, keys=3000, block_size="
     sample = list(zip(rng.integers(0, side, size=keys).tolist(), rng.integers(0, side, size=keys).tolist()))
     out = {"tiles": side * side, "tile_bytes": tile_bytes, "block_size": block_size, "keys": keys,
            "write_s": write_s, "rows": []}
+    with sfclayer.open(spark, path) as layer:
+        layer._reader.timeColdOpens(20)  # JIT warm-up on other files' worth of calls
+        n = len(layer.metadata["files"])
+        raw = np.array(list(layer._reader.timeColdOpens(n)), dtype=float).reshape(-1, 5) / 1e6
+    phases = ["MapFile.Reader open (index and data SequenceFile headers)",
+              "its first get (index read and inflated, seek, read)",
+              "index read alone (done once per file, then kept)",
+              "data file open alone", "first get from the kept index"]
+    out["cold"] = [{"phase": p, "p50": float(np.percentile(raw[:, k], 50)),
+                    "mean": float(raw[:, k].mean())} for k, p in enumerate(phases)]
+    for c in out["cold"]:
+        log(f"cold open: {c['phase']}: p50 {c['p50']:.3f} ms, mean {c['mean']:.3f} ms")
     for name, kw in (modes or OPEN_MODES).items():
         try:
             with sfclayer.open(spark, path, **kw) as layer:
@@ -173,6 +185,13 @@ def render(results, command, seconds):
                          f"{r['jvm']['p50']:.3f} ms | {r['jvm']['p99']:.3f} ms | {r['files_opened']} | "
                          f"{r['open_files']} |")
         lines.append("")
+        if rnd.get("cold"):
+            lines += ["Where a cold open goes (every file of the layer opened once each way, timed inside the "
+                      "JVM, `ValueReader.timeColdOpens`; the OS page cache is warm):", "",
+                      "| phase | p50 | mean |", "|---|---:|---:|"]
+            for c in rnd["cold"]:
+                lines.append(f"| {c['phase']} | {c['p50']:.3f} ms | {c['mean']:.3f} ms |")
+            lines.append("")
     extra = results.get("notes")
     if extra:
         lines += [extra, ""]

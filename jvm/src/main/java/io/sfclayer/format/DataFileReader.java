@@ -10,6 +10,7 @@ import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.MapFile;
 
 import java.io.Closeable;
+import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 
@@ -19,7 +20,7 @@ import java.io.IOException;
  *
  * <p>Two ways to open one: Hadoop's {@code MapFile.Reader} (reads and inflates the index file, opens the
  * data file as a SequenceFile), or, given the file's {@link DataFileIndex} read earlier, the data file
- * alone, read with positioned reads through a window and its records parsed here (FORMAT.md: records
+ * alone, read through a window and its records parsed here (FORMAT.md: records
  * {@code int recordLength, int keyLength = 8, long index, int groupLength, group}, a sync escape
  * {@code -1} followed by 16 sync bytes between some of them; no SequenceFile compression).
  */
@@ -133,19 +134,23 @@ public final class DataFileReader implements Closeable {
         if (window.length < want) {
             window = new byte[want];
         }
+        // A seek and plain reads, not positioned reads: the local file system's checksummed pread
+        // opens the file and its .crc anew on every call.
         int got = 0;
-        while (got < want) {
-            int r;
-            try {
-                r = data.read(at + got, window, got, want - got);
-            } catch (ChecksumException e) {
-                throw new SfcLayerException.CorruptLayer("data file " + path + " fails its checksum near byte "
-                    + (at + got) + ": " + e.getMessage(), e);
+        try {
+            data.seek(at);
+            while (got < want) {
+                int r = data.read(window, got, want - got);
+                if (r < 0) {
+                    break;
+                }
+                got += r;
             }
-            if (r < 0) {
-                break;
-            }
-            got += r;
+        } catch (ChecksumException e) {
+            throw new SfcLayerException.CorruptLayer("data file " + path + " fails its checksum near byte "
+                + (at + got) + ": " + e.getMessage(), e);
+        } catch (EOFException e) {
+            // seek past the end: nothing there
         }
         windowStart = at;
         windowLength = got;
