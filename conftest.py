@@ -60,6 +60,7 @@ def spark(tmp_path_factory):
         print(f"\nspark fixture: a SparkSession without the sfclayer connector ({type(e).__name__}: {e})")
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # everything on loopback
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Python workers (ingest, pyramid) in this venv
     tmp_dir = str(tmp_path_factory.mktemp("spark"))
     conf = _spark_conf(tmp_dir)
     if sfclayer is not None:

@@ -192,6 +192,10 @@ def render(results, command, seconds):
             for c in rnd["cold"]:
                 lines.append(f"| {c['phase']} | {c['p50']:.3f} ms | {c['mean']:.3f} ms |")
             lines.append("")
+    lines += ["The look-up server under abuse (200 connections that never authenticate, garbage after a "
+              "valid token, a wrong token, a request stopped midway, a request for 2^31 keys, a client "
+              "that never reads) is a test, not a benchmark: `pytest -s tests/test_lookup_server.py -k abuse` "
+              "prints the honest clients' p50/p99 during the abuse.", ""]
     extra = results.get("notes")
     if extra:
         lines += [extra, ""]

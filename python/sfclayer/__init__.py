@@ -22,11 +22,27 @@ from .errors import (
     LayerNotFound,
     LayerExists,
     CorruptLayer,
+    ConcurrentUpdate,
 )
 
 from .layer import write, read, open, Layer
+from .maintenance import Version, history, delete, compact, vacuum
+from .ingestion import ingest
+from .pyramids import pyramid, pyramid_levels
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # sfclayer.pictures moved to sfclayer.viz.pictures; the old spelling keeps working.
+    if name == "pictures":
+        import sys
+
+        from .viz import pictures
+
+        sys.modules.setdefault(__name__ + ".pictures", pictures)
+        return pictures
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "jar_path",
@@ -36,6 +52,14 @@ __all__ = [
     "read",
     "open",
     "Layer",
+    "Version",
+    "history",
+    "delete",
+    "compact",
+    "vacuum",
+    "ingest",
+    "pyramid",
+    "pyramid_levels",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -44,6 +68,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "ConcurrentUpdate",
 ]
 
 

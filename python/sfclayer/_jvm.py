@@ -5,7 +5,7 @@ import contextlib
 from . import errors
 
 __all__ = ["translated", "open_value_reader", "reader_call", "start_lookup_server", "server_call",
-           "error_from_payload"]
+           "error_from_payload", "command", "read_text", "write_text"]
 
 _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException": errors.SfcLayerError,
@@ -16,6 +16,7 @@ _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException$LayerNotFound": errors.LayerNotFound,
     "io.sfclayer.SfcLayerException$LayerExists": errors.LayerExists,
     "io.sfclayer.SfcLayerException$CorruptLayer": errors.CorruptLayer,
+    "io.sfclayer.SfcLayerException$ConcurrentUpdate": errors.ConcurrentUpdate,
 }
 
 
@@ -60,15 +61,29 @@ def translated():
         raise mine from exc
 
 
-def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_driver=True):
-    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path`` (None: the reader's defaults)."""
+def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_driver=True, version=-1,
+                      as_of_millis=-1):
+    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path`` (None: the reader's defaults):
+    the newest version, or ``version`` (>= 1), or the newest committed at or before ``as_of_millis``
+    (>= 0)."""
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     cls = jvm.io.sfclayer.lookup.ValueReader
     with translated():
         size = cls.DEFAULT_CACHE_SIZE if cache_size is None else cache_size
         nbytes = cls.DEFAULT_CACHE_BYTES if cache_bytes is None else cache_bytes
-        return cls.open(conf, path, int(size), int(nbytes), bool(index_in_driver))
+        return cls.open(conf, path, int(size), int(nbytes), bool(index_in_driver), int(version),
+                        int(as_of_millis))
+
+
+def command(spark, name, *args):
+    """Call ``io.sfclayer.spark.SfcLayerCommands.<name>(spark, *args)``; its JSON answer, parsed."""
+    import json
+
+    jvm = spark.sparkContext._jvm
+    with translated():
+        answer = getattr(jvm.io.sfclayer.spark.SfcLayerCommands, name)(spark._jsparkSession, *args)
+    return json.loads(answer)
 
 
 def reader_call(reader, method, *args):
@@ -114,3 +129,41 @@ def server_call(server, method, *args):
 def error_from_payload(payload):
     """An sfclayer error from a LookupServer error payload ``"ErrorClass\tmessage"``."""
     return _error_from_java(payload)
+
+
+def _hadoop_path(spark, path):
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    return p, p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+
+def read_text(spark, path):
+    """The UTF-8 text of a small file on any Hadoop filesystem, or None if there is none."""
+    p, fs = _hadoop_path(spark, path)
+    if not fs.exists(p):
+        return None
+    jvm = spark.sparkContext._jvm
+    stream = fs.open(p)
+    try:
+        data = jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
+    finally:
+        stream.close()
+    return bytes(data).decode("utf-8")
+
+
+def write_text(spark, path, text):
+    """Write a small UTF-8 file on any Hadoop filesystem, replacing it whole: written beside it,
+    then renamed over it, so readers see the old text or the new one."""
+    p, fs = _hadoop_path(spark, path)
+    jvm = spark.sparkContext._jvm
+    tmp = jvm.org.apache.hadoop.fs.Path(p.getParent(), "." + p.getName() + ".tmp")
+    out = fs.create(tmp, True)
+    try:
+        out.write(bytearray(text.encode("utf-8")))
+    finally:
+        out.close()
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    rename = jvm.org.apache.hadoop.fs.Options.Rename
+    how = spark.sparkContext._gateway.new_array(rename, 1)
+    how[0] = rename.OVERWRITE
+    jvm.org.apache.hadoop.fs.FileContext.getFileContext(p.toUri(), conf).rename(tmp, p, how)

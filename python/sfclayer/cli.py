@@ -6,6 +6,11 @@
     sfclayer info PATH [--json]
     sfclayer get PATH COL ROW [TIME]
     sfclayer layout PATH [-o OUT.png]
+    sfclayer history PATH [--json]
+    sfclayer compact PATH
+    sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
+    sfclayer ingest SOURCES... PATH [--tms NAME|none] [--zoom Z] [--resampling R] [--tile-size N]
+    sfclayer pyramid PATH [--min-zoom Z] [--resampling R]
 
 Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
 when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
@@ -67,6 +72,7 @@ def _session():
     import sfclayer
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # ingest and pyramid run Python on executors
     conf = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -192,6 +198,11 @@ def _info_text(path, md):
             f"({md.get('crs') or 'no CRS'}); a tile is {tw:g} × {th:g}")
     else:
         add("extent       none (no bbox queries in map units; key boxes work)")
+    r = md.get("raster")
+    if r:
+        grid = f"{r.get('tms')} zoom {r.get('zoom')}" if r.get("tms") else "its source's own grid"
+        add(f"raster       {r.get('tileWidth')} × {r.get('tileHeight')} px tiles, {r.get('bands')} × {r.get('dtype')}, "
+            f"nodata {r.get('nodata')}; {grid}")
     fields = (md.get("valueSchema") or {}).get("fields", [])
     add("values       " + (", ".join(f"{f['name']} {_spark_type(f['type'])}" for f in fields) or "none"))
     add(f"records      {md.get('recordCount')} tiles in {md.get('indexCount')} indexes")
@@ -219,7 +230,7 @@ def _cmd_demo(args, spark_factory):
     from . import demo
 
     t0 = time.perf_counter()
-    print("[0/6] start Spark (local)", flush=True)
+    print("[0/5] start Spark (local)", flush=True)
     spark, created = spark_factory()
     print(f"      {time.perf_counter() - t0:6.2f} s  Spark {spark.version}, master {spark.sparkContext.master}",
           flush=True)
@@ -255,6 +266,67 @@ def _cmd_info(args, spark_factory):
     return 0
 
 
+def _with_spark(spark_factory, action):
+    spark, created = spark_factory()
+    try:
+        return action(spark)
+    finally:
+        if created:
+            spark.stop()
+
+
+def _cmd_history(args, spark_factory):
+    import sfclayer
+
+    versions = _with_spark(spark_factory, lambda spark: sfclayer.history(spark, args.path))
+    if args.json:
+        print(json.dumps([{"version": v.version, "createdAt": v.created_at.isoformat(), "operation": v.operation,
+                           "readVersion": v.read_version, "records": v.records, "files": v.files,
+                           "dataBytes": v.data_bytes, "metrics": v.metrics} for v in versions], indent=2))
+        return 0
+    print(f"{'version':>7}  {'committed (UTC)':19}  {'operation':9}  {'records':>9}  {'files +/-':>9}  "
+          f"{'records +/-':>15}  written")
+    for v in versions:
+        m = v.metrics
+        print(f"{v.version:>7}  {v.created_at.strftime('%Y-%m-%d %H:%M:%S')}  {v.operation:9}  {v.records:>9}  "
+              f"{'+%s/-%s' % (m.get('filesAdded', '?'), m.get('filesRemoved', '?')):>9}  "
+              f"{'+%s/-%s' % (m.get('recordsAdded', '?'), m.get('recordsRemoved', '?')):>15}  "
+              f"{human_bytes(m['bytesWritten']) if 'bytesWritten' in m else '?'}")
+    return 0
+
+
+def _cmd_compact(args, spark_factory):
+    import sfclayer
+
+    v = _with_spark(spark_factory, lambda spark: sfclayer.compact(spark, args.path))
+    if v.operation == "compact" and v.metrics.get("filesRemoved"):
+        print(f"version {v.version}: {v.metrics['filesRemoved']} small files rewritten as {v.metrics['filesAdded']}")
+    else:
+        print(f"nothing to compact (version {v.version})")
+    return 0
+
+
+def _parse_retain(text):
+    units = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+    try:
+        return _dt.timedelta(**{units[text[-1]]: float(text[:-1])})
+    except (KeyError, ValueError, IndexError):
+        raise argparse.ArgumentTypeError(f"not a retention: {text!r} (e.g. 7d, 12h, 30m, 0s)")
+
+
+def _cmd_vacuum(args, spark_factory):
+    import sfclayer
+
+    report = _with_spark(spark_factory, lambda spark: sfclayer.vacuum(
+        spark, args.path, retain=args.retain, dry_run=args.dry_run, enforce_retention=not args.force))
+    verb = "would remove" if args.dry_run else "removed"
+    for f in report["filesRemoved"]:
+        print(f"{verb} {f}")
+    print(f"{verb} {len(report['versionsRemoved'])} versions {report['versionsRemoved']}, "
+          f"{len(report['filesRemoved'])} data files, {human_bytes(report['bytesFreed'])}")
+    return 0
+
+
 def _cmd_get(args, spark_factory):
     import sfclayer
 
@@ -283,7 +355,7 @@ def _cmd_get(args, spark_factory):
 def _cmd_layout(args, spark_factory):
     import sfclayer
 
-    from . import pictures
+    from .viz import pictures
 
     out = args.output or f"{os.path.basename(os.path.normpath(args.path)) or 'layer'}-layout.png"
     spark, created = spark_factory()
@@ -301,6 +373,43 @@ def _cmd_layout(args, spark_factory):
     rows, cols = info["grid_shape"]
     print(f"{os.path.abspath(out)}: {info['files']} data files over {cols} × {rows} tiles"
           + (f" (every {info['step']}th tile)" if info["step"] > 1 else ""))
+    return 0
+
+
+def _cmd_ingest(args, spark_factory):
+    import sfclayer
+
+    tms = None if args.tms.lower() == "none" else args.tms
+    options = {k: v for k, v in (("key_index", args.key_index), ("block_size", args.block_size),
+                                 ("partitions", args.partitions)) if v is not None}
+    spark, created = spark_factory()
+    try:
+        r = sfclayer.ingest(spark, args.sources, args.path, tms=tms, zoom=args.zoom, resampling=args.resampling,
+                            tile_size=args.tile_size, nodata=args.nodata, mode=args.mode, **options)
+    finally:
+        if created:
+            spark.stop()
+    g = r.grid
+    where = f"{g.tms} zoom {g.zoom} ({g.width} × {g.height} tiles)" if g.tms else \
+        f"the source's own grid ({g.width} × {g.height} tiles of {g.tile_width} px)"
+    print(f"{args.path}: {r.tiles} tiles of {r.candidates} the sources touch (the others hold only nodata), "
+          f"on {where}, in {r.seconds:.1f} s")
+    return 0
+
+
+def _cmd_pyramid(args, spark_factory):
+    import sfclayer
+
+    spark, created = spark_factory()
+    try:
+        t0 = time.perf_counter()
+        built = sfclayer.pyramid(spark, args.path, min_zoom=args.min_zoom, resampling=args.resampling)
+        levels = sfclayer.pyramid_levels(spark, args.path)
+    finally:
+        if created:
+            spark.stop()
+    print(f"{args.path}: built zoom levels {built[0]}..{built[-1]} in {time.perf_counter() - t0:.1f} s; "
+          f"levels now {levels}" if built else f"{args.path}: nothing to build; levels {levels}")
     return 0
 
 
@@ -367,6 +476,60 @@ def build_parser():
                        help="draw the curve's path (default: on grids up to 128 tiles a side)")
     curve.add_argument("--no-curve", dest="curve", action="store_false", help="never draw the curve's path")
     lo.set_defaults(func=_cmd_layout)
+
+    h = sub.add_parser("history", help="list a layer's versions",
+                       description="Every retained version: number, commit time, operation, records, files and "
+                                   "records added/removed, bytes written.")
+    h.add_argument("path", metavar="PATH", help="the layer")
+    h.add_argument("--json", action="store_true", help="print JSON instead")
+    h.set_defaults(func=_cmd_history)
+
+    c = sub.add_parser("compact", help="rewrite runs of small data files as a new version",
+                       description="Rewrite runs of adjacent data files under a quarter of the block size into "
+                                   "block-sized files, as a new version; nothing else is touched.")
+    c.add_argument("path", metavar="PATH", help="the layer")
+    c.set_defaults(func=_cmd_compact)
+
+    v = sub.add_parser("vacuum", help="delete old versions and unreferenced data files",
+                       description="Delete version documents older than the retention (never the newest) and "
+                                   "data files no remaining version references that are older than it.")
+    v.add_argument("path", metavar="PATH", help="the layer")
+    v.add_argument("--retain", type=_parse_retain, default=_dt.timedelta(days=7), metavar="AGE",
+                   help="retention, e.g. 7d (default), 12h; under 7d needs --force")
+    v.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    v.add_argument("--force", action="store_true", help="allow a retention under 7 days")
+    v.set_defaults(func=_cmd_vacuum)
+    from .ingestion import RESAMPLING
+    from .pyramids import DOWNSAMPLING
+
+    ing = sub.add_parser(
+        "ingest", help="write raster files (GeoTIFF...) as a layer on a standard tile grid",
+        description="Reproject raster files onto a tile matrix set (WebMercatorQuad by default; col/row are "
+                    "then XYZ x/y) or cut them on their own grid (--tms none), in Spark, and write the tiles "
+                    "as a layer. Where sources overlap, the last one given wins.")
+    ing.add_argument("sources", nargs="+", metavar="SOURCE", help="raster files or URIs rasterio opens")
+    ing.add_argument("path", metavar="PATH", help="the layer to write")
+    ing.add_argument("--tms", default="WebMercatorQuad",
+                     help="a morecantile tile matrix set (WebMercatorQuad, WorldCRS84Quad, ...) or 'none'")
+    ing.add_argument("--zoom", type=int, help="the zoom level (default: from the sources' resolution)")
+    ing.add_argument("--resampling", choices=RESAMPLING, default="bilinear")
+    ing.add_argument("--tile-size", type=_positive_int, default=256, metavar="N",
+                     help="tile side in pixels with --tms none (default 256)")
+    ing.add_argument("--nodata", type=float, help="the layer's nodata value (default: the first source's, else 0 or NaN)")
+    ing.add_argument("--mode", choices=["errorifexists", "overwrite", "ignore"], default="errorifexists")
+    ing.add_argument("--key-index", choices=["z", "hilbert", "rowmajor"])
+    ing.add_argument("--block-size", metavar="SIZE", help="data file roll size, e.g. 64m")
+    ing.add_argument("--partitions", type=_positive_int, metavar="N", help="write tasks")
+    ing.set_defaults(func=_cmd_ingest)
+
+    pyr = sub.add_parser(
+        "pyramid", help="build the coarser zoom levels of an ingested layer",
+        description="Build zoom levels min-zoom .. base-1 of a layer ingested onto a quadtree tile matrix set, each "
+                    "from the level below (2 × 2 tiles → 1), as layers under PATH/_pyramid/.")
+    pyr.add_argument("path", metavar="PATH", help="the base layer")
+    pyr.add_argument("--min-zoom", type=int, default=0, metavar="Z", help="the coarsest level (default 0)")
+    pyr.add_argument("--resampling", choices=DOWNSAMPLING, default="average")
+    pyr.set_defaults(func=_cmd_pyramid)
     return p
 
 

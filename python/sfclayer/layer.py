@@ -28,8 +28,9 @@ _OPTION_NAMES = {
     "extent": "extent",
     "crs": "crs",
     "index_interval": "indexInterval",
-    "retain_versions": "retainVersions",
     "max_ranges": "maxRanges",
+    "on_existing": "onExisting",
+    "raster": "raster",
 }
 
 
@@ -48,6 +49,8 @@ def _micros(t):
 
 
 def _option_value(name, value):
+    if isinstance(value, dict):  # JSON-valued options (raster)
+        return json.dumps(value, separators=(",", ":"))
     if isinstance(value, (tuple, list)):
         if name == "timeBounds":
             return ",".join(str(_micros(v)) for v in value)
@@ -65,7 +68,7 @@ def write_options(**options):
     **options
         ``key_index``, ``bounds`` (colMin, rowMin, colMax, rowMax), ``time_bounds`` (start, end),
         ``time_resolution`` (timedelta or '1 day'), ``block_size``, ``partitions``, ``compression``,
-        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``retain_versions``;
+        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``on_existing`` (append: replace, keep, error);
         connector names (``keyIndex``) are accepted as they are.
 
     Examples
@@ -104,7 +107,18 @@ def write(df, path, mode="errorifexists", **options):
         df.write.format("sfclayer").mode(mode).options(**write_options(**options)).save(path)
 
 
-def read(spark, path, bbox=None, keys=None, time=None, **options):
+def _as_of_options(version, as_of):
+    """Read options for time travel: ``versionAsOf`` / ``timestampAsOf`` (epoch micros)."""
+    if version is not None and as_of is not None:
+        raise InvalidArgument("give version or as_of, not both")
+    if version is not None:
+        return {"versionAsOf": str(int(version))}
+    if as_of is not None:
+        return {"timestampAsOf": str(_micros(as_of))}
+    return {}
+
+
+def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None, zoom=None, **options):
     """Read a layer as a DataFrame, optionally restricted to a box.
 
     Parameters
@@ -118,6 +132,12 @@ def read(spark, path, bbox=None, keys=None, time=None, **options):
         (col_min, row_min, col_max, row_max), inclusive.
     time : tuple, optional
         (start, end), inclusive; datetimes (naive = UTC), dates or epoch microseconds.
+    version : int, optional
+        Read this version (read option ``versionAsOf``); the newest by default.
+    as_of : datetime, optional
+        Read the newest version committed at or before this time (read option ``timestampAsOf``).
+    zoom : int, optional
+        For raster layers with a pyramid: read that zoom level (:func:`sfclayer.pyramid_levels`).
     **options
         Other read options, e.g. ``max_ranges``.
 
@@ -132,8 +152,13 @@ def read(spark, path, bbox=None, keys=None, time=None, **options):
     """
     from pyspark.sql import functions as F
 
+    if zoom is not None:
+        from .pyramids import level_path
+
+        path = level_path(spark, path, zoom)
     reader = spark.read.format("sfclayer")
     opts = write_options(**options)
+    opts.update(_as_of_options(version, as_of))
     if bbox is not None:
         opts["bbox"] = _option_value("bbox", bbox)
     with _jvm.translated():
@@ -161,7 +186,8 @@ def _whole(name, value):
     return int(value)
 
 
-def open(spark, path, cache_size=None, cache_bytes=None, _open_mode="index"):  # noqa: A001 - sfclayer.open, like io.open, by intent
+def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None,  # noqa: A001
+         _open_mode="index"):  # sfclayer.open, like io.open, by intent
     """Open a layer for point look-ups.
 
     Parameters
@@ -174,6 +200,13 @@ def open(spark, path, cache_size=None, cache_bytes=None, _open_mode="index"):  #
     cache_bytes : int, optional
         Most driver memory for open files and their indexes (default 256 MiB); the cache is sized
         by this first.
+    version : int, optional
+        Pin this version; the newest by default. The layer stays on the version it opened (see
+        :meth:`Layer.refresh`).
+    as_of : datetime, optional
+        Pin the newest version committed at or before this time.
+    zoom : int, optional
+        For raster layers with a pyramid: open that zoom level (:func:`sfclayer.pyramid_levels`).
     _open_mode : {'index', 'mapfile'}
         For benchmarks: 'mapfile' opens data files with Hadoop's MapFile.Reader (the index read
         at every open) instead of keeping each file's index.
@@ -188,20 +221,36 @@ def open(spark, path, cache_size=None, cache_bytes=None, _open_mode="index"):  #
     >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
     ...     layer.get(10, 20)["elevation"]
     """
-    return Layer(spark, path, cache_size, cache_bytes, _open_mode)
+    if zoom is not None:
+        from .pyramids import level_path
+
+        path = level_path(spark, path, zoom)
+    return Layer(spark, path, cache_size, cache_bytes, version=version, as_of=as_of, _open_mode=_open_mode)
 
 
 class Layer:
     """Point look-ups and box queries on one version of a layer (see :func:`open`)."""
 
-    def __init__(self, spark, path, cache_size=None, cache_bytes=None, _open_mode="index"):
+    def __init__(self, spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None,
+                 _open_mode="index"):
         self.path = path
-        self._reader = _jvm.open_value_reader(spark, path, cache_size, cache_bytes, _open_mode == "index")
+        self._spark = spark
+        self._cache = (cache_size, cache_bytes, _open_mode == "index")
+        self._reader = None
+        self._open(version, as_of)
+
+    def _open(self, version, as_of):
+        _as_of_options(version, as_of)  # checks the pair
+        as_of_millis = -1 if as_of is None else _micros(as_of) // 1000
+        reader = _jvm.open_value_reader(self._spark, self.path, *self._cache,
+                                        version=-1 if version is None else int(version), as_of_millis=as_of_millis)
         try:
-            self._server, host, port, token = _jvm.start_lookup_server(spark, self._reader)
+            server, host, port, token = _jvm.start_lookup_server(self._spark, reader)
         except BaseException:
-            _jvm.reader_call(self._reader, "close")
+            _jvm.reader_call(reader, "close")
             raise
+        self.close()
+        self._reader, self._server = reader, server
         self._client = LookupClient(host, port, token, _jvm.error_from_payload)
         self.metadata = json.loads(_jvm.reader_call(self._reader, "metadataJson"))
         from .curves import key_index_from_json
@@ -210,6 +259,22 @@ class Layer:
         self.space_time = self.key_index.kind == "z3"
         self._schema = fastavro.parse_schema(self.metadata["tileSchema"])
         self._keys = ("col", "row", "time") if self.space_time else ("col", "row")
+
+    @property
+    def version(self):
+        """The version this layer is pinned to."""
+        return int(self.metadata["version"])
+
+    def refresh(self):
+        """Move to the layer's newest version (look-ups stay on the pinned one until then).
+
+        Returns
+        -------
+        int
+            The version now pinned.
+        """
+        self._open(None, None)
+        return self.version
 
     def __enter__(self):
         return self

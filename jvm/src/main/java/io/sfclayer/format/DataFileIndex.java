@@ -53,7 +53,7 @@ public final class DataFileIndex {
                 n++;
             }
         } catch (FileNotFoundException e) {
-            throw new SfcLayerException.CorruptLayer("data file " + mapFile + " has no index: " + e.getMessage(), e);
+            throw new SfcLayerException.CorruptLayer("data file " + mapFile + " is missing (its index is): " + e.getMessage(), e);
         } catch (SfcLayerException e) {
             throw e;
         } catch (IOException | RuntimeException e) {

@@ -24,7 +24,7 @@ public final class LayerWriteOptions implements Serializable {
     /** Option names as users write them; matched case-insensitively, as Spark's options are. */
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
-        "compression", "extent", "crs", "indexInterval", "retainVersions",
+        "compression", "extent", "crs", "indexInterval", "onExisting", "raster",
     };
     public static final int DEFAULT_INDEX_INTERVAL = 4;
     public static final long DEFAULT_TIME_RESOLUTION_MICROS = 86_400_000_000L;
@@ -43,7 +43,10 @@ public final class LayerWriteOptions implements Serializable {
     public LayerMetadata.Extent extent;
     public String crs;
     public int indexInterval = DEFAULT_INDEX_INTERVAL;
-    public int retainVersions = 2;
+    /** What an append does with keys the layer already holds. */
+    public MergeWriter.OnExisting onExisting = MergeWriter.OnExisting.REPLACE;
+    /** A raster layer's description (docs/FORMAT.md, "Raster layers"): a JSON object, stored verbatim. */
+    public String rasterJson;
 
     public static LayerWriteOptions parse(Map<String, String> options) {
         Map<String, String> lower = new LinkedHashMap<>();
@@ -128,10 +131,26 @@ public final class LayerWriteOptions implements Serializable {
         if ((v = lower.get("indexinterval")) != null) {
             o.indexInterval = (int) positive("indexInterval", v, 1 << 20);
         }
-        if ((v = lower.get("retainversions")) != null) {
-            o.retainVersions = (int) positive("retainVersions", v, 1000);
+        if ((v = lower.get("onexisting")) != null) {
+            o.onExisting = MergeWriter.OnExisting.parse(v);
+        }
+        if ((v = lower.get("raster")) != null) {
+            o.rasterJson = jsonObject("raster", v);
         }
         return o;
+    }
+
+    /** The option's value if it is one JSON object, else an error naming the option. */
+    private static String jsonObject(String name, String v) {
+        try {
+            Object parsed = new com.fasterxml.jackson.databind.ObjectMapper().readValue(v, Object.class);
+            if (parsed instanceof Map) {
+                return v.trim();
+            }
+        } catch (java.io.IOException e) {
+            // reported below
+        }
+        throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' is not a JSON object");
     }
 
     private static long positive(String name, String v, long max) {

@@ -38,7 +38,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * traverse the same open files.
  *
  * <p>Cold opens are cheap: each file's index is read once and kept (while the indexes fit in half the
- * cache's memory), so reopening an evicted file opens only its data file. The cache is sized by
+ * cache's memory; for layers of up to {@value #PRELOAD_MAX_FILES} files, all of them are read in the
+ * background as the reader opens), so a first or repeated open of a file opens only its data file. The cache is sized by
  * memory ({@code cacheBytes}, counting {@value #OPEN_FILE_BYTES} bytes per open file plus the kept
  * indexes) and by a count of open files (a bound on file descriptors).
  *
@@ -142,6 +143,42 @@ public final class ValueReader implements Closeable {
         this.cacheSize = cacheSize;
         this.cacheBytes = cacheBytes;
         this.indexInDriver = indexInDriver;
+        if (indexInDriver && listing.size() > 1 && listing.size() <= PRELOAD_MAX_FILES) {
+            Thread t = new Thread(this::preloadIndexes, "sfclayer-index-preload");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    /** Layers with at most this many files have every index read in the background when opened. */
+    static final int PRELOAD_MAX_FILES = 4096;
+
+    /**
+     * Reads every file's index, in the background, while they fit: the first look-up in a file then
+     * opens only its data file. Failures are left for that look-up to report.
+     */
+    private void preloadIndexes() {
+        for (int i = 0; i < listing.size(); i++) {
+            synchronized (this) {
+                if (closed) {
+                    return;
+                }
+            }
+            if (indexes.containsKey(i)) {
+                continue;
+            }
+            try {
+                DataFileIndex index = DataFileIndex.read(layer.conf(), listing.path(i));
+                if (indexBytes.get() + index.bytes() > cacheBytes / 2) {
+                    return;
+                }
+                if (indexes.putIfAbsent(i, index) == null) {
+                    indexBytes.addAndGet(index.bytes());
+                }
+            } catch (IOException | RuntimeException e) {
+                // the look-up that needs this file reads it again and reports what is wrong
+            }
+        }
     }
 
     public static ValueReader open(Configuration conf, String path, int cacheSize) throws IOException {
@@ -157,6 +194,18 @@ public final class ValueReader implements Closeable {
     public static ValueReader open(Configuration conf, String path, int cacheSize, long cacheBytes,
                                    boolean indexInDriver) throws IOException {
         return new ValueReader(Layer.open(conf, path), cacheSize, cacheBytes, indexInDriver);
+    }
+
+    /** A reader pinned to {@code version} (≥ 1), or the newest version at {@code asOfMillis} (≥ 0), or the newest. */
+    public static ValueReader open(Configuration conf, String path, int cacheSize, long version, long asOfMillis)
+            throws IOException {
+        return open(conf, path, cacheSize, DEFAULT_CACHE_BYTES, true, version, asOfMillis);
+    }
+
+    /** The same with every setting: the cache's bounds, how files open, and the version. */
+    public static ValueReader open(Configuration conf, String path, int cacheSize, long cacheBytes,
+                                   boolean indexInDriver, long version, long asOfMillis) throws IOException {
+        return new ValueReader(Layer.open(conf, path, version, asOfMillis), cacheSize, cacheBytes, indexInDriver);
     }
 
     public LayerMetadata metadata() {
@@ -321,17 +370,24 @@ public final class ValueReader implements Closeable {
 
     private DataFileReader openFile(int file) throws IOException {
         Path path = listing.path(file);
-        if (!indexInDriver) {
-            return new DataFileReader(layer.conf(), path);
-        }
-        DataFileIndex index = indexes.get(file);
-        if (index == null) {
-            index = DataFileIndex.read(layer.conf(), path);
-            if (indexBytes.get() + index.bytes() <= cacheBytes / 2 && indexes.putIfAbsent(file, index) == null) {
-                indexBytes.addAndGet(index.bytes());
+        try {
+            if (!indexInDriver) {
+                return new DataFileReader(layer.conf(), path);
             }
+            DataFileIndex index = indexes.get(file);
+            if (index == null) {
+                index = DataFileIndex.read(layer.conf(), path);
+                if (indexBytes.get() + index.bytes() <= cacheBytes / 2 && indexes.putIfAbsent(file, index) == null) {
+                    indexBytes.addAndGet(index.bytes());
+                }
+            }
+            return new DataFileReader(layer.conf(), path, index);
+        } catch (SfcLayerException.CorruptLayer e) {
+            // name the pinned version: its files may have been vacuumed since it was opened
+            throw new SfcLayerException.CorruptLayer("layer " + layer.path() + " version " + md.version + ": "
+                + e.getMessage() + " (a reader pinned to an old version loses it when vacuum removes its"
+                + " files; refresh to the newest version)", e);
         }
-        return new DataFileReader(layer.conf(), path, index);
     }
 
     /** Drops the least recently used open entries beyond the capacity (never {@code keep}); closes them unlocked. */

@@ -121,7 +121,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
         for (int i = 0; i < out.length; i++) {
             DataFileListing.Selection s = selected.get(i);
             long[] pairs = QueryPlan.pairs(s.ranges);
-            Path file = new Path(layer.dataDir(), s.name);
+            Path file = new Path(s.path);
             out[i] = new SfcLayerInputPartition(file.toString(), pairs, fs == null ? null : blockHosts(fs, file));
         }
         return out;
@@ -136,7 +136,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
             return null;
         }
         try {
-            FileSystem fs = layer.dataDir().getFileSystem(layer.conf());
+            FileSystem fs = layer.path().getFileSystem(layer.conf());
             return "file".equals(fs.getScheme()) ? null : fs;
         } catch (IOException | UnsupportedOperationException e) {
             return null;

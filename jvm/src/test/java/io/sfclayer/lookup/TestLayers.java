@@ -2,7 +2,7 @@ package io.sfclayer.lookup;
 
 import io.sfclayer.curve.KeyBounds;
 import io.sfclayer.curve.KeyIndex;
-import io.sfclayer.format.DataFileListing;
+import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.TileSchema;
@@ -62,9 +62,15 @@ final class TestLayers {
         md.tileSchemaJson = schema.avroSchemaJson();
         md.blockSize = blockSize;
         md.indexInterval = 4;
-        md.recordCount = keys.size();
-        md.indexCount = keys.size();
-        md.fileCount = DataFileListing.list(dataDir.getFileSystem(conf), dataDir, -1).size();
-        log.commit(md);
+        List<DataFile> files = new ArrayList<>();
+        for (DataFileWriter.FileStat f : groups.files()) {
+            files.add(new DataFile(dirName, f.name, f.firstIndex, f.lastIndex, f.records, f.indexes, f.dataBytes));
+            md.recordCount += f.records;
+            md.indexCount += f.indexes;
+            md.dataBytes += f.dataBytes;
+        }
+        md.files = files;
+        md.fileCount = files.size();
+        log.commit(md, files);
     }
 }
