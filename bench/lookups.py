@@ -15,7 +15,7 @@ query
 random
     A 2^20-tile layer (1024 x 1024 tiles of ~280 bytes) written with 1 MiB blocks: ~300 data files.
     A fresh ``Layer`` answers uniformly random keys with ``Layer.get``; p50/p99 per key, timed in
-    Python (socket and decode included) and inside the JVM (``ValueReader.timeGets``: no transport).
+    Python (socket and decode included) and inside the JVM (``LookupTiming.timeGets``: no transport).
     Each way of opening data files the reader offers is measured in the same run (see RESULTS.md).
 """
 
@@ -23,7 +23,6 @@ import argparse
 import datetime as dt
 import os
 import platform
-import re
 import shutil
 import struct
 import sys
@@ -97,6 +96,11 @@ def _timed(fn):
     return _perf() - t
 
 
+def _timing(spark):
+    """The JVM-side timers (``io.sfclayer.bench.LookupTiming``, in build/libs/sfclayer-bench.jar)."""
+    return spark.sparkContext._jvm.io.sfclayer.bench.LookupTiming
+
+
 def _pack(keys):
     return b"".join(struct.pack(">iiq", int(c), int(r), 0) for c, r in keys)
 
@@ -117,10 +121,11 @@ def random_study(spark, work, side=1024, tile_bytes=280, keys=3000, block_size="
     sample = list(zip(rng.integers(0, side, size=keys).tolist(), rng.integers(0, side, size=keys).tolist()))
     out = {"tiles": side * side, "tile_bytes": tile_bytes, "block_size": block_size, "keys": keys,
            "write_s": write_s, "rows": []}
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    _timing(spark).timeColdOpens(conf, path, 20)  # JIT warm-up
     with sfclayer.open(spark, path) as layer:
-        layer._reader.timeColdOpens(20)  # JIT warm-up on other files' worth of calls
         n = len(layer.metadata["files"])
-        raw = np.array(list(layer._reader.timeColdOpens(n)), dtype=float).reshape(-1, 5) / 1e6
+    raw = np.array(list(_timing(spark).timeColdOpens(conf, path, n)), dtype=float).reshape(-1, 5) / 1e6
     phases = ["MapFile.Reader open (index and data SequenceFile headers)",
               "its first get (index read and inflated, seek, read)",
               "index read alone (done once per file, then kept)",
@@ -140,7 +145,7 @@ def random_study(spark, work, side=1024, tile_bytes=280, keys=3000, block_size="
                     py.append(_perf() - t)
                 stats = layer.stats()
             with sfclayer.open(spark, path, **kw) as layer:
-                nanos = list(layer._reader.timeGets(_pack(sample)))
+                nanos = list(_timing(spark).timeGets(layer._reader, _pack(sample)))
                 assert all(n >= 0 for n in nanos)
         except TypeError as e:  # a mode this version does not offer
             log(f"random: skipping {name}: {e}")
@@ -187,7 +192,7 @@ def render(results, command, seconds):
         lines.append("")
         if rnd.get("cold"):
             lines += ["Where a cold open goes (every file of the layer opened once each way, timed inside the "
-                      "JVM, `ValueReader.timeColdOpens`; the OS page cache is warm):", "",
+                      "JVM, `LookupTiming.timeColdOpens`; the OS page cache is warm):", "",
                       "| phase | p50 | mean |", "|---|---:|---:|"]
             for c in rnd["cold"]:
                 lines.append(f"| {c['phase']} | {c['p50']:.3f} ms | {c['mean']:.3f} ms |")
@@ -202,18 +207,12 @@ def render(results, command, seconds):
     return "\n".join(lines)
 
 
-def write_section(text, results_md=os.path.join(ROOT, "bench", "RESULTS.md")):
-    """Replaces this study's section of RESULTS.md (or appends it), leaving the others alone."""
-    old = open(results_md).read() if os.path.exists(results_md) else "# sfclayer benchmark results\n"
-    start = f"<!-- {SECTION} -->"
-    end = f"<!-- end {SECTION} -->"
-    block = f"{start}\n{text}\n{end}"
-    if start in old:
-        new = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: block, old, flags=re.S)
-    else:
-        new = old.rstrip("\n") + "\n\n" + block + "\n"
-    with open(results_md, "w") as f:
-        f.write(new)
+def write_section(text):
+    """Replaces this study's block of RESULTS.md (``lookups``), leaving the others alone."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import report
+
+    report.write_section("lookups", text)
 
 
 def main(argv=None):
@@ -222,8 +221,10 @@ def main(argv=None):
     ap.add_argument("--only", choices=["query", "random"], help="one study")
     ap.add_argument("--work", default="/tmp/sfclayer-bench-lookups")
     args = ap.parse_args(argv)
+    args.quick = args.quick or os.environ.get("SFCLAYER_BENCH_QUICK") == "1"  # bench/run.py --quick
     t0 = _perf()
     spark = sfclayer.session("local[2]", app_name="sfclayer-bench-lookups", **{
+        "spark.jars": os.path.join(ROOT, "build", "libs", "sfclayer-bench.jar"),  # gradle benchJar
         "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "4g",
         "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
     spark.sparkContext.setLogLevel("WARN")

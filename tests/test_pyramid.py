@@ -116,10 +116,20 @@ def test_stale_pyramid_and_bad_layers(spark, world_tif, tmp_path):
     sfclayer.ingest(spark, world_tif, path, tms="WorldCRS84Quad", zoom=1)
     sfclayer.pyramid(spark, path)
     assert sfclayer.pyramid_levels(spark, path) == [0, 1]
-    sfclayer.ingest(spark, world_tif, path, tms="WorldCRS84Quad", zoom=1, mode="overwrite")  # a new base version
+    with sfclayer.open(spark, path) as layer:
+        desc = layer.metadata["raster"]
+        tile = layer.get(0, 0)
+    # An append (a new base version) keeps the raster description but leaves the pyramid stale.
+    tile["pixels"] = bytes(255 - np.frombuffer(tile["pixels"], "uint8"))
+    df = spark.createDataFrame([(0, 0, *(tile[c] for c in raster.COLUMNS))], raster.spark_schema())
+    sfclayer.write(df, path, mode="append")
+    with sfclayer.open(spark, path) as layer:
+        assert layer.metadata["version"] == 2 and layer.metadata["raster"] == desc
     with pytest.raises(sfclayer.LayerNotFound, match="built from version 1 and the layer is at version 2: rebuild"):
         sfclayer.open(spark, path, zoom=0)
     assert sfclayer.pyramid_levels(spark, path) == [1]
+    sfclayer.pyramid(spark, path)
+    assert sfclayer.pyramid_levels(spark, path) == [0, 1]
     with pytest.raises(sfclayer.InvalidArgument, match="resampling 'bilinear'"):
         sfclayer.pyramid(spark, path, resampling="bilinear")
     with pytest.raises(sfclayer.InvalidArgument, match=r"min_zoom 2 must be in 0..1"):

@@ -118,14 +118,16 @@ def test_query_streams_in_batches_and_honours_limit(spark, spatial):
 
 def test_bad_boxes_are_clear_errors(spark, spatial, space_time, tmp_path):
     with sfclayer.open(spark, spatial) as layer:
-        with pytest.raises(sfclayer.InvalidArgument, match="bbox must be 4 numbers"):
+        with pytest.raises(sfclayer.InvalidArgument, match="bbox: .* must be four numbers"):
             layer.query(bbox=(1, 2, 3))
         with pytest.raises(sfclayer.InvalidArgument, match="spatial"):
             layer.count(time=(0, 1))
-        with pytest.raises(sfclayer.InvalidArgument, match=r"cols 5\.\.1 is empty"):
-            list(layer.query(keys=(5, 0, 1, 3)))
-        with pytest.raises(sfclayer.InvalidArgument, match="xmin <= xmax"):
+        with pytest.raises(sfclayer.InvalidArgument, match="keys: .* minimum above its maximum"):
+            layer.query(keys=(5, 0, 1, 3))
+        with pytest.raises(sfclayer.InvalidArgument, match="bbox: .* minimum above its maximum"):
             layer.count(bbox=(5, 45, 0, 50))
+        with pytest.raises(sfclayer.InvalidArgument, match="limit"):
+            layer.query(limit=-1)
         assert layer.count(keys=(100, 100, 200, 200)) == 0
         assert layer.count(keys=(0, 0, 49, 29)) == layer.count() > 0  # the connection is still in step
     path = str(tmp_path / "no-extent")

@@ -5,8 +5,10 @@ import contextlib
 from . import errors
 
 __all__ = ["translated", "open_value_reader", "reader_call", "start_lookup_server", "server_call",
-           "error_from_payload", "command", "read_text", "write_text"]
+           "error_from_payload", "command", "read_text", "write_text"]  # what layer, maintenance and pyramids use
 
+# The error table: every io.sfclayer.SfcLayerException class and its Python class
+# (tests/test_tables.py checks it against the jar).
 _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException": errors.SfcLayerError,
     "io.sfclayer.SfcLayerException$KeyNotFound": errors.KeyNotFound,
@@ -17,6 +19,7 @@ _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException$LayerExists": errors.LayerExists,
     "io.sfclayer.SfcLayerException$CorruptLayer": errors.CorruptLayer,
     "io.sfclayer.SfcLayerException$ConcurrentUpdate": errors.ConcurrentUpdate,
+    "io.sfclayer.SfcLayerException$StorageError": errors.StorageError,
 }
 
 
@@ -62,14 +65,21 @@ def translated():
 
 
 def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_driver=True, version=-1,
-                      as_of_millis=-1):
+                      as_of_millis=-1, options=None):
     """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path`` (None: the reader's defaults):
     the newest version, or ``version`` (>= 1), or the newest committed at or before ``as_of_millis``
-    (>= 0)."""
+    (>= 0).
+
+    Its Hadoop configuration is the session's, as Spark's file sources make it: settings given with
+    ``spark.conf.set("spark.hadoop.…")`` at run time count, and so do Hadoop ``options`` (``fs.*``).
+    """
     jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    jmap = jvm.java.util.HashMap()
+    for key, value in (options or {}).items():
+        jmap.put(str(key), str(value))
     cls = jvm.io.sfclayer.lookup.ValueReader
     with translated():
+        conf = jvm.io.sfclayer.spark.HadoopConfs.forOptions(spark._jsparkSession, jmap)
         size = cls.DEFAULT_CACHE_SIZE if cache_size is None else cache_size
         nbytes = cls.DEFAULT_CACHE_BYTES if cache_bytes is None else cache_bytes
         return cls.open(conf, path, int(size), int(nbytes), bool(index_in_driver), int(version),

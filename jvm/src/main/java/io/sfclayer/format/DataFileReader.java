@@ -51,10 +51,12 @@ public final class DataFileReader implements Closeable {
         try {
             this.reader = new MapFile.Reader(path, conf);
         } catch (FileNotFoundException e) {
+            if (exists(conf, path)) { // Java reports "Permission denied" on a local open this way
+                throw new SfcLayerException.StorageError("cannot open data file " + path + ": " + e, e);
+            }
             throw new SfcLayerException.CorruptLayer("data file " + path + " is missing: " + e.getMessage(), e);
         } catch (IOException | RuntimeException e) {
-            throw new SfcLayerException.CorruptLayer("not an sfclayer data file (not a readable MapFile): " + path
-                + ": " + e.getMessage(), e);
+            throw failure("cannot open data file " + path, e);
         }
         if (reader.getKeyClass() != LongWritable.class || reader.getValueClass() != BytesWritable.class) {
             String classes = reader.getKeyClass().getName() + " -> " + reader.getValueClass().getName();
@@ -246,7 +248,31 @@ public final class DataFileReader implements Closeable {
     }
 
     private SfcLayerException corrupt(Exception e) {
-        return new SfcLayerException.CorruptLayer("cannot read data file " + path + ": " + e, e);
+        return failure("cannot read data file " + path, e);
+    }
+
+    private static boolean exists(Configuration conf, Path path) {
+        try {
+            return path.getFileSystem(conf).exists(new Path(path, MapFile.DATA_FILE_NAME));
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * What a failure reading a data file is: {@link SfcLayerException.CorruptLayer} when the bytes are bad
+     * (a checksum mismatch, a file that ends early, not a SequenceFile, bytes Hadoop cannot decode), else
+     * {@link SfcLayerException.StorageError} (permission denied, timeouts, unreachable DataNodes or blocks):
+     * the file system failed, the layer may be intact. {@code what} names the file; the cause is kept.
+     */
+    public static SfcLayerException failure(String what, Exception e) {
+        if (e instanceof SfcLayerException) {
+            return (SfcLayerException) e;
+        }
+        boolean damaged = e instanceof RuntimeException || e instanceof ChecksumException || e instanceof EOFException
+            || String.valueOf(e.getMessage()).contains("not a SequenceFile");
+        return damaged ? new SfcLayerException.CorruptLayer(what + ": " + e, e)
+            : new SfcLayerException.StorageError(what + ": " + e, e);
     }
 
     public long index() {

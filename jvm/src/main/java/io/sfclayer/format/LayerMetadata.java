@@ -75,8 +75,6 @@ public final class LayerMetadata implements Serializable {
     public int indexInterval;
     public Extent extent;
     public String crs;
-    /** Optional: a raster layer's description (JSON object, FORMAT.md "Raster layers"), or null. */
-    public String rasterJson;
     public long recordCount;
     public long indexCount;
     public long fileCount;
@@ -138,9 +136,6 @@ public final class LayerMetadata implements Serializable {
             op.put("metrics", metrics);
             m.put("operation", op);
             m.putAll(extras);
-            if (rasterJson != null) {
-                m.put("raster", JSON.readValue(rasterJson, Object.class));
-            }
             return JSON.writeValueAsBytes(m);
         } catch (IOException e) {
             throw new IllegalStateException("cannot serialise layer metadata", e);
@@ -154,7 +149,7 @@ public final class LayerMetadata implements Serializable {
             m = JSON.readValue(bytes, new TypeReference<Map<String, Object>>() { });
         } catch (IOException e) {
             throw new SfcLayerException.CorruptLayer("bad layer metadata in " + source + ": not JSON ("
-                + e.getMessage() + ")");
+                + e.getMessage() + ")", e);
         }
         if (m == null || !FORMAT.equals(m.get("format"))) {
             throw new SfcLayerException.CorruptLayer("not sfclayer metadata: " + source + " (format is not \"sfclayer\")");
@@ -186,8 +181,6 @@ public final class LayerMetadata implements Serializable {
                     num(ext, "xmax").doubleValue(), num(ext, "ymax").doubleValue());
             }
             md.crs = (String) m.get("crs");
-            Object raster = m.get("raster");
-            md.rasterJson = raster == null ? null : JSON.writeValueAsString(raster);
             md.recordCount = num(m, "recordCount").longValue();
             md.indexCount = num(m, "indexCount").longValue();
             md.fileCount = num(m, "fileCount").longValue();

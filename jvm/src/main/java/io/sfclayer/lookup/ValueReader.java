@@ -604,59 +604,6 @@ public final class ValueReader implements Closeable {
         return out;
     }
 
-    /**
-     * Times look-ups inside the JVM, for benchmarks: for each key packed as in {@link #getMany},
-     * the nanoseconds one {@link #getOrNull} took (negated when the key was missing).
-     */
-    public long[] timeGets(byte[] keys) throws IOException {
-        ByteBuffer in = ByteBuffer.wrap(keys);
-        long[] nanos = new long[keys.length / 16];
-        for (int i = 0; i < nanos.length; i++) {
-            int col = in.getInt();
-            int row = in.getInt();
-            long time = in.getLong();
-            long t0 = System.nanoTime();
-            byte[] r = getOrNull(col, row, time);
-            long t = System.nanoTime() - t0;
-            nanos[i] = r == null ? -t : t;
-        }
-        return nanos;
-    }
-
-    /**
-     * Where a cold open goes, for benchmarks: for each of the first {@code files} data files, the
-     * nanoseconds of {@code {MapFile.Reader open, its first get (index read and inflated), index read
-     * alone, data file open alone, first get from the kept index}}, five values per file.
-     */
-    public long[] timeColdOpens(int files) throws IOException {
-        int n = Math.min(files, listing.size());
-        long[] out = new long[5 * n];
-        for (int i = 0; i < n; i++) {
-            Path path = listing.path(i);
-            long key = listing.start(i);
-            long t0 = System.nanoTime();
-            try (DataFileReader r = new DataFileReader(layer.conf(), path)) {
-                long t1 = System.nanoTime();
-                r.get(key);
-                long t2 = System.nanoTime();
-                out[5 * i] = t1 - t0;
-                out[5 * i + 1] = t2 - t1;
-            }
-            long t3 = System.nanoTime();
-            DataFileIndex index = DataFileIndex.read(layer.conf(), path);
-            long t4 = System.nanoTime();
-            try (DataFileReader r = new DataFileReader(layer.conf(), path, index)) {
-                long t5 = System.nanoTime();
-                r.get(key);
-                long t6 = System.nanoTime();
-                out[5 * i + 2] = t4 - t3;
-                out[5 * i + 3] = t5 - t4;
-                out[5 * i + 4] = t6 - t5;
-            }
-        }
-        return out;
-    }
-
     @Override
     public void close() {
         List<CachedFile> all;
