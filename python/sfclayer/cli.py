@@ -6,15 +6,19 @@
     sfclayer info PATH [--json]
     sfclayer get PATH COL ROW [TIME]
     sfclayer layout PATH [-o OUT.png]
-    sfclayer ingest SOURCES... PATH [--tms NAME|none] [--zoom Z] [--resampling R] [--tile-size N]
-    sfclayer pyramid PATH [--min-zoom Z] [--resampling R]
+    sfclayer serve PATH [PATH...] [--host 127.0.0.1] [--port 8000] [--coalesce-ms MS]
     sfclayer history PATH [--json]
     sfclayer compact PATH
     sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
+    sfclayer ingest SOURCES... PATH [--tms NAME|none] [--zoom Z] [--resampling R] [--tile-size N]
+    sfclayer pyramid PATH [--min-zoom Z] [--resampling R]
 
 Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
 when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
 on purpose print ``sfclayer: error: <message>`` and exit with status 1.
+
+Over 500 lines on purpose: one handler per command, each a screen long, next to the one argparse
+tree (:func:`build_parser`) that documents them; the work itself is in the library modules.
 """
 
 import argparse
@@ -26,6 +30,7 @@ import tempfile
 import time
 
 from ._text import human_bytes
+from .errors import InvalidArgument
 
 __all__ = ["main", "build_parser"]
 
@@ -113,20 +118,13 @@ def _value_text(v, hex_bytes=16, max_items=8):
 
 
 def _parse_time(text):
-    """Epoch microseconds from an integer or an ISO-8601 date/time (naive = UTC)."""
+    """Epoch microseconds from ISO-8601 or epoch microseconds (``sfclayer.curves.to_micros``)."""
+    from .curves import to_micros
+
     try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        t = _dt.datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not a time: {text!r} (give ISO-8601, e.g. 2024-05-01T12:00:00, or epoch microseconds)") from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=_dt.timezone.utc)
-    delta = t - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        return to_micros(text)
+    except InvalidArgument as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _floats(n):
@@ -175,6 +173,7 @@ def _spark_type(t):
 
 def _info_text(path, md):
     from .curves import format_micros, key_index_from_json
+    from .grid import TileGrid
 
     ki = key_index_from_json(md["keyIndex"])
     b = ki.bounds
@@ -192,8 +191,8 @@ def _info_text(path, md):
             f"{_dt.timedelta(microseconds=tb.resolution_micros)} ({tb.bins} bins)")
     ext = md.get("extent")
     if ext:
-        tw = (ext["xmax"] - ext["xmin"]) / b.width
-        th = (ext["ymax"] - ext["ymin"]) / b.height
+        grid = TileGrid.from_metadata(md)
+        tw, th = grid.tile_width, grid.tile_height
         add(f"extent       {ext['xmin']:g}, {ext['ymin']:g}, {ext['xmax']:g}, {ext['ymax']:g} "
             f"({md.get('crs') or 'no CRS'}); a tile is {tw:g} × {th:g}")
     else:
@@ -376,6 +375,19 @@ def _cmd_layout(args, spark_factory):
     return 0
 
 
+def _cmd_serve(args, spark_factory):
+    from . import server
+
+    spark, created = spark_factory()
+    try:
+        server.serve(spark, args.paths, host=args.host, port=args.port, coalesce_ms=args.coalesce_ms,
+                     workers=args.workers)
+    finally:
+        if created:
+            spark.stop()
+    return 0
+
+
 def _cmd_ingest(args, spark_factory):
     import sfclayer
 
@@ -499,7 +511,6 @@ def build_parser():
     v.add_argument("--dry-run", action="store_true", help="only list what would be removed")
     v.add_argument("--force", action="store_true", help="allow a retention under 7 days")
     v.set_defaults(func=_cmd_vacuum)
-
     from .ingestion import RESAMPLING
     from .pyramids import DOWNSAMPLING
 
@@ -531,6 +542,23 @@ def build_parser():
     pyr.add_argument("--min-zoom", type=int, default=0, metavar="Z", help="the coarsest level (default 0)")
     pyr.add_argument("--resampling", choices=DOWNSAMPLING, default="average")
     pyr.set_defaults(func=_cmd_pyramid)
+
+    from .server import DEFAULT_COALESCE_MS
+
+    sv = sub.add_parser("serve", help="serve layers as map tiles with a web map viewer (HTTP)",
+                        description="Serve layers over HTTP: a Leaflet viewer at /, tiles at "
+                                    "/layers/NAME/tiles/Z/X/Y.png, values, TileJSON and OGC API - Tiles. "
+                                    "Stops on Ctrl-C or SIGTERM, closing the layers.")
+    sv.add_argument("paths", nargs="+", metavar="PATH", help="a layer, or NAME=PATH to name it")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
+    sv.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    sv.add_argument("--coalesce-ms", type=float, default=DEFAULT_COALESCE_MS, metavar="MS",
+                    help="gather tile requests that arrive while a look-up is under way (waiting at most MS "
+                         f"milliseconds) into one look-up in curve order (default {DEFAULT_COALESCE_MS:g}: off; "
+                         "see bench/RESULTS.md)")
+    sv.add_argument("--workers", type=_positive_int, default=8, help="threads for look-ups and rendering (default 8)")
+    sv.set_defaults(func=_cmd_serve)
     return p
 
 

@@ -13,6 +13,7 @@ __all__ = [
     "LayerExists",
     "CorruptLayer",
     "ConcurrentUpdate",
+    "StorageError",
 ]
 
 
@@ -35,7 +36,11 @@ class KeyOutOfBounds(SfcLayerError, ValueError):
 
 
 class InvalidArgument(SfcLayerError, ValueError):
-    """A bad option, bound or argument."""
+    """A bad option, bound or argument.
+
+    The message names the value and what is allowed: ``option <name>: '<value>' <why>`` for
+    connector options, ``<what> <value> <why>`` for arguments (``z2 x = -1 is outside 0..2^31-1``).
+    """
 
 
 class InvalidInput(SfcLayerError, ValueError):
@@ -57,3 +62,10 @@ class CorruptLayer(SfcLayerError):
 class ConcurrentUpdate(SfcLayerError):
     """A write lost a race with another: a version committed since it read the layer changed what it
     changed (or replaced the layer). Nothing of the write was published; retrying it is safe."""
+
+
+class StorageError(SfcLayerError, OSError):
+    """The file system failed: permission denied, a DataNode timed out, a block unreachable.
+
+    The message names the file and the file system's own error; the layer may well be intact.
+    """

@@ -3,19 +3,20 @@
 import datetime as _dt
 import io
 import json
+import os as _os
 import struct
 
 import fastavro
 
 from . import _jvm
+from ._lookup import LookupClient
 
 from .errors import InvalidArgument, KeyNotFound
 
 __all__ = ["write", "read", "open", "Layer", "write_options"]
 
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-
-# Python keyword → connector option.
+# The option table: Python keyword → connector option (write options, and read options given as
+# keywords). With _READ_ARGUMENTS, exactly the JVM's options (tests/test_tables.py checks them).
 _OPTION_NAMES = {
     "key_index": "keyIndex",
     "bounds": "bounds",
@@ -27,24 +28,21 @@ _OPTION_NAMES = {
     "extent": "extent",
     "crs": "crs",
     "index_interval": "indexInterval",
+    "max_group_bytes": "maxGroupBytes",
     "max_ranges": "maxRanges",
-    "raster": "raster",
     "on_existing": "onExisting",
+    "raster": "raster",
 }
+# read()'s own arguments that become read options.
+_READ_ARGUMENTS = {"bbox": "bbox", "version": "versionAsOf", "as_of": "timestampAsOf"}
 
 
 def _micros(t):
-    """Epoch microseconds of a datetime (naive = UTC), date, or int."""
-    if isinstance(t, int):
-        return t
-    if isinstance(t, _dt.datetime):
-        if t.tzinfo is None:
-            t = t.replace(tzinfo=_dt.timezone.utc)
-        delta = t - _EPOCH
-        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    if isinstance(t, _dt.date):
-        return _micros(_dt.datetime(t.year, t.month, t.day))
-    raise InvalidArgument(f"not a time: {t!r} (give a datetime, a date or epoch microseconds)")
+    """Epoch microseconds of a time: :func:`sfclayer.curves.to_micros` (datetimes, dates, ISO-8601
+    strings, epoch microseconds)."""
+    from .curves import to_micros
+
+    return to_micros(t)
 
 
 def _option_value(name, value):
@@ -101,7 +99,14 @@ def write(df, path, mode="errorifexists", **options):
 
     Examples
     --------
-    >>> sfclayer.write(df, "/tmp/dem", bounds=(0, 0, 1023, 1023), extent=(0, 0, 1, 1))  # doctest: +SKIP
+    With a SparkSession ``spark`` (:func:`sfclayer.session`):
+
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9), extent=(0, 0, 1, 1))
+    >>> sfclayer.read(spark, path).count()
+    100
     """
     with _jvm.translated():
         df.write.format("sfclayer").mode(mode).options(**write_options(**options)).save(path)
@@ -112,9 +117,9 @@ def _as_of_options(version, as_of):
     if version is not None and as_of is not None:
         raise InvalidArgument("give version or as_of, not both")
     if version is not None:
-        return {"versionAsOf": str(int(version))}
+        return {_READ_ARGUMENTS["version"]: str(int(version))}
     if as_of is not None:
-        return {"timestampAsOf": str(_micros(as_of))}
+        return {_READ_ARGUMENTS["as_of"]: str(_micros(as_of))}
     return {}
 
 
@@ -131,7 +136,8 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     keys : tuple of int, optional
         (col_min, row_min, col_max, row_max), inclusive.
     time : tuple, optional
-        (start, end), inclusive; datetimes (naive = UTC), dates or epoch microseconds.
+        (start, end), inclusive; datetimes (naive = UTC), dates, ISO-8601 strings
+        (``"2020-09-01"``, ``"2020-09-01T12:00:00Z"``) or epoch microseconds.
     version : int, optional
         Read this version (read option ``versionAsOf``); the newest by default.
     as_of : datetime, optional
@@ -147,11 +153,21 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
 
     Examples
     --------
-    >>> sfclayer.read(spark, "/tmp/dem", keys=(10, 10, 20, 20)).count()  # doctest: +SKIP
-    121
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9), extent=(0, 0, 10, 10))
+    >>> sfclayer.read(spark, path, keys=(2, 2, 4, 5)).count()
+    12
+    >>> sfclayer.read(spark, path, bbox=(2.5, 2.5, 3.5, 3.5)).count()   # tiles whose envelope meets the box
+    4
     """
     from pyspark.sql import functions as F
 
+    path = _check_path(path)
+    bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
+    keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
+    time = _check_time_range(time)
     if zoom is not None:
         from .pyramids import level_path
 
@@ -160,7 +176,7 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     opts = write_options(**options)
     opts.update(_as_of_options(version, as_of))
     if bbox is not None:
-        opts["bbox"] = _option_value("bbox", bbox)
+        opts[_READ_ARGUMENTS["bbox"]] = _option_value("bbox", bbox)
     with _jvm.translated():
         df = reader.options(**opts).load(path)
         if keys is not None:
@@ -173,7 +189,55 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     return df
 
 
-def open(spark, path, cache_size=16, version=None, as_of=None, zoom=None):  # noqa: A001 - like io.open, by intent
+def _check_path(path):
+    if isinstance(path, _os.PathLike):
+        path = _os.fspath(path)
+    if not isinstance(path, str) or not path.strip():
+        raise InvalidArgument(f"path: {path!r} is not a layer path (give a non-empty string)")
+    return path
+
+
+def _check_box(name, box, kind, form):
+    """``box`` as a tuple of four numbers of ``kind`` with min <= max, or None; InvalidArgument else."""
+    if box is None:
+        return None
+    parts = box.split(",") if isinstance(box, str) else box
+    try:
+        values = tuple(parts)
+    except TypeError:
+        values = None
+    if values is None or len(values) != 4:
+        raise InvalidArgument(f"{name}: {box!r} must be four numbers ({form})")
+    out = []
+    for v in values:
+        try:
+            if isinstance(v, bool) or (kind is int and isinstance(v, float) and not v.is_integer()):
+                raise ValueError
+            x = kind(v.strip() if isinstance(v, str) else v)
+        except (TypeError, ValueError, OverflowError):
+            raise InvalidArgument(f"{name}: {v!r} in {box!r} is not {'an integer' if kind is int else 'a number'}"
+                                  f" ({form})") from None
+        if kind is float and x != x or x in (float("inf"), float("-inf")):
+            raise InvalidArgument(f"{name}: {v!r} in {box!r} is not a finite number ({form})")
+        out.append(x)
+    if out[0] > out[2] or out[1] > out[3]:
+        raise InvalidArgument(f"{name}: {box!r} has a minimum above its maximum ({form})")
+    return tuple(out)
+
+
+def _check_time_range(time):
+    if time is None:
+        return None
+    if isinstance(time, (str, bytes)) or not hasattr(time, "__len__") or len(time) != 2:
+        raise InvalidArgument(f"time: {time!r} must be a pair (start, end)")
+    start, end = _micros(time[0]), _micros(time[1])
+    if start > end:
+        raise InvalidArgument(f"time: start {time[0]!r} is after end {time[1]!r}")
+    return time
+
+
+def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None,  # noqa: A001
+         _open_mode="index"):  # sfclayer.open, like io.open, by intent
     """Open a layer for point look-ups.
 
     Parameters
@@ -181,8 +245,11 @@ def open(spark, path, cache_size=16, version=None, as_of=None, zoom=None):  # no
     spark : pyspark.sql.SparkSession
         Its driver JVM does the reading.
     path : str
-    cache_size : int
-        How many data files to keep open (an LRU).
+    cache_size : int, optional
+        Most data files kept open (an LRU; default 1024, a bound on file descriptors).
+    cache_bytes : int, optional
+        Most driver memory for open files and their indexes (default 256 MiB); the cache is sized
+        by this first.
     version : int, optional
         Pin this version; the newest by default. The layer stays on the version it opened (see
         :meth:`Layer.refresh`).
@@ -190,6 +257,9 @@ def open(spark, path, cache_size=16, version=None, as_of=None, zoom=None):  # no
         Pin the newest version committed at or before this time.
     zoom : int, optional
         For raster layers with a pyramid: open that zoom level (:func:`sfclayer.pyramid_levels`).
+    _open_mode : {'index', 'mapfile'}
+        For benchmarks: 'mapfile' opens data files with Hadoop's MapFile.Reader (the index read
+        at every open) instead of keeping each file's index.
 
     Returns
     -------
@@ -198,34 +268,45 @@ def open(spark, path, cache_size=16, version=None, as_of=None, zoom=None):  # no
 
     Examples
     --------
-    >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
-    ...     layer.get(10, 20)["elevation"]
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9))
+    >>> with sfclayer.open(spark, path) as layer:
+    ...     layer.get(4, 2)["elevation"]
+    72
     """
     if zoom is not None:
         from .pyramids import level_path
 
         path = level_path(spark, path, zoom)
-    return Layer(spark, path, cache_size, version=version, as_of=as_of)
+    return Layer(spark, path, cache_size, cache_bytes, version=version, as_of=as_of, _open_mode=_open_mode)
 
 
 class Layer:
-    """Point look-ups on one version of a layer (see :func:`open`)."""
+    """Point look-ups and box queries on one version of a layer (see :func:`open`)."""
 
-    def __init__(self, spark, path, cache_size=16, version=None, as_of=None):
+    def __init__(self, spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None,
+                 _open_mode="index"):
         self.path = path
         self._spark = spark
-        self._cache_size = cache_size
+        self._cache = (cache_size, cache_bytes, _open_mode == "index")
         self._reader = None
         self._open(version, as_of)
 
     def _open(self, version, as_of):
         _as_of_options(version, as_of)  # checks the pair
         as_of_millis = -1 if as_of is None else _micros(as_of) // 1000
-        reader = _jvm.open_value_reader(self._spark, self.path, self._cache_size,
-                                        -1 if version is None else int(version), as_of_millis)
+        reader = _jvm.open_value_reader(self._spark, self.path, *self._cache,
+                                        version=-1 if version is None else int(version), as_of_millis=as_of_millis)
+        try:
+            server, host, port, token = _jvm.start_lookup_server(self._spark, reader)
+        except BaseException:
+            _jvm.reader_call(reader, "close")
+            raise
         self.close()
-        self._reader = reader
-        self._client = _jvm.LookupClient(self._spark, self._reader)
+        self._reader, self._server = reader, server
+        self._client = LookupClient(host, port, token, _jvm.error_from_payload)
         self.metadata = json.loads(_jvm.reader_call(self._reader, "metadataJson"))
         from .curves import key_index_from_json
 
@@ -260,6 +341,7 @@ class Layer:
         """Close the layer's open files."""
         if self._reader is not None:
             self._client.close()
+            _jvm.server_call(self._server, "close")
             _jvm.reader_call(self._reader, "close")
             self._reader = None
 
@@ -281,7 +363,7 @@ class Layer:
         Parameters
         ----------
         col, row : int
-        time : datetime or int, optional
+        time : datetime, date, ISO-8601 str or int, optional
             For space-time layers (naive datetimes are UTC; ints are epoch microseconds).
 
         Returns
@@ -337,6 +419,80 @@ class Layer:
         records = self._client.get_many(bytes(packed))
         return [None if r is None else self._decode(r) for r in records]
 
+    def _spec(self, bbox, keys, time, limit):
+        """The text form of a box query (``io.sfclayer.lookup.BoxQuery``), checked as :func:`read` checks."""
+        bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
+        keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
+        time = _check_time_range(time)
+        lines = []
+        if bbox is not None:
+            lines.append("bbox=" + ",".join(repr(v) for v in bbox))
+        if keys is not None:
+            lines.append("keys=" + ",".join(str(v) for v in keys))
+        if time is not None:
+            if not self.space_time:
+                raise InvalidArgument(f"time: layer {self.path} is spatial: its keys have no time")
+            lines.append("time=" + ",".join(str(_micros(t)) for t in time))
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+                raise InvalidArgument(f"limit: {limit!r} must be a whole number >= 0")
+            lines.append(f"limit={limit}")
+        return "\n".join(lines)
+
+    def query(self, bbox=None, keys=None, time=None, limit=None):
+        """The tiles in a box, read by the driver JVM without a Spark job.
+
+        The same box rules as :func:`read` (files pruned by name, the ranges traversed with this
+        layer's open files, records refined), answered over the look-up connection in batches: a
+        large box streams, it is never built as one answer.
+
+        Parameters
+        ----------
+        bbox : tuple of float, optional
+            (xmin, ymin, xmax, ymax) in map units: tiles whose envelope intersects it (layers with an extent).
+        keys : tuple of int, optional
+            (col_min, row_min, col_max, row_max), inclusive.
+        time : tuple, optional
+            (start, end), inclusive, for space-time layers.
+        limit : int, optional
+            Stop after this many tiles.
+
+        Returns
+        -------
+        iterator of dict
+            Each tile's ``col``, ``row`` (``time``, a UTC datetime) and value columns, in index order.
+
+        Examples
+        --------
+        >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
+        ...     [t["col"] for t in layer.query(keys=(0, 0, 1, 0))]
+        [0, 1]
+        """
+        spec = self._spec(bbox, keys, time, limit)  # checked now, not at the first next()
+        self._require_open()
+        return self._stream(spec)
+
+    def _stream(self, spec):
+        for batch in self._client.query(spec):
+            for record in batch:
+                yield fastavro.schemaless_reader(io.BytesIO(record), self._schema)
+
+    def count(self, bbox=None, keys=None, time=None):
+        """How many tiles :meth:`query` would return (keys are read, values never decoded).
+
+        Examples
+        --------
+        >>> layer.count(keys=(0, 0, 9, 9))  # doctest: +SKIP
+        100
+        """
+        spec = self._spec(bbox, keys, time, None)
+        self._require_open()
+        return self._client.count(spec)
+
+    def _require_open(self):
+        if self._reader is None:
+            raise InvalidArgument(f"layer {self.path} is closed")
+
     def __getitem__(self, key):
         return self.get(*key)
 
@@ -348,9 +504,11 @@ class Layer:
             return False
 
     def stats(self):
-        """Look-up counters: files opened, cache hits, files open now."""
+        """Look-up counters: files opened, cache hits, files open now, cache memory, indexes kept."""
         return {
             "files_opened": int(_jvm.reader_call(self._reader, "filesOpened")),
             "cache_hits": int(_jvm.reader_call(self._reader, "cacheHits")),
             "open_files": int(_jvm.reader_call(self._reader, "openFiles")),
+            "cached_bytes": int(_jvm.reader_call(self._reader, "cachedBytes")),
+            "indexes_kept": int(_jvm.reader_call(self._reader, "indexesKept")),
         }

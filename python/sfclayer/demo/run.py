@@ -179,6 +179,7 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
     """
     import sfclayer
 
+    from ..grid import TileGrid
     from ..viz import pictures
 
     seconds = {}
@@ -245,12 +246,10 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
         query_seconds = time.perf_counter() - t0
         report = scan_report(q)
         files_read = sorted({os.path.basename(r["_file"]) for r in rows})
-        tw, th = (layer_extent[2] - layer_extent[0]) / ncols, (layer_extent[3] - layer_extent[1]) / nrows
-        ec0 = max(0, math.floor((bbox[0] - layer_extent[0]) / tw))
-        ec1 = min(ncols - 1, math.ceil((bbox[2] - layer_extent[0]) / tw) - 1)
-        er0 = max(0, math.floor((layer_extent[3] - bbox[3]) / th))
-        er1 = min(nrows - 1, math.ceil((layer_extent[3] - bbox[1]) / th) - 1)
-        expected = max(0, ec1 - ec0 + 1) * max(0, er1 - er0 + 1)
+        # the tiles the box meets, edges included, by the reader's own rule (sfclayer.grid)
+        grid = TileGrid(layer_extent, (0, 0, ncols - 1, nrows - 1))
+        meets = grid.key_box(*bbox)
+        expected = 0 if meets is None else meets.width * meets.height
         report.update(rows=len(rows), seconds=query_seconds, files_read=files_read, tiles_expected=expected)
         total = report["files_total"] or md["fileCount"]
         selected = report["files_selected"] if report["files_selected"] is not None else len(files_read)
@@ -298,8 +297,7 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
                                           (raster.extent[1] + raster.extent[3]) / 2)]
         width = max(len(f"{label} ({x:.7g}, {y:.7g})") for label, x, y in places)
         for label, x, y in places:
-            c = min(ncols - 1, max(0, math.floor((x - layer_extent[0]) / tw)))
-            r = min(nrows - 1, max(0, math.floor((layer_extent[3] - y) / th)))
+            c, r = grid.key_at(x, y)
             a = time.perf_counter()
             tile = layer.get(c, r)
             cold = time.perf_counter() - a

@@ -149,7 +149,7 @@ public final class LayerMetadata implements Serializable {
             m = JSON.readValue(bytes, new TypeReference<Map<String, Object>>() { });
         } catch (IOException e) {
             throw new SfcLayerException.CorruptLayer("bad layer metadata in " + source + ": not JSON ("
-                + e.getMessage() + ")");
+                + e.getMessage() + ")", e);
         }
         if (m == null || !FORMAT.equals(m.get("format"))) {
             throw new SfcLayerException.CorruptLayer("not sfclayer metadata: " + source + " (format is not \"sfclayer\")");

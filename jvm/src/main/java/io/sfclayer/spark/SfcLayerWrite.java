@@ -73,7 +73,7 @@ public final class SfcLayerWrite {
         try {
             return write(spark, data, path, mode, options);
         } catch (IOException e) {
-            throw new SfcLayerException("cannot write layer " + path + ": " + e, e);
+            throw new SfcLayerException.StorageError("cannot write layer " + path + ": " + e, e);
         } catch (RuntimeException e) {
             // A failed task reaches the driver wrapped in SparkException: surface sfclayer's own error.
             SfcLayerException own = findOwn(e);
@@ -121,7 +121,7 @@ public final class SfcLayerWrite {
         StructType valueSchema = new StructType(valueNames.stream().map(n -> schema.apply(n)).toArray(StructField[]::new));
         TileSchema tileSchema = TileSchema.fromSpark(valueSchema, spaceTime);
 
-        Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
+        Configuration conf = HadoopConfs.forOptions(spark, options);
         VersionLog log = new VersionLog(conf, new Path(path));
         FileSystem fs = log.fileSystem();
         List<Long> versions = log.versions();
@@ -149,8 +149,9 @@ public final class SfcLayerWrite {
             int partitions = opts.partitions > 0 ? opts.partitions : Math.max(1, rows.getNumPartitions());
             Encode encode = new Encode(md0.keyIndex, TileSchema.fromJson(md0.valueSchemaJson, spaceTime), schema,
                 layerValues);
-            return SfcLayerUpdate.append(new SfcLayerUpdate.Job(spark, log, conf), base,
-                rows.mapPartitionsToPair(encode), partitions, opts.onExisting);
+            SfcLayerUpdate.Job job = new SfcLayerUpdate.Job(spark, log, conf);
+            job.maxGroupBytes = opts.maxGroupBytes;
+            return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting);
         }
 
         KeyIndex keyIndex = buildKeyIndex(data, opts, spaceTime);
@@ -166,6 +167,7 @@ public final class SfcLayerWrite {
         UpdateTask task = new UpdateTask(confB, log.layerPath().toString(), job.dataDirName, blockSize,
             opts.indexInterval, job.writeId, opts.compression, keyIndex, valueSchema.json(), null, Set.of(),
             MergeWriter.OnExisting.REPLACE, List.of());
+        task.maxGroupBytes = opts.maxGroupBytes;
         boolean committed = false;
         try {
             List<UpdateTask.Result> results = job.run(rows.mapPartitionsToPair(encode)

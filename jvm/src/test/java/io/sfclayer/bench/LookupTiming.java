@@ -1,0 +1,73 @@
+package io.sfclayer.bench;
+
+import io.sfclayer.format.DataFileIndex;
+import io.sfclayer.format.DataFileListing;
+import io.sfclayer.format.DataFileReader;
+import io.sfclayer.layer.Layer;
+import io.sfclayer.lookup.ValueReader;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * Benchmark helper (bench/lookup_bench.py), not part of the connector: times look-ups inside the
+ * JVM, with no transport at all. Packaged apart from the connector, in build/libs/sfclayer-bench.jar
+ * ({@code gradle benchJar}), which the benchmark's Spark session loads.
+ */
+public final class LookupTiming {
+    private LookupTiming() { }
+
+    /**
+     * For each key packed as in {@link ValueReader#getMany} (big-endian int col, int row, long time),
+     * the nanoseconds one {@link ValueReader#getOrNull} took (negated when the key was missing).
+     */
+    public static long[] timeGets(ValueReader reader, byte[] keys) throws IOException {
+        ByteBuffer in = ByteBuffer.wrap(keys);
+        long[] nanos = new long[keys.length / 16];
+        for (int i = 0; i < nanos.length; i++) {
+            int col = in.getInt();
+            int row = in.getInt();
+            long time = in.getLong();
+            long t0 = System.nanoTime();
+            byte[] r = reader.getOrNull(col, row, time);
+            long t = System.nanoTime() - t0;
+            nanos[i] = r == null ? -t : t;
+        }
+        return nanos;
+    }
+
+    /**
+     * Where a cold open goes (bench/lookups.py): for each of the first {@code files} data files of the
+     * layer at {@code path}, the nanoseconds of {@code {MapFile.Reader open, its first get (index read
+     * and inflated), index read alone, data file open alone, first get from the kept index}}.
+     */
+    public static long[] timeColdOpens(Configuration conf, String path, int files) throws IOException {
+        DataFileListing listing = Layer.open(conf, path).listing();
+        int n = Math.min(files, listing.size());
+        long[] out = new long[5 * n];
+        for (int i = 0; i < n; i++) {
+            Path file = listing.path(i);
+            long key = listing.start(i);
+            long t0 = System.nanoTime();
+            try (DataFileReader r = new DataFileReader(conf, file)) {
+                long t1 = System.nanoTime();
+                r.get(key);
+                out[5 * i] = t1 - t0;
+                out[5 * i + 1] = System.nanoTime() - t1;
+            }
+            long t3 = System.nanoTime();
+            DataFileIndex index = DataFileIndex.read(conf, file);
+            long t4 = System.nanoTime();
+            try (DataFileReader r = new DataFileReader(conf, file, index)) {
+                long t5 = System.nanoTime();
+                r.get(key);
+                out[5 * i + 2] = t4 - t3;
+                out[5 * i + 3] = t5 - t4;
+                out[5 * i + 4] = System.nanoTime() - t5;
+            }
+        }
+        return out;
+    }
+}
