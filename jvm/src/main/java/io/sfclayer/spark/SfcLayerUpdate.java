@@ -115,7 +115,7 @@ public final class SfcLayerUpdate {
             files.addAll(added);
             md.formatVersion = LayerMetadata.FORMAT_VERSION;
             md.writeId = writeId;
-            md.createdAt = Instant.now().toString();
+            md.createdAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString();
             md.dataDir = dataDirName;
             md.setFiles(files);
             md.removedFiles = new ArrayList<>(removedIds);
