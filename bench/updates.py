@@ -130,14 +130,19 @@ def run(spark, work, log2_tiles, tile_bytes, n_versions, log=print):
     sfclayer.write(sfclayer.read(spark, base).select("col", "row", "v", "payload"), fresh, **opts)
     qbox = (side // 5, side // 5, side // 5 + box_side - 1, side // 5 + box_side - 1)
     reads = {"files_after_appends": metadata(base)["fileCount"], "files_fresh": metadata(fresh)["fileCount"]}
-    reads["bbox_fresh_s"] = bbox_time(spark, fresh, qbox)
-    reads["bbox_appended_s"] = bbox_time(spark, base, qbox)
-    reads["get_fresh_ms"] = lookup_time(spark, fresh, side) * 1e3
-    reads["get_appended_ms"] = lookup_time(spark, base, side) * 1e3
+    appended = os.path.join(work, "appended")  # the layer before compact, for the side-by-side timing
+    shutil.copytree(base, appended)
     sfclayer.compact(spark, base)
     reads["files_compacted"] = metadata(base)["fileCount"]
-    reads["bbox_compacted_s"] = bbox_time(spark, base, qbox)
-    reads["get_compacted_ms"] = lookup_time(spark, base, side) * 1e3
+    # interleaved rounds (fresh, appended, compacted) so a busy machine's drift hits all three alike
+    timings = {"fresh": ([], []), "appended": ([], []), "compacted": ([], [])}
+    for _ in range(5):
+        for name, p in (("fresh", fresh), ("appended", appended), ("compacted", base)):
+            timings[name][0].append(bbox_time(spark, p, qbox, repeat=1))
+            timings[name][1].append(lookup_time(spark, p, side, n=200))
+    for name, (bb, gets) in timings.items():
+        reads[f"bbox_{name}_s"] = statistics.median(bb)
+        reads[f"get_{name}_ms"] = statistics.median(gets) * 1e3
     res["reads"] = reads
     log(f"reads: {reads}")
 

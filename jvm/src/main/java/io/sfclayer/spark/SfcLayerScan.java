@@ -4,10 +4,10 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
-import io.sfclayer.curve.RangeMerge;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.QueryPlan;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.Scan;
@@ -17,7 +17,6 @@ import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
@@ -61,18 +60,7 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
      * is positive (each box decomposes with its share of the cap, then the union is capped again).
      */
     static List<IndexRange> ranges(KeyIndex keyIndex, List<QueryBox> boxes, int maxRanges) {
-        if (boxes.isEmpty()) {
-            return List.of();
-        }
-        if (boxes.size() == 1) {
-            return keyIndex.ranges(boxes.get(0), maxRanges);
-        }
-        int share = maxRanges <= 0 ? 0 : Math.max(16, (maxRanges + boxes.size() - 1) / boxes.size());
-        List<IndexRange> all = new ArrayList<>();
-        for (QueryBox b : boxes) {
-            all.addAll(keyIndex.ranges(b, share));
-        }
-        return RangeMerge.capRanges(all, maxRanges);
+        return QueryPlan.ranges(keyIndex, boxes, maxRanges);
     }
 
     /** Decomposes the boxes and selects the files, once. */

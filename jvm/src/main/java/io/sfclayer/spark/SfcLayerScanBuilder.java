@@ -4,7 +4,7 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
-import io.sfclayer.layer.LayerWriteOptions;
+import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.TileGrid;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
@@ -51,17 +51,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
 
     /** The bbox option as a key box (an empty list when no tile meets it), or null without the option. */
     static List<QueryBox> parseBbox(String value, TileGrid grid, Layer layer) {
-        if (value == null) {
-            return null;
-        }
-        if (grid == null) {
-            throw new SfcLayerException.InvalidArgument("option bbox: the layer at " + layer.path()
-                + " has no extent, so it has no map coordinates; write it with the extent option, or filter on"
-                + " col and row");
-        }
-        double[] v = LayerWriteOptions.parseBox("bbox", value);
-        int[] k = grid.keyBox(v[0], v[1], v[2], v[3]);
-        return k == null ? List.of() : List.of(QueryBox.of(k[0], k[1], k[2], k[3]));
+        return value == null ? null : QueryPlan.bbox(value, grid, layer.path());
     }
 
     static int parseMaxRanges(String value) {
