@@ -25,5 +25,5 @@ def test_a_group_over_max_group_bytes_fails_by_name(spark, tmp_path):
     # appends obey it too
     with pytest.raises(InvalidInput, match="over the limit of 65536"):
         sfclayer.write(_tiles(spark, 40, 4000), str(tmp_path / "ok"), mode="append", max_group_bytes="64k")
-    with pytest.raises(InvalidArgument, match="option maxGroupBytes: 2g is outside"):
+    with pytest.raises(InvalidArgument, match="option maxGroupBytes: '2g' is outside"):
         sfclayer.write(_tiles(spark, 1, 1), str(tmp_path / "x"), max_group_bytes="2g", **opts)
