@@ -3,7 +3,6 @@
 import datetime as _dt
 import io
 import json
-import os as _os
 import struct
 
 import fastavro
@@ -11,6 +10,7 @@ import fastavro
 from . import _jvm
 from ._lookup import LookupClient
 
+from ._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
 from .errors import InvalidArgument, KeyNotFound
 
 __all__ = ["write", "read", "open", "Layer", "write_options"]
@@ -187,53 +187,6 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
             to_ts = lambda t: F.timestamp_micros(F.lit(_micros(t)))  # noqa: E731
             df = df.where((F.col("time") >= to_ts(start)) & (F.col("time") <= to_ts(end)))
     return df
-
-
-def _check_path(path):
-    if isinstance(path, _os.PathLike):
-        path = _os.fspath(path)
-    if not isinstance(path, str) or not path.strip():
-        raise InvalidArgument(f"path: {path!r} is not a layer path (give a non-empty string)")
-    return path
-
-
-def _check_box(name, box, kind, form):
-    """``box`` as a tuple of four numbers of ``kind`` with min <= max, or None; InvalidArgument else."""
-    if box is None:
-        return None
-    parts = box.split(",") if isinstance(box, str) else box
-    try:
-        values = tuple(parts)
-    except TypeError:
-        values = None
-    if values is None or len(values) != 4:
-        raise InvalidArgument(f"{name}: {box!r} must be four numbers ({form})")
-    out = []
-    for v in values:
-        try:
-            if isinstance(v, bool) or (kind is int and isinstance(v, float) and not v.is_integer()):
-                raise ValueError
-            x = kind(v.strip() if isinstance(v, str) else v)
-        except (TypeError, ValueError, OverflowError):
-            raise InvalidArgument(f"{name}: {v!r} in {box!r} is not {'an integer' if kind is int else 'a number'}"
-                                  f" ({form})") from None
-        if kind is float and x != x or x in (float("inf"), float("-inf")):
-            raise InvalidArgument(f"{name}: {v!r} in {box!r} is not a finite number ({form})")
-        out.append(x)
-    if out[0] > out[2] or out[1] > out[3]:
-        raise InvalidArgument(f"{name}: {box!r} has a minimum above its maximum ({form})")
-    return tuple(out)
-
-
-def _check_time_range(time):
-    if time is None:
-        return None
-    if isinstance(time, (str, bytes)) or not hasattr(time, "__len__") or len(time) != 2:
-        raise InvalidArgument(f"time: {time!r} must be a pair (start, end)")
-    start, end = _micros(time[0]), _micros(time[1])
-    if start > end:
-        raise InvalidArgument(f"time: start {time[0]!r} is after end {time[1]!r}")
-    return time
 
 
 def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None,  # noqa: A001

@@ -45,6 +45,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Safe for concurrent callers: the cache is guarded by one lock under which no file-system call
  * is made, each open file by its own; a reader evicted while in use is closed only after its user is done.
+ *
+ * <p>About 600 lines on purpose: the cache, its locking and eviction, and the three ways through it
+ * (get, sorted batches, box queries) share one set of invariants that read best in one place.
  */
 public final class ValueReader implements Closeable {
     /** Most data files kept open by default: a bound on file descriptors; memory is bounded by bytes. */
