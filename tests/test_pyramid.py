@@ -154,3 +154,17 @@ def test_cli_ingest_pyramid_info(spark, dem_tif, tmp_path, capsys):
     assert "raster       256 × 256 px tiles, 1 × int16, nodata -32768.0; WebMercatorQuad zoom 11" in capsys.readouterr().out
     assert cli.main(["ingest", dem_tif, path, "--zoom", "11"]) == 1  # errorifexists
     assert "already exists" in capsys.readouterr().err
+
+
+def test_parent_of_a_layer_without_nodata_averages_only_the_children_present():
+    """A raster layer whose nodata is null: every stored pixel is data, and a missing child adds
+    nothing to its parent (it is not read as zeros)."""
+    grid = type("G", (), {"tile_width": 2, "tile_height": 2})()
+    child = np.array([[[10, 20], [30, 40]]], dtype="uint16")
+    item = ((0, 0), [(1, 0, raster.from_numpy(child)["pixels"], 2, 2, 1, "uint16")])  # only the top-right child
+    [(col, row, pixels, width, height, bands, dtype, nodata)] = list(
+        pyramids._parent_tile(grid, 1, "uint16", None, "average", item))
+    parent = raster.to_numpy({"pixels": pixels, "width": width, "height": height, "bands": bands, "dtype": dtype})
+    assert (col, row, nodata) == (0, 0, None)
+    # The top-right parent pixel is the mean of the child (25); the other three have no child under them.
+    assert parent.tolist() == [[[0, 25], [0, 0]]]

@@ -204,18 +204,21 @@ def _to_parent(row):
 def _parent_tile(grid, bands, dtype, nodata, resampling, item):
     (col, row), children = item
     th, tw = grid.tile_height, grid.tile_width
-    block = np.full((bands, 2 * th, 2 * tw), nodata, dtype=dtype)
+    # Without a nodata value, missing children are zeros that `present` keeps out of the reduction.
+    block = np.full((bands, 2 * th, 2 * tw), 0 if nodata is None else nodata, dtype=dtype)
+    present = np.zeros((2 * th, 2 * tw), dtype=bool)
     for dx, dy, pixels, width, height, b, dt in children:
         a = raster.to_numpy({"pixels": pixels, "width": width, "height": height, "bands": b, "dtype": dt})
         block[:, dy * th:(dy + 1) * th, dx * tw:(dx + 1) * tw] = a
-    parent = downsample(block, nodata, resampling)
+        present[dy * th:(dy + 1) * th, dx * tw:(dx + 1) * tw] = True
+    parent = downsample(block, nodata, resampling, present=present)
     if raster.is_empty(parent, nodata):
         return
     v = raster.from_numpy(parent, nodata)
     yield (col, row, v["pixels"], v["width"], v["height"], v["bands"], v["dtype"], v["nodata"])
 
 
-def downsample(block, nodata, resampling="average"):
+def downsample(block, nodata, resampling="average", present=None):
     """``(bands, 2h, 2w)`` → ``(bands, h, w)``, each 2 × 2 block to one pixel (module docstring).
 
     Parameters
@@ -223,6 +226,10 @@ def downsample(block, nodata, resampling="average"):
     block : numpy.ndarray
     nodata : float or None
     resampling : {'average', 'nearest', 'mode'}
+    present : numpy.ndarray, optional
+        ``(2h, 2w)`` booleans: False where the block has no data at all (a missing child tile), so
+        those pixels count as invalid even when the layer has no nodata value. Without nodata, a
+        parent pixel with no valid pixel under it is 0.
     """
     a = np.asarray(block)
     b, h2, w2 = a.shape
@@ -237,6 +244,8 @@ def downsample(block, nodata, resampling="average"):
     if nodata is not None and not math.isnan(nodata):
         invalid |= a == a.dtype.type(nodata)
     valid = ~invalid.all(axis=0)  # (2h, 2w)
+    if present is not None:
+        valid &= present
     # (bands, h, w, 4): the four pixels of each block, in block order.
     quad = a[:, :2 * h, :2 * w].reshape(b, h, 2, w, 2).transpose(0, 1, 3, 2, 4).reshape(b, h, w, 4)
     vq = valid[:2 * h, :2 * w].reshape(h, 2, w, 2).transpose(0, 2, 1, 3).reshape(h, w, 4)
