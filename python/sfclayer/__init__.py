@@ -25,6 +25,7 @@ from .errors import (
 )
 
 from .layer import write, read, open, Layer
+from .integrity import verify, repair, VerifyReport, RepairReport
 
 __version__ = "0.1.0"
 
@@ -36,6 +37,10 @@ __all__ = [
     "read",
     "open",
     "Layer",
+    "verify",
+    "repair",
+    "VerifyReport",
+    "RepairReport",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",

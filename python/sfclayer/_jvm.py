@@ -7,7 +7,7 @@ import threading
 
 from . import errors
 
-__all__ = ["translated", "open_value_reader", "LookupClient"]
+__all__ = ["translated", "open_value_reader", "LookupClient", "verify_layer", "layer_metadata_json"]
 
 _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException": errors.SfcLayerError,
@@ -68,6 +68,22 @@ def open_value_reader(spark, path, cache_size):
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     with translated():
         return jvm.io.sfclayer.lookup.ValueReader.open(conf, path, int(cache_size))
+
+
+def verify_layer(spark, path, version=None):
+    """The JSON report of ``io.sfclayer.layer.LayerVerifier`` on a layer version (newest by default)."""
+    jvm = spark.sparkContext._jvm
+    with translated():
+        return str(jvm.io.sfclayer.layer.LayerVerifier.run(spark._jsparkSession, path, int(version or 0)))
+
+
+def layer_metadata_json(spark, path, version):
+    """The version document of one version of a layer, as JSON text."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    with translated():
+        md = jvm.io.sfclayer.layer.Layer.open(conf, path, int(version)).metadata()
+        return bytes(md.toJsonBytes()).decode("utf-8")
 
 
 def reader_call(reader, method, *args):

@@ -6,6 +6,8 @@
     sfclayer info PATH [--json]
     sfclayer get PATH COL ROW [TIME]
     sfclayer layout PATH [-o OUT.png]
+    sfclayer verify PATH [--version N] [--json]
+    sfclayer repair PATH
 
 Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
 when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
@@ -304,6 +306,41 @@ def _cmd_layout(args, spark_factory):
     return 0
 
 
+def _cmd_verify(args, spark_factory):
+    import sfclayer
+
+    spark, created = spark_factory()
+    try:
+        report = sfclayer.verify(spark, args.path, version=args.version)
+    finally:
+        if created:
+            spark.stop()
+    if args.json:
+        print(json.dumps(_asdict(report), indent=2))
+    else:
+        print(report)
+    return 0 if report.clean else 1
+
+
+def _asdict(obj):
+    import dataclasses
+
+    return dataclasses.asdict(obj)
+
+
+def _cmd_repair(args, spark_factory):
+    import sfclayer
+
+    spark, created = spark_factory()
+    try:
+        result = sfclayer.repair(spark, args.path)
+    finally:
+        if created:
+            spark.stop()
+    print(result)
+    return 0
+
+
 def build_parser():
     """The argparse parser of the ``sfclayer`` command."""
     from . import demo as _demo
@@ -367,6 +404,24 @@ def build_parser():
                        help="draw the curve's path (default: on grids up to 128 tiles a side)")
     curve.add_argument("--no-curve", dest="curve", action="store_false", help="never draw the curve's path")
     lo.set_defaults(func=_cmd_layout)
+
+    v = sub.add_parser("verify", help="check every record, index and length of a layer version (a Spark job)",
+                       description="Read every record of a layer version and check its checksums, key order, index "
+                                   "files, file lengths and counts against the version document. Prints one line per "
+                                   "damaged file (its index range, damaged records, first byte offset) and a summary. "
+                                   "Exit status 0 when clean, 1 when damaged.")
+    v.add_argument("path", metavar="PATH", help="the layer")
+    v.add_argument("--version", type=_positive_int, metavar="N", help="the version to check (default: the newest)")
+    v.add_argument("--json", action="store_true", help="print the report as JSON")
+    v.set_defaults(func=_cmd_verify)
+
+    r = sub.add_parser("repair", help="write a new version without the damaged records",
+                       description="Verify the layer; when damaged, write a new version from every intact record "
+                                   "(index files rebuilt from the data), listing the dropped records here and in the "
+                                   "new version's document. The damaged version stays in place. A clean layer is "
+                                   "left as it is.")
+    r.add_argument("path", metavar="PATH", help="the layer")
+    r.set_defaults(func=_cmd_repair)
     return p
 
 

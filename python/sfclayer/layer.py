@@ -29,6 +29,8 @@ _OPTION_NAMES = {
     "index_interval": "indexInterval",
     "retain_versions": "retainVersions",
     "max_ranges": "maxRanges",
+    "on_corrupt": "onCorrupt",
+    "format_version": "formatVersion",
 }
 
 

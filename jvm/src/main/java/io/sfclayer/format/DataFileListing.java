@@ -83,6 +83,26 @@ public final class DataFileListing implements Serializable {
         return new DataFileListing(dataDir.toString(), names, starts);
     }
 
+    /**
+     * The files a version document lists (format 3: the document, not the directory, is the
+     * truth, so a lost file is named when it is opened rather than silently missing).
+     */
+    public static DataFileListing fromEntries(Path dataDir, java.util.Collection<DataFileEntry> entries) {
+        List<DataFileEntry> sorted = new ArrayList<>(entries);
+        sorted.sort((a, b) -> Long.compare(a.firstIndex, b.firstIndex));
+        String[] names = new String[sorted.size()];
+        long[] starts = new long[sorted.size()];
+        for (int i = 0; i < names.length; i++) {
+            names[i] = sorted.get(i).name;
+            starts[i] = sorted.get(i).firstIndex;
+            if (i > 0 && starts[i] == starts[i - 1]) {
+                throw new SfcLayerException.CorruptLayer("two data files listed for " + dataDir + " start at index "
+                    + starts[i] + ": " + names[i - 1] + " and " + names[i]);
+            }
+        }
+        return new DataFileListing(dataDir.toString(), names, starts);
+    }
+
     public int size() {
         return names.length;
     }

@@ -24,7 +24,7 @@ public final class LayerWriteOptions implements Serializable {
     /** Option names as users write them; matched case-insensitively, as Spark's options are. */
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
-        "compression", "extent", "crs", "indexInterval", "retainVersions",
+        "compression", "extent", "crs", "indexInterval", "retainVersions", "formatVersion", "repair",
     };
     public static final int DEFAULT_INDEX_INTERVAL = 4;
     public static final long DEFAULT_TIME_RESOLUTION_MICROS = 86_400_000_000L;
@@ -44,6 +44,10 @@ public final class LayerWriteOptions implements Serializable {
     public String crs;
     public int indexInterval = DEFAULT_INDEX_INTERVAL;
     public int retainVersions = 2;
+    /** The on-disk format to write: the current one, or 1 (no checksums: compatibility tests, benchmarks). */
+    public int formatVersion = LayerMetadata.FORMAT_VERSION;
+    /** Set by {@code LayerRepair}: what the repair dropped, recorded in the version document. */
+    public Object repair;
 
     public static LayerWriteOptions parse(Map<String, String> options) {
         Map<String, String> lower = new LinkedHashMap<>();
@@ -130,6 +134,21 @@ public final class LayerWriteOptions implements Serializable {
         }
         if ((v = lower.get("retainversions")) != null) {
             o.retainVersions = (int) positive("retainVersions", v, 1000);
+        }
+        if ((v = lower.get("formatversion")) != null) {
+            String t = v.trim();
+            if (!t.equals("1") && !t.equals(Integer.toString(LayerMetadata.FORMAT_VERSION))) {
+                throw new SfcLayerException.InvalidArgument("option formatVersion: '" + v + "' is not 1 or "
+                    + LayerMetadata.FORMAT_VERSION + " (the formats this sfclayer writes)");
+            }
+            o.formatVersion = Integer.parseInt(t);
+        }
+        if ((v = lower.get("repair")) != null) {
+            try {
+                o.repair = new com.fasterxml.jackson.databind.ObjectMapper().readValue(v, Object.class);
+            } catch (java.io.IOException e) {
+                throw new SfcLayerException.InvalidArgument("option repair: not JSON: " + e.getMessage());
+            }
         }
         return o;
     }

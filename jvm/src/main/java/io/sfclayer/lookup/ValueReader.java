@@ -171,10 +171,11 @@ public final class ValueReader implements Closeable {
     /** The record for the key in the current group of {@code f}, or null: keys sharing an index are told apart here. */
     private byte[] match(CachedFile f, int col, int row, long time) {
         byte[] buf = f.reader.bytes();
-        int off = 0;
+        int off = f.reader.offset();
         int len = f.reader.length();
         if (compression != ValueCompression.NONE) {
-            buf = compression.decompress(buf, 0, len);
+            buf = compression.decompress(buf, off, len);
+            off = 0;
             len = buf.length;
         }
         TileCursor c = f.cursor;
@@ -202,7 +203,7 @@ public final class ValueReader implements Closeable {
                 hits++;
                 return f;
             }
-            f = new CachedFile(new DataFileReader(layer.conf(), listing.path(file)),
+            f = new CachedFile(new DataFileReader(layer.conf(), listing.path(file), layer.entry(listing.name(file)), null),
                 new TileCursor(schema));
             opens++;
             cache.put(file, f);

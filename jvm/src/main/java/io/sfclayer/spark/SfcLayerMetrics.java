@@ -29,10 +29,12 @@ public final class SfcLayerMetrics {
     public static final String RECORDS_RETURNED = "recordsReturned";
     public static final String RECORDS_DISCARDED = "recordsDiscarded";
     public static final String BYTES_READ = "bytesRead";
+    public static final String CORRUPT_SKIPPED = "corruptRecordsSkipped";
 
     /** Task metric names in the order of {@link #supported()}. */
     static final String[] NAMES = {
         FILES_READ, RANGES, SEEKS, GROUPS_READ, RECORDS_READ, RECORDS_RETURNED, RECORDS_DISCARDED, BYTES_READ,
+        CORRUPT_SKIPPED,
     };
 
     private SfcLayerMetrics() {
@@ -41,7 +43,7 @@ public final class SfcLayerMetrics {
     static CustomMetric[] supported() {
         return new CustomMetric[] {
             new FilesRead(), new Ranges(), new Seeks(), new GroupsRead(), new RecordsRead(), new RecordsReturned(),
-            new RecordsDiscarded(), new BytesRead(),
+            new RecordsDiscarded(), new BytesRead(), new CorruptSkipped(),
         };
     }
 
@@ -191,6 +193,18 @@ public final class SfcLayerMetrics {
         @Override
         public String description() {
             return "sfclayer stored bytes read";
+        }
+    }
+
+    public static final class CorruptSkipped extends CustomSumMetric {
+        @Override
+        public String name() {
+            return CORRUPT_SKIPPED;
+        }
+
+        @Override
+        public String description() {
+            return "corrupt records skipped";
         }
     }
 }

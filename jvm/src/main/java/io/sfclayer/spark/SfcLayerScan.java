@@ -46,6 +46,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
     private final Filter[] pushed;
     private final String bbox;
     private final int maxRanges;
+    private final OnCorrupt onCorrupt;
     private List<IndexRange> ranges;
     private List<DataFileListing.Selection> selected;
 
@@ -53,7 +54,8 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
      * @param bbox the bbox option as given (its box is among {@code boxes} already), or null
      */
     SfcLayerScan(Layer layer, StructType readSchema, List<QueryBox> boxes, Filter[] pushed, String bbox,
-                 int maxRanges) {
+                 int maxRanges, OnCorrupt onCorrupt) {
+        this.onCorrupt = onCorrupt;
         this.layer = layer;
         this.readSchema = readSchema;
         this.boxes = boxes;
@@ -138,7 +140,8 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
                 pairs[2 * j + 1] = s.ranges.get(j).hi;
             }
             Path file = new Path(layer.dataDir(), s.name);
-            out[i] = new SfcLayerInputPartition(file.toString(), pairs, fs == null ? null : blockHosts(fs, file));
+            out[i] = new SfcLayerInputPartition(file.toString(), layer.entry(s.name), pairs,
+                fs == null ? null : blockHosts(fs, file));
         }
         return out;
     }
@@ -173,7 +176,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
     public PartitionReaderFactory createReaderFactory() {
         LayerMetadata md = layer.metadata();
         return new SfcLayerPartitionReaderFactory(new SerializableConf(layer.conf()), md.valueSchemaJson,
-            md.isSpaceTime(), md.compression, TileGrid.of(md), readSchema, boxes.toArray(new QueryBox[0]));
+            md.isSpaceTime(), md.compression, TileGrid.of(md), readSchema, boxes.toArray(new QueryBox[0]), onCorrupt);
     }
 
     @Override

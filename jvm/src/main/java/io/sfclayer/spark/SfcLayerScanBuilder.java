@@ -23,7 +23,7 @@ import java.util.List;
  * intersects it, as {@code xmax >= xmin' AND xmin <= xmax' AND ymax >= ymin' AND ymin <= ymax'}; only
  * for layers with an extent) and {@code maxRanges} (the most SFC ranges a query's boxes decompose
  * into, {@value #DEFAULT_MAX_RANGES} by default, 0 for no cap: a cap makes the ranges a superset,
- * which costs reading more records, never a wrong answer).
+ * which costs reading more records, never a wrong answer), and {@code onCorrupt} ({@link OnCorrupt}).
  */
 public final class SfcLayerScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns {
     public static final String OPTION_BBOX = "bbox";
@@ -35,6 +35,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
     private final String bboxOption;
     private final List<QueryBox> bbox;
     private final int maxRanges;
+    private final OnCorrupt onCorrupt;
     private StructType readSchema;
     private FilterTranslator.Result pushed;
 
@@ -47,6 +48,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
         this.bboxOption = options.get(OPTION_BBOX);
         this.bbox = parseBbox(bboxOption, grid, layer);
         this.maxRanges = parseMaxRanges(options.get(OPTION_MAX_RANGES));
+        this.onCorrupt = OnCorrupt.parse(options.get(OnCorrupt.OPTION));
     }
 
     /** The bbox option as a key box (an empty list when no tile meets it), or null without the option. */
@@ -101,6 +103,6 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
         if (pushed == null) {
             pushed = translator.translateAll(new Filter[0], bbox);
         }
-        return new SfcLayerScan(layer, readSchema, pushed.boxes, pushed.pushed, bboxOption, maxRanges);
+        return new SfcLayerScan(layer, readSchema, pushed.boxes, pushed.pushed, bboxOption, maxRanges, onCorrupt);
     }
 }

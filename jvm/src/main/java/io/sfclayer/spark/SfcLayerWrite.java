@@ -158,7 +158,7 @@ public final class SfcLayerWrite {
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(conf));
         Encode encode = new Encode(keyIndex, tileSchema, schema, valueNames);
         WriteFiles writeFiles = new WriteFiles(confB, dataDir.toString(), blockSize, opts.indexInterval, writeId,
-            opts.compression, keyIndex);
+            opts.compression, keyIndex, opts.formatVersion);
 
         String previousDescription = jsc.getLocalProperty("spark.job.description");
         jsc.setJobDescription("sfclayer: write " + path);
@@ -176,6 +176,8 @@ public final class SfcLayerWrite {
             DataFileListing listing = DataFileListing.list(fs, dataDir, files.size());
 
             LayerMetadata md = new LayerMetadata();
+            md.formatVersion = opts.formatVersion;
+            md.repair = opts.repair;
             md.writeId = writeId;
             md.createdAt = Instant.now().toString();
             md.dataDir = dataDirName;
@@ -198,6 +200,9 @@ public final class SfcLayerWrite {
                 m.put("records", f.records);
                 m.put("indexes", f.indexes);
                 m.put("dataBytes", f.dataBytes);
+                if (io.sfclayer.format.RecordFrame.checked(md.formatVersion)) {
+                    m.put(LayerMetadata.FILE_INDEX_CRC, f.indexCrc32c);
+                }
                 md.files.add(m);
             }
             md.fileCount = listing.size();
@@ -365,9 +370,11 @@ public final class SfcLayerWrite {
         private final String writeId;
         private final ValueCompression compression;
         private final KeyIndex keyIndex;
+        private final int formatVersion;
 
         WriteFiles(Broadcast<SerializableConf> conf, String dataDir, long blockSize, int indexInterval, String writeId,
-                   ValueCompression compression, KeyIndex keyIndex) {
+                   ValueCompression compression, KeyIndex keyIndex, int formatVersion) {
+            this.formatVersion = formatVersion;
             this.conf = conf;
             this.dataDir = dataDir;
             this.blockSize = blockSize;
@@ -380,7 +387,7 @@ public final class SfcLayerWrite {
         @Override
         public Iterator<FileStat> call(Integer partition, Iterator<Tuple2<Long, byte[]>> records) throws IOException {
             DataFileWriter files = new DataFileWriter(conf.value().get(), new Path(dataDir), partition, blockSize,
-                indexInterval, writeId);
+                indexInterval, writeId, formatVersion);
             GroupWriter groups = new GroupWriter(files, compression, keyIndex);
             try {
                 while (records.hasNext()) {
