@@ -21,9 +21,10 @@ import struct
 
 import fastavro
 import pytest
+from py4j.java_gateway import get_field
 
 import sfclayer
-from sfclayer import CorruptLayer
+from sfclayer import CorruptLayer, _jvm
 from sfclayer.cli import main as cli_main
 
 from . import helpers
@@ -160,11 +161,12 @@ def damage_length(path, md):
 
 def damage_truncate(path, md):
     mapfile, recs, i = _victim(path)
-    truncate(os.path.join(mapfile, "data"), recs[i]["offset"] + 10)
+    size = recs[i]["offset"] + 10
+    truncate(os.path.join(mapfile, "data"), size)
     lost = set()
     for r in recs[i:]:
         lost |= tiles_of(md, r)
-    return lost, [os.path.basename(mapfile), "truncated"]
+    return lost, [os.path.basename(mapfile), "truncated", f"{size} bytes"]
 
 
 def damage_delete_index(path, md):
@@ -217,8 +219,14 @@ def damaged(source, tmp_path_factory):
     return out
 
 
+def _collect(df):
+    """Rows of a DataFrame, with sfclayer's Java errors raised as sfclayer's Python ones."""
+    with _jvm.translated():
+        return df.collect()
+
+
 def _read_all(spark, path, **options):
-    return {(r.col, r.row): r.v for r in sfclayer.read(spark, path, **options).select("col", "row", "v").collect()}
+    return {(r.col, r.row): r.v for r in _collect(sfclayer.read(spark, path, **options).select("col", "row", "v"))}
 
 
 def _scan_metrics(spark, df):
@@ -256,7 +264,7 @@ def test_everything_outside_the_damage_reads_exactly(spark, damaged, source, cas
 def test_skip_returns_exactly_the_undamaged_tiles(spark, damaged, case):
     path, survivors, lost, _ = damaged[case]
     df = sfclayer.read(spark, path, on_corrupt="skip").select("col", "row", "v")
-    got = {(r.col, r.row): r.v for r in df.collect()}
+    got = {(r.col, r.row): r.v for r in _collect(df)}
     assert got == survivors
     skipped = _scan_metrics(spark, df).get("corruptRecordsSkipped", 0)
     assert (skipped > 0) == bool(lost), skipped
@@ -284,16 +292,20 @@ def test_bad_on_corrupt_value_is_named(spark, source):
         _read_all(spark, source[0], on_corrupt="sometimes")
 
 
-@pytest.mark.parametrize("case", ["values", "key", "record-length", "truncated-data", "damaged-index"])
+@pytest.mark.parametrize("case", list(DATA_DAMAGE))
 def test_look_ups_never_return_a_damaged_tile(spark, damaged, source, case):
     path, survivors, lost, names = damaged[case]
+    md = helpers.metadata(source[0])
+    mapfile, recs, i = _victim(source[0])
+    # the damaged tiles, or (index damage) any tile of the file: never a tile, always the error
+    keys = sorted(lost) if lost else sorted(tiles_of(md, recs[i]))
     with sfclayer.open(spark, path) as layer:
-        for key in sorted(lost)[:3]:
+        for key in keys[:3]:
             with pytest.raises(CorruptLayer) as e:
                 layer.get(*key)
-            assert names[0] in str(e.value)
+            assert names[0] in str(e.value) and "sfclayer repair" in str(e.value)
         with pytest.raises(CorruptLayer):
-            layer.get_many(sorted(lost)[:1] + sorted(survivors)[:2])
+            layer.get_many(sorted(survivors)[:2] + keys[:1])
         # tiles in other files still come back exactly
         victim = os.path.basename(_victim(source[0])[0])
         md = helpers.metadata(source[0])
@@ -325,10 +337,15 @@ def test_verify_finds_the_damage(spark, damaged, case, capsys):
     assert len(report.damaged_files) == 1
     f = report.damaged_files[0]
     assert f.name == names[0].split("/")[0]
-    if lost and case != "deleted-data-file":
-        m = re.search(r"byte (\d+)", " ".join(names))
-        assert f.first_offset == int(m.group(1))
-        assert f.damaged_records == 1
+    mapfile, recs, i = _victim(damaged["values"][0])
+    if case == "truncated-data":
+        assert f.first_offset == recs[i]["offset"] and f.damaged_records == len(recs) - i
+    elif case == "deleted-data-file":
+        assert f.first_offset is None and f.damaged_records == len(recs)
+    elif lost:
+        assert f.first_offset == recs[i]["offset"] and f.damaged_records == 1
+    else:  # the index: no record lost, the problem named
+        assert f.damaged_records == 0 and "index" in f.problems[0]
     assert cli_main(["verify", path]) == 1
     out = capsys.readouterr().out
     assert f.name in out and "DAMAGED" in out
@@ -376,7 +393,7 @@ def two_versions(spark, source, tmp_path):
 def _older_version_reads(spark, path, version, model):
     jvm = spark.sparkContext._jvm
     layer = jvm.io.sfclayer.layer.Layer.open(spark.sparkContext._jsc.hadoopConfiguration(), path, version)
-    assert layer.metadata().recordCount == len(model)
+    assert get_field(layer.metadata(), "recordCount") == len(model)
 
 
 @pytest.mark.parametrize("how", ["flipped", "truncated"])

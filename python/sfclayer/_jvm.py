@@ -74,7 +74,7 @@ def verify_layer(spark, path, version=None):
     """The JSON report of ``io.sfclayer.layer.LayerVerifier`` on a layer version (newest by default)."""
     jvm = spark.sparkContext._jvm
     with translated():
-        return str(jvm.io.sfclayer.layer.LayerVerifier.run(spark._jsparkSession, path, int(version or 0)))
+        return str(jvm.io.sfclayer.layer.LayerVerifier.report(spark._jsparkSession, path, int(version or 0)))
 
 
 def layer_metadata_json(spark, path, version):

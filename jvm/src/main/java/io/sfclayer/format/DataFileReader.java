@@ -350,6 +350,7 @@ public final class DataFileReader implements Closeable {
     private void indexDamaged(String why) {
         String what = "index file " + new Path(path, "index") + " is damaged: " + why;
         if (sink == null) {
+            indexLoaded = false; // every later seek fails the same way (a cached reader must not fall back)
             throw corrupt(what + " (repair rebuilds it from the data file)");
         }
         report(new Damage(path.toString(), -1, null, null, header.dataStart, 0, what + "; reading the data file without it"));

@@ -71,7 +71,7 @@ public final class LayerVerifier {
     }
 
     /** {@link #run(SparkSession, String, Long)} with a version ≤ 0 meaning the newest (for py4j). */
-    public static String run(SparkSession spark, String path, long version) throws IOException {
+    public static String report(SparkSession spark, String path, long version) throws IOException {
         return run(spark, path, version > 0 ? Long.valueOf(version) : null);
     }
 
@@ -236,6 +236,10 @@ public final class LayerVerifier {
                         "the group at SFC index " + index + " (byte " + reader.recordOffset() + ") does not decode: "
                             + e.getMessage()));
                 }
+            }
+            if (r.damagedRecords > 0 && entry.indexes > r.groups + r.damagedRecords) {
+                // damaged lengths or a cut-off end lose records the reader could not count: the document can
+                r.damagedRecords = entry.indexes - r.groups;
             }
             if (first >= 0 && first != entry.firstIndex && r.damagedRecords == 0) {
                 r.problems.add("its name says first index " + entry.firstIndex + " but its first record is " + first);
