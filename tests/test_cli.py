@@ -10,7 +10,8 @@ import pytest
 from pyspark.sql import functions as F
 
 import sfclayer
-from sfclayer import cli, pictures
+from sfclayer import cli
+from sfclayer.viz import pictures
 from sfclayer.curves import key_index_from_json
 from tests import helpers
 

@@ -136,8 +136,15 @@ def test_vectors_are_up_to_date(tmp_path):
 
 
 def test_docstring_examples():
-    result = doctest.testmod(c, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 40
+    import importlib
+    import pkgutil
+
+    failed = attempted = 0
+    for mod in [c] + [importlib.import_module(f"{c.__name__}.{m.name}") for m in pkgutil.iter_modules(c.__path__)]:
+        result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+        failed += result.failed
+        attempted += result.attempted
+    assert failed == 0 and attempted > 40
 
 
 # ----------------------------------------------------------------------------------------------

@@ -29,6 +29,18 @@ from .integrity import verify, repair, VerifyReport, RepairReport
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    # sfclayer.pictures moved to sfclayer.viz.pictures; the old spelling keeps working.
+    if name == "pictures":
+        import sys
+
+        from .viz import pictures
+
+        sys.modules.setdefault(__name__ + ".pictures", pictures)
+        return pictures
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
     "jar_path",
     "configure",

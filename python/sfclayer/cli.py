@@ -285,7 +285,7 @@ def _cmd_get(args, spark_factory):
 def _cmd_layout(args, spark_factory):
     import sfclayer
 
-    from . import pictures
+    from .viz import pictures
 
     out = args.output or f"{os.path.basename(os.path.normpath(args.path)) or 'layer'}-layout.png"
     spark, created = spark_factory()

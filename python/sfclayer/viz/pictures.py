@@ -21,8 +21,8 @@ import os
 
 import numpy as np
 
-from .curves import key_index_from_json
-from ._text import human_bytes
+from ..curves import key_index_from_json
+from .._text import human_bytes
 
 __all__ = ["tile_files", "file_colors", "layout_grid", "layout_picture", "region_picture"]
 
@@ -395,7 +395,7 @@ def layout_picture(metadata, out, *, present=None, time=None, background=None, b
         if step > 1:
             title += f"\n(every {step}th tile drawn)"
         if ki.is_space_time:
-            from .curves import format_micros
+            from ..curves import format_micros
             t = ki.time_bounds.min_micros if time is None else int(time)
             title += f"\ntime bin of {format_micros(t)}"
     ax.set_title(title, fontsize=11)

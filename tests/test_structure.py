@@ -1,0 +1,67 @@
+"""The package's shape: every module imports on its own (no import cycles), and every public name
+that existed before a move still imports from where it did."""
+
+import importlib
+import os
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import sfclayer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _modules():
+    names = ["sfclayer"]
+    for m in pkgutil.walk_packages(sfclayer.__path__, "sfclayer."):
+        names.append(m.name)
+    return sorted(names)
+
+
+def test_every_module_imports_alone_in_a_fresh_interpreter():
+    # One interpreter per module: a cycle only shows when its module is the first one imported.
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    failures = {}
+    for name in _modules():
+        r = subprocess.run([sys.executable, "-c", f"import {name}"], env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            failures[name] = r.stderr.strip().splitlines()[-1:]
+    assert failures == {}
+    assert "sfclayer.curves.ranges" in _modules() and "sfclayer.viz.pictures" in _modules()
+
+
+# Public names of the modules that moved, as they were before the move.
+OLD_CURVES = [
+    "IndexRange", "KeyBounds", "TimeBounds", "GridKey", "GridTimeKey", "Z2_LIMIT", "Z3_LIMIT",
+    "HILBERT_MAX_ORDER", "z2_encode", "z2_decode", "z3_encode", "z3_decode", "hilbert_encode",
+    "hilbert_decode", "hilbert_order", "hilbert_max_index", "z2_ranges", "z3_ranges", "hilbert_ranges",
+    "merge_ranges", "z2_encode_array", "z2_decode_array", "z3_encode_array", "z3_decode_array",
+    "hilbert_encode_array", "hilbert_decode_array", "to_micros", "format_micros", "describe_key",
+    "KeyIndex", "ZIndex", "HilbertIndex", "RowMajorIndex", "Z3Index", "key_index", "key_index_from_json",
+]
+OLD_PICTURES = ["tile_files", "file_colors", "layout_grid", "layout_picture", "region_picture"]
+OLD_DEMO = ["Raster", "SOURCES", "load_raster", "tile_table", "tile_pixels", "stitch", "scan_report",
+            "run_demo", "DemoResult"]
+
+
+@pytest.mark.parametrize("module, names", [
+    ("sfclayer.curves", OLD_CURVES), ("sfclayer.demo", OLD_DEMO), ("sfclayer.viz", OLD_PICTURES),
+])
+def test_public_names_import_from_where_they_did(module, names):
+    mod = importlib.import_module(module)
+    assert [n for n in names if not hasattr(mod, n)] == []
+    exported = getattr(mod, "__all__")
+    assert [n for n in exported if not hasattr(mod, n)] == []
+
+
+def test_old_pictures_module_spelling_still_works():
+    from sfclayer import pictures
+    from sfclayer.viz import pictures as moved
+
+    assert pictures is moved
+    assert [n for n in OLD_PICTURES if not hasattr(pictures, n)] == []
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        sfclayer.nope  # noqa: B018
