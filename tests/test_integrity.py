@@ -67,9 +67,13 @@ def _vint(buf, pos):
 
 
 def records(mapfile):
-    """Every record of a data file: dicts with offset, index, value (group + CRC) and its span."""
+    """Every record of a local data file: dicts with offset, index, value (group + CRC) and its end."""
     with open(os.path.join(mapfile, "data"), "rb") as f:
-        buf = f.read()
+        return parse_records(f.read())
+
+
+def parse_records(buf):
+    """Every record of the bytes of a ``data`` file (see :func:`records`)."""
     assert buf[:4] == b"SEQ\x06"
     pos = 4
     for _ in range(2):  # key and value class names
