@@ -25,7 +25,10 @@ def metadata(path, version=None):
 def data_files(path, version=None):
     """Data file (MapFile directory) paths of a local layer version, sorted by first index."""
     md = metadata(path, version)
-    files = glob.glob(os.path.join(path, md["dataDir"], "part-r-*"))
+    if md["formatVersion"] >= 2:  # the document lists its files, each with its directory
+        files = [os.path.join(path, f["dir"], f["name"]) for f in md["files"]]
+    else:
+        files = glob.glob(os.path.join(path, md["dataDir"], "part-r-*"))
     return sorted(files, key=lambda p: int(os.path.basename(p).rsplit("-", 1)[1]))
 
 

@@ -366,11 +366,15 @@ def test_repair_writes_a_version_without_the_damage(spark, damaged, tmp_path, ca
     assert result.new_version == damaged_version + 1
     assert _read_all(spark, copy) == survivors
     assert sfclayer.verify(spark, copy).clean
-    md = helpers.metadata(copy)
-    assert md["repair"]["repairedVersion"] == damaged_version
-    assert md["repair"]["dropped"] and all(d["file"] == names[0].split("/")[0] for d in md["repair"]["dropped"])
+    entry = sfclayer.history(spark, copy)[-1]
+    assert entry.operation == "repair" and entry.version == result.new_version
+    dropped = entry.metrics["dropped"]
+    assert dropped["repairedVersion"] == damaged_version
+    assert dropped["dropped"] and all(d["file"] == names[0].split("/")[0] for d in dropped["dropped"])
     # the damaged version stays for forensic reads
     assert damaged_version in helpers.versions(copy)
+    if case == "values":
+        assert len(_collect(sfclayer.read(spark, copy, version=damaged_version, on_corrupt="skip"))) == len(survivors)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -395,9 +399,7 @@ def two_versions(spark, source, tmp_path):
 
 
 def _older_version_reads(spark, path, version, model):
-    jvm = spark.sparkContext._jvm
-    layer = jvm.io.sfclayer.layer.Layer.open(spark.sparkContext._jsc.hadoopConfiguration(), path, version)
-    assert get_field(layer.metadata(), "recordCount") == len(model)
+    assert _read_all(spark, path, version=version) == model
 
 
 @pytest.mark.parametrize("how", ["flipped", "truncated"])
@@ -412,7 +414,7 @@ def test_damaged_version_document_is_named(spark, two_versions, how, capsys):
         truncate(doc, os.path.getsize(doc) // 2)
     with pytest.raises(CorruptLayer, match=re.escape(os.path.basename(doc)) + ".*damaged") as e:
         _read_all(spark, path)
-    assert f"version {version - 1}" in str(e.value)
+    assert f"versionAsOf={version - 1}" in str(e.value)
     with pytest.raises(CorruptLayer, match=re.escape(os.path.basename(doc))):
         sfclayer.open(spark, path)
     _older_version_reads(spark, path, version - 1, model)
@@ -437,13 +439,14 @@ def test_format_version_above_supported_is_refused_by_name(spark, source, tmp_pa
         _read_all(spark, copy)
 
 
-def test_format_1_layers_still_read(spark, source, tmp_path):
+def test_format_2_layers_still_read(spark, source, tmp_path):
     path, model = source
-    copy = str(tmp_path / "v1")
+    copy = str(tmp_path / "v2")
     df = sfclayer.read(spark, path).select("col", "row", "v", "payload")
-    sfclayer.write(df, copy, bounds=(0, 0, N - 1, N - 1), block_size="64k", format_version=1)
+    sfclayer.write(df, copy, bounds=(0, 0, N - 1, N - 1), block_size="64k", format_version=2)
     md = helpers.metadata(copy)
-    assert md["formatVersion"] == 1 and "checksum" not in md
+    assert md["formatVersion"] == 2 and "checksum" not in md
+    assert all("indexCrc32c" not in f for f in md["files"])
     assert _read_all(spark, copy) == model
     with sfclayer.open(spark, copy) as layer:
         key = sorted(model)[17]
@@ -456,7 +459,7 @@ def test_checksums_are_in_the_version_document(source):
     md = helpers.metadata(path)
     assert md["formatVersion"] == 3 and re.fullmatch(r"[0-9a-f]{8}", md["checksum"])
     for f in md["files"]:
-        mapfile = os.path.join(path, md["dataDir"], f["name"])
+        mapfile = os.path.join(path, f["dir"], f["name"])
         assert f["dataBytes"] == os.path.getsize(os.path.join(mapfile, "data"))
         assert isinstance(f["indexCrc32c"], int)
     # every value ends in the CRC32C of (index, size, group)

@@ -145,16 +145,15 @@ def test_save_modes(spark, layer_path):
         sfclayer.write(tiles(spark, 4, 4), layer_path, bounds=(0, 0, 3, 3))
     sfclayer.write(tiles(spark, 2, 2), layer_path, mode="ignore", bounds=(0, 0, 3, 3))
     assert helpers.metadata(layer_path)["recordCount"] == 16
-    with pytest.raises(sfclayer.InvalidArgument, match="append"):
-        sfclayer.write(tiles(spark, 2, 2), layer_path, mode="append")
-    first_dir = helpers.metadata(layer_path)["dataDir"]
+    first_files = helpers.data_files(layer_path)
     sfclayer.write(tiles(spark, 2, 2), layer_path, mode="overwrite", bounds=(0, 0, 3, 3))
     assert helpers.versions(layer_path) == [1, 2]
     assert helpers.metadata(layer_path)["recordCount"] == 4
-    assert os.path.isdir(os.path.join(layer_path, first_dir))  # the previous version is retained
     sfclayer.write(tiles(spark, 3, 3), layer_path, mode="overwrite", bounds=(0, 0, 3, 3))
-    assert helpers.versions(layer_path) == [2, 3]
-    assert not os.path.exists(os.path.join(layer_path, first_dir))  # beyond retention: removed
+    assert helpers.versions(layer_path) == [1, 2, 3]
+    # nothing but vacuum deletes data: version 1's files stay for readers pinned to it
+    assert all(os.path.isdir(f) for f in first_files)
+    assert helpers.metadata(layer_path)["operation"]["name"] == "overwrite"
 
 
 def test_failed_write_leaves_the_previous_layer_intact(spark, layer_path):

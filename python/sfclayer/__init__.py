@@ -22,10 +22,12 @@ from .errors import (
     LayerNotFound,
     LayerExists,
     CorruptLayer,
+    ConcurrentUpdate,
 )
 
 from .layer import write, read, open, Layer
 from .integrity import verify, repair, VerifyReport, RepairReport
+from .maintenance import Version, history, delete, compact, vacuum
 
 __version__ = "0.1.0"
 
@@ -53,6 +55,11 @@ __all__ = [
     "repair",
     "VerifyReport",
     "RepairReport",
+    "Version",
+    "history",
+    "delete",
+    "compact",
+    "vacuum",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -61,6 +68,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "ConcurrentUpdate",
 ]
 
 

@@ -7,7 +7,7 @@ import threading
 
 from . import errors
 
-__all__ = ["translated", "open_value_reader", "LookupClient", "verify_layer", "layer_metadata_json"]
+__all__ = ["translated", "open_value_reader", "LookupClient", "command", "verify_layer", "layer_metadata_json"]
 
 _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException": errors.SfcLayerError,
@@ -18,6 +18,7 @@ _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException$LayerNotFound": errors.LayerNotFound,
     "io.sfclayer.SfcLayerException$LayerExists": errors.LayerExists,
     "io.sfclayer.SfcLayerException$CorruptLayer": errors.CorruptLayer,
+    "io.sfclayer.SfcLayerException$ConcurrentUpdate": errors.ConcurrentUpdate,
 }
 
 
@@ -62,12 +63,23 @@ def translated():
         raise mine from exc
 
 
-def open_value_reader(spark, path, cache_size):
-    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path``."""
+def open_value_reader(spark, path, cache_size, version=-1, as_of_millis=-1):
+    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path``: the newest version, or
+    ``version`` (>= 1), or the newest committed at or before ``as_of_millis`` (>= 0)."""
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     with translated():
-        return jvm.io.sfclayer.lookup.ValueReader.open(conf, path, int(cache_size))
+        return jvm.io.sfclayer.lookup.ValueReader.open(conf, path, int(cache_size), int(version), int(as_of_millis))
+
+
+def command(spark, name, *args):
+    """Call ``io.sfclayer.spark.SfcLayerCommands.<name>(spark, *args)``; its JSON answer, parsed."""
+    import json
+
+    jvm = spark.sparkContext._jvm
+    with translated():
+        answer = getattr(jvm.io.sfclayer.spark.SfcLayerCommands, name)(spark._jsparkSession, *args)
+    return json.loads(answer)
 
 
 def verify_layer(spark, path, version=None):

@@ -8,6 +8,9 @@
     sfclayer layout PATH [-o OUT.png]
     sfclayer verify PATH [--version N] [--json]
     sfclayer repair PATH
+    sfclayer history PATH [--json]
+    sfclayer compact PATH
+    sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
 
 Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
 when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
@@ -257,6 +260,67 @@ def _cmd_info(args, spark_factory):
     return 0
 
 
+def _with_spark(spark_factory, action):
+    spark, created = spark_factory()
+    try:
+        return action(spark)
+    finally:
+        if created:
+            spark.stop()
+
+
+def _cmd_history(args, spark_factory):
+    import sfclayer
+
+    versions = _with_spark(spark_factory, lambda spark: sfclayer.history(spark, args.path))
+    if args.json:
+        print(json.dumps([{"version": v.version, "createdAt": v.created_at.isoformat(), "operation": v.operation,
+                           "readVersion": v.read_version, "records": v.records, "files": v.files,
+                           "dataBytes": v.data_bytes, "metrics": v.metrics} for v in versions], indent=2))
+        return 0
+    print(f"{'version':>7}  {'committed (UTC)':19}  {'operation':9}  {'records':>9}  {'files +/-':>9}  "
+          f"{'records +/-':>15}  written")
+    for v in versions:
+        m = v.metrics
+        print(f"{v.version:>7}  {v.created_at.strftime('%Y-%m-%d %H:%M:%S')}  {v.operation:9}  {v.records:>9}  "
+              f"{'+%s/-%s' % (m.get('filesAdded', '?'), m.get('filesRemoved', '?')):>9}  "
+              f"{'+%s/-%s' % (m.get('recordsAdded', '?'), m.get('recordsRemoved', '?')):>15}  "
+              f"{human_bytes(m['bytesWritten']) if 'bytesWritten' in m else '?'}")
+    return 0
+
+
+def _cmd_compact(args, spark_factory):
+    import sfclayer
+
+    v = _with_spark(spark_factory, lambda spark: sfclayer.compact(spark, args.path))
+    if v.operation == "compact" and v.metrics.get("filesRemoved"):
+        print(f"version {v.version}: {v.metrics['filesRemoved']} small files rewritten as {v.metrics['filesAdded']}")
+    else:
+        print(f"nothing to compact (version {v.version})")
+    return 0
+
+
+def _parse_retain(text):
+    units = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+    try:
+        return _dt.timedelta(**{units[text[-1]]: float(text[:-1])})
+    except (KeyError, ValueError, IndexError):
+        raise argparse.ArgumentTypeError(f"not a retention: {text!r} (e.g. 7d, 12h, 30m, 0s)")
+
+
+def _cmd_vacuum(args, spark_factory):
+    import sfclayer
+
+    report = _with_spark(spark_factory, lambda spark: sfclayer.vacuum(
+        spark, args.path, retain=args.retain, dry_run=args.dry_run, enforce_retention=not args.force))
+    verb = "would remove" if args.dry_run else "removed"
+    for f in report["filesRemoved"]:
+        print(f"{verb} {f}")
+    print(f"{verb} {len(report['versionsRemoved'])} versions {report['versionsRemoved']}, "
+          f"{len(report['filesRemoved'])} data files, {human_bytes(report['bytesFreed'])}")
+    return 0
+
+
 def _cmd_get(args, spark_factory):
     import sfclayer
 
@@ -405,15 +469,37 @@ def build_parser():
     curve.add_argument("--no-curve", dest="curve", action="store_false", help="never draw the curve's path")
     lo.set_defaults(func=_cmd_layout)
 
-    v = sub.add_parser("verify", help="check every record, index and length of a layer version (a Spark job)",
+    h = sub.add_parser("history", help="list a layer's versions",
+                       description="Every retained version: number, commit time, operation, records, files and "
+                                   "records added/removed, bytes written.")
+    h.add_argument("path", metavar="PATH", help="the layer")
+    h.add_argument("--json", action="store_true", help="print JSON instead")
+    h.set_defaults(func=_cmd_history)
+
+    c = sub.add_parser("compact", help="rewrite runs of small data files as a new version",
+                       description="Rewrite runs of adjacent data files under a quarter of the block size into "
+                                   "block-sized files, as a new version; nothing else is touched.")
+    c.add_argument("path", metavar="PATH", help="the layer")
+    c.set_defaults(func=_cmd_compact)
+
+    v = sub.add_parser("vacuum", help="delete old versions and unreferenced data files",
+                       description="Delete version documents older than the retention (never the newest) and "
+                                   "data files no remaining version references that are older than it.")
+    v.add_argument("path", metavar="PATH", help="the layer")
+    v.add_argument("--retain", type=_parse_retain, default=_dt.timedelta(days=7), metavar="AGE",
+                   help="retention, e.g. 7d (default), 12h; under 7d needs --force")
+    v.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    v.add_argument("--force", action="store_true", help="allow a retention under 7 days")
+    v.set_defaults(func=_cmd_vacuum)
+    ver = sub.add_parser("verify", help="check every record, index and length of a layer version (a Spark job)",
                        description="Read every record of a layer version and check its checksums, key order, index "
                                    "files, file lengths and counts against the version document. Prints one line per "
                                    "damaged file (its index range, damaged records, first byte offset) and a summary. "
                                    "Exit status 0 when clean, 1 when damaged.")
-    v.add_argument("path", metavar="PATH", help="the layer")
-    v.add_argument("--version", type=_positive_int, metavar="N", help="the version to check (default: the newest)")
-    v.add_argument("--json", action="store_true", help="print the report as JSON")
-    v.set_defaults(func=_cmd_verify)
+    ver.add_argument("path", metavar="PATH", help="the layer")
+    ver.add_argument("--version", type=_positive_int, metavar="N", help="the version to check (default: the newest)")
+    ver.add_argument("--json", action="store_true", help="print the report as JSON")
+    ver.set_defaults(func=_cmd_verify)
 
     r = sub.add_parser("repair", help="write a new version without the damaged records",
                        description="Verify the layer; when damaged, write a new version from every intact record "

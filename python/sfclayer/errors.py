@@ -12,6 +12,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "ConcurrentUpdate",
 ]
 
 
@@ -51,3 +52,8 @@ class LayerExists(SfcLayerError, FileExistsError):
 
 class CorruptLayer(SfcLayerError):
     """Something on disk is not what docs/FORMAT.md says."""
+
+
+class ConcurrentUpdate(SfcLayerError):
+    """A write lost a race with another: a version committed since it read the layer changed what it
+    changed (or replaced the layer). Nothing of the write was published; retrying it is safe."""

@@ -143,7 +143,7 @@ class RepairReport:
         The version written without the damage.
     dropped : tuple of dict
         The damaged records left out: ``file``, ``offset``, ``index`` (as stored), ``after``, ``what``;
-        also recorded in the new version document's ``repair`` field.
+        also recorded in the new version's history entry (operation ``repair``, metric ``dropped``).
     verify : VerifyReport
         The check that found the damage.
     """
@@ -203,8 +203,6 @@ def _write_options(md):
         "compression": md["compression"],
         "blockSize": str(md["blockSize"]),
         "indexInterval": str(md["indexInterval"]),
-        # every earlier version stays, the damaged one included, until removed on purpose
-        "retainVersions": "1000",
     }
     if ki["kind"] == "z3":
         opts["timeBounds"] = f"{ki['timeMin']},{ki['timeMax']}"
@@ -232,7 +230,8 @@ def repair(spark, path):
     Returns
     -------
     RepairReport
-        Lists the dropped records, which the new version document also records (field ``repair``).
+        Lists the dropped records, which the new version's history entry also records (operation
+        ``repair``, its metric ``dropped``).
 
     Raises
     ------
@@ -263,8 +262,9 @@ def repair(spark, path):
     opts = _write_options(md)
     opts["repair"] = json.dumps({"repairedVersion": report.version, "dropped": dropped})
     with _jvm.translated():
-        # the newest version, which verify just checked (pinned by version once reads can ask for one)
-        df = spark.read.format("sfclayer").option("onCorrupt", "skip").load(path).select(*keys, *values)
+        # exactly the version verify checked, even if the layer changed since
+        df = (spark.read.format("sfclayer").option("onCorrupt", "skip").option("versionAsOf", str(report.version))
+              .load(path).select(*keys, *values))
         df.write.format("sfclayer").mode("overwrite").options(**opts).save(path)
     after = verify(spark, path)
     return RepairReport(path, True, report.version, after.version, tuple(dropped), report)

@@ -27,10 +27,10 @@ _OPTION_NAMES = {
     "extent": "extent",
     "crs": "crs",
     "index_interval": "indexInterval",
-    "retain_versions": "retainVersions",
     "max_ranges": "maxRanges",
     "on_corrupt": "onCorrupt",
     "format_version": "formatVersion",
+    "on_existing": "onExisting",
 }
 
 
@@ -66,7 +66,7 @@ def write_options(**options):
     **options
         ``key_index``, ``bounds`` (colMin, rowMin, colMax, rowMax), ``time_bounds`` (start, end),
         ``time_resolution`` (timedelta or '1 day'), ``block_size``, ``partitions``, ``compression``,
-        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``retain_versions``;
+        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``on_existing`` (append: replace, keep, error);
         connector names (``keyIndex``) are accepted as they are.
 
     Examples
@@ -105,7 +105,18 @@ def write(df, path, mode="errorifexists", **options):
         df.write.format("sfclayer").mode(mode).options(**write_options(**options)).save(path)
 
 
-def read(spark, path, bbox=None, keys=None, time=None, **options):
+def _as_of_options(version, as_of):
+    """Read options for time travel: ``versionAsOf`` / ``timestampAsOf`` (epoch micros)."""
+    if version is not None and as_of is not None:
+        raise InvalidArgument("give version or as_of, not both")
+    if version is not None:
+        return {"versionAsOf": str(int(version))}
+    if as_of is not None:
+        return {"timestampAsOf": str(_micros(as_of))}
+    return {}
+
+
+def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None, **options):
     """Read a layer as a DataFrame, optionally restricted to a box.
 
     Parameters
@@ -119,6 +130,10 @@ def read(spark, path, bbox=None, keys=None, time=None, **options):
         (col_min, row_min, col_max, row_max), inclusive.
     time : tuple, optional
         (start, end), inclusive; datetimes (naive = UTC), dates or epoch microseconds.
+    version : int, optional
+        Read this version (read option ``versionAsOf``); the newest by default.
+    as_of : datetime, optional
+        Read the newest version committed at or before this time (read option ``timestampAsOf``).
     **options
         Other read options, e.g. ``max_ranges``.
 
@@ -135,6 +150,7 @@ def read(spark, path, bbox=None, keys=None, time=None, **options):
 
     reader = spark.read.format("sfclayer")
     opts = write_options(**options)
+    opts.update(_as_of_options(version, as_of))
     if bbox is not None:
         opts["bbox"] = _option_value("bbox", bbox)
     with _jvm.translated():
@@ -149,7 +165,7 @@ def read(spark, path, bbox=None, keys=None, time=None, **options):
     return df
 
 
-def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.open, by intent
+def open(spark, path, cache_size=16, version=None, as_of=None):  # noqa: A001 - like io.open, by intent
     """Open a layer for point look-ups.
 
     Parameters
@@ -159,6 +175,11 @@ def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.ope
     path : str
     cache_size : int
         How many data files to keep open (an LRU).
+    version : int, optional
+        Pin this version; the newest by default. The layer stays on the version it opened (see
+        :meth:`Layer.refresh`).
+    as_of : datetime, optional
+        Pin the newest version committed at or before this time.
 
     Returns
     -------
@@ -170,16 +191,27 @@ def open(spark, path, cache_size=16):  # noqa: A001 - sfclayer.open, like io.ope
     >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
     ...     layer.get(10, 20)["elevation"]
     """
-    return Layer(spark, path, cache_size)
+    return Layer(spark, path, cache_size, version=version, as_of=as_of)
 
 
 class Layer:
     """Point look-ups on one version of a layer (see :func:`open`)."""
 
-    def __init__(self, spark, path, cache_size=16):
+    def __init__(self, spark, path, cache_size=16, version=None, as_of=None):
         self.path = path
-        self._reader = _jvm.open_value_reader(spark, path, cache_size)
-        self._client = _jvm.LookupClient(spark, self._reader)
+        self._spark = spark
+        self._cache_size = cache_size
+        self._reader = None
+        self._open(version, as_of)
+
+    def _open(self, version, as_of):
+        _as_of_options(version, as_of)  # checks the pair
+        as_of_millis = -1 if as_of is None else _micros(as_of) // 1000
+        reader = _jvm.open_value_reader(self._spark, self.path, self._cache_size,
+                                        -1 if version is None else int(version), as_of_millis)
+        self.close()
+        self._reader = reader
+        self._client = _jvm.LookupClient(self._spark, self._reader)
         self.metadata = json.loads(_jvm.reader_call(self._reader, "metadataJson"))
         from .curves import key_index_from_json
 
@@ -187,6 +219,22 @@ class Layer:
         self.space_time = self.key_index.kind == "z3"
         self._schema = fastavro.parse_schema(self.metadata["tileSchema"])
         self._keys = ("col", "row", "time") if self.space_time else ("col", "row")
+
+    @property
+    def version(self):
+        """The version this layer is pinned to."""
+        return int(self.metadata["version"])
+
+    def refresh(self):
+        """Move to the layer's newest version (look-ups stay on the pinned one until then).
+
+        Returns
+        -------
+        int
+            The version now pinned.
+        """
+        self._open(None, None)
+        return self.version
 
     def __enter__(self):
         return self

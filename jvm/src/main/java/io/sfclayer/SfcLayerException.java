@@ -57,4 +57,13 @@ public class SfcLayerException extends RuntimeException {
         public CorruptLayer(String message) { super(message); }
         public CorruptLayer(String message, Throwable cause) { super(message, cause); }
     }
+
+    /**
+     * A write lost a race: a version committed since the write read the layer changed what it
+     * changed (or replaced the layer). Nothing of the write was published.
+     */
+    public static class ConcurrentUpdate extends SfcLayerException {
+        private static final long serialVersionUID = 1L;
+        public ConcurrentUpdate(String message) { super(message); }
+    }
 }

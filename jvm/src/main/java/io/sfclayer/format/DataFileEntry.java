@@ -1,7 +1,6 @@
 package io.sfclayer.format;
 
 import java.io.Serializable;
-import java.util.Map;
 
 /**
  * What a version document says about one data file (its {@code files} entry): enough for a reader
@@ -42,18 +41,15 @@ public final class DataFileEntry implements Serializable {
         return new DataFileEntry(name, first, -1, -1, -1, null, 0, layer);
     }
 
-    /** From a version document's {@code files} item. */
-    public static DataFileEntry fromJson(Map<String, Object> m, int formatVersion, String layer) {
-        boolean checked = RecordFrame.checked(formatVersion);
-        Object crc = m.get(LayerMetadata.FILE_INDEX_CRC);
-        return new DataFileEntry((String) m.get("name"), num(m, "firstIndex", 0), num(m, "lastIndex", -1),
-            num(m, "indexes", -1), checked ? num(m, "dataBytes", -1) : -1,
-            checked && crc instanceof Number ? Long.valueOf(((Number) crc).longValue()) : null, formatVersion, layer);
-    }
-
-    private static long num(Map<String, Object> m, String k, long dflt) {
-        Object v = m.get(k);
-        return v instanceof Number ? ((Number) v).longValue() : dflt;
+    /**
+     * From a version document's {@code files} item. A file written in format 3 carries its index
+     * checksum and must be a checked file of exactly its recorded length; files an update kept from
+     * an earlier format (no checksum) are read as that format.
+     */
+    public static DataFileEntry of(DataFile f, int documentFormat, String layer) {
+        boolean checked = RecordFrame.checked(documentFormat) && f.indexCrc32c != null;
+        return new DataFileEntry(f.name, f.firstIndex, f.lastIndex, f.indexes, checked ? f.dataBytes : -1,
+            checked ? f.indexCrc32c : null, checked ? RecordFrame.FIRST_CHECKED_VERSION : 0, layer);
     }
 
     /** "indexes a..b" for messages. */

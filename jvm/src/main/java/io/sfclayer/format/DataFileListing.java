@@ -16,7 +16,9 @@ import java.util.List;
 /**
  * The data files of one layer version, sorted by the first index their names carry. File i covers
  * indexes from its first index up to the next file's first index minus one, so a query's index
- * ranges select files by name alone, with no file opened (the design's driver-side pruning).
+ * ranges select files by name alone, with no file opened (the design's driver-side pruning). The
+ * files come from the version document (format version 2) or a listing of the version's data
+ * directory (format version 1).
  */
 public final class DataFileListing implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -25,24 +27,50 @@ public final class DataFileListing implements Serializable {
     public static final class Selection implements Serializable {
         private static final long serialVersionUID = 1L;
         public final String name;
+        /** The file's full path. */
+        public final String path;
         public final long firstIndex;
         public final List<IndexRange> ranges;
 
-        Selection(String name, long firstIndex, List<IndexRange> ranges) {
+        Selection(String name, String path, long firstIndex, List<IndexRange> ranges) {
             this.name = name;
+            this.path = path;
             this.firstIndex = firstIndex;
             this.ranges = ranges;
         }
     }
 
-    private final String dir;
+    private final String[] paths;
     private final String[] names;
     private final long[] starts;
 
-    private DataFileListing(String dir, String[] names, long[] starts) {
-        this.dir = dir;
+    private DataFileListing(String[] paths, String[] names, long[] starts) {
+        this.paths = paths;
         this.names = names;
         this.starts = starts;
+    }
+
+    /**
+     * The files a format version 2 document lists (each in its own directory under {@code layer}):
+     * no directory is listed. Two files sharing a first index make the document corrupt.
+     */
+    public static DataFileListing of(Path layer, List<DataFile> files, String source) {
+        List<DataFile> sorted = new ArrayList<>(files);
+        sorted.sort(null);
+        String[] paths = new String[sorted.size()];
+        String[] names = new String[sorted.size()];
+        long[] starts = new long[sorted.size()];
+        for (int i = 0; i < paths.length; i++) {
+            DataFile f = sorted.get(i);
+            if (i > 0 && f.firstIndex <= sorted.get(i - 1).lastIndex) {
+                throw new SfcLayerException.CorruptLayer(source + " lists overlapping data files "
+                    + sorted.get(i - 1) + " and " + f);
+            }
+            paths[i] = new Path(new Path(layer, f.dir), f.name).toString();
+            names[i] = f.name;
+            starts[i] = f.firstIndex;
+        }
+        return new DataFileListing(paths, names, starts);
     }
 
     /**
@@ -80,35 +108,15 @@ public final class DataFileListing implements Serializable {
             names[i] = found.get(i).name();
             starts[i] = found.get(i).firstIndex;
         }
-        return new DataFileListing(dataDir.toString(), names, starts);
-    }
-
-    /**
-     * The files a version document lists (format 3: the document, not the directory, is the
-     * truth, so a lost file is named when it is opened rather than silently missing).
-     */
-    public static DataFileListing fromEntries(Path dataDir, java.util.Collection<DataFileEntry> entries) {
-        List<DataFileEntry> sorted = new ArrayList<>(entries);
-        sorted.sort((a, b) -> Long.compare(a.firstIndex, b.firstIndex));
-        String[] names = new String[sorted.size()];
-        long[] starts = new long[sorted.size()];
+        String[] paths = new String[names.length];
         for (int i = 0; i < names.length; i++) {
-            names[i] = sorted.get(i).name;
-            starts[i] = sorted.get(i).firstIndex;
-            if (i > 0 && starts[i] == starts[i - 1]) {
-                throw new SfcLayerException.CorruptLayer("two data files listed for " + dataDir + " start at index "
-                    + starts[i] + ": " + names[i - 1] + " and " + names[i]);
-            }
+            paths[i] = new Path(dataDir, names[i]).toString();
         }
-        return new DataFileListing(dataDir.toString(), names, starts);
+        return new DataFileListing(paths, names, starts);
     }
 
     public int size() {
         return names.length;
-    }
-
-    public String dir() {
-        return dir;
     }
 
     public String name(int i) {
@@ -120,7 +128,7 @@ public final class DataFileListing implements Serializable {
     }
 
     public Path path(int i) {
-        return new Path(dir, names[i]);
+        return new Path(paths[i]);
     }
 
     /** The file that would hold {@code index}: greatest first index ≤ index; -1 if none. */
@@ -149,7 +157,7 @@ public final class DataFileListing implements Serializable {
                 mine.add(new IndexRange(Math.max(r.lo, lo), Math.min(r.hi, hi)));
             }
             if (mine != null) {
-                out.add(new Selection(names[i], lo, mine));
+                out.add(new Selection(names[i], paths[i], lo, mine));
             }
         }
         return out;

@@ -148,10 +148,11 @@ public final class DataFileReader implements Closeable {
             wholeFile("its header is unreadable (" + e.getMessage() + ")", false);
             return;
         }
-        if (entry.formatVersion > 0 && header.formatVersion != entry.formatVersion) {
+        if (RecordFrame.checked(entry.formatVersion) && !RecordFrame.checked(header.formatVersion)) {
+            // a checked file must not be read unchecked: its header is damaged
             closeQuietly();
             wholeFile("its header says format version " + header.formatVersion + " but the layer's version document "
-                + entry.formatVersion, false);
+                + "lists it as a format " + entry.formatVersion + " file", false);
             return;
         }
         checked = RecordFrame.checked(header.formatVersion);

@@ -13,10 +13,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * A layer version's metadata: the JSON document {@code _sfclayer/v<version>.json}, written once by
- * the commit that publishes the version (docs/FORMAT.md, "Metadata").
+ * the commit that publishes the version (docs/FORMAT.md, "Metadata"). Format version 2 lists the
+ * version's data files explicitly ({@link DataFile}) and says what operation made the version;
+ * version 1 documents (one data directory, listed) are still read.
  */
 public final class LayerMetadata implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -31,6 +34,10 @@ public final class LayerMetadata implements Serializable {
     private static final String CHECKSUM_ZERO = "00000000";
     private static final java.util.regex.Pattern CHECKSUM_TRAILER =
         java.util.regex.Pattern.compile("\"" + CHECKSUM + "\"\\s*:\\s*\"([0-9a-f]{8})\"\\s*}\\s*$");
+    /** Top-level fields this class reads; any other field is kept as it is when a version is rebuilt. */
+    private static final Set<String> KNOWN = Set.of("format", "formatVersion", "version", "writeId", "createdAt",
+        "dataDir", "keyIndex", "keyColumns", "compression", "blockSize", "indexInterval", "extent", "crs",
+        "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation", "checksum");
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -79,17 +86,29 @@ public final class LayerMetadata implements Serializable {
     public long indexCount;
     public long fileCount;
     public long dataBytes;
-    /** Per-file statistics, informational only: readers prune by file name, never by these. */
-    public List<Map<String, Object>> files = new ArrayList<>();
-    /** What a repair dropped (the version's history entry), or null. */
-    public Object repair;
+    /**
+     * The version's data files, sorted by first index. Format version 2: the authoritative list (no
+     * directory is listed). Version 1: per-file statistics of the files in {@link #dataDir}.
+     */
+    public List<DataFile> files = new ArrayList<>();
+    /** What made this version: write (a first write), overwrite, append, delete, compact. */
+    public String operation = "write";
+    /** The version this one was based on (-1: none, as for a first write or a version 1 document). */
+    public long readVersion = -1;
+    /** Files of the read version this one no longer references (by {@link DataFile#id()}). */
+    public List<String> removedFiles = new ArrayList<>();
+    /** Index spans [lo, hi] this version changed: its new files' and its removed files' spans. */
+    public List<long[]> changedRanges = new ArrayList<>();
+    /** Counts for history: files and records added and removed, bytes written, tiles written/deleted. */
+    public Map<String, Object> metrics = new LinkedHashMap<>();
+    /** Fields this class does not know (e.g. {@code raster}), kept verbatim. */
+    public Map<String, Object> extras = new LinkedHashMap<>();
 
     /** What the document says about each data file, for readers to check the files against. */
     public Map<String, DataFileEntry> fileEntries(String layer) {
         Map<String, DataFileEntry> out = new LinkedHashMap<>();
-        for (Map<String, Object> f : files) {
-            DataFileEntry e = DataFileEntry.fromJson(f, formatVersion, layer);
-            out.put(e.name, e);
+        for (DataFile f : files) {
+            out.put(f.name, DataFileEntry.of(f, formatVersion, layer));
         }
         return out;
     }
@@ -120,10 +139,20 @@ public final class LayerMetadata implements Serializable {
         try {
             m.put("valueSchema", JSON.readValue(valueSchemaJson, Object.class));
             m.put("tileSchema", JSON.readValue(tileSchemaJson, Object.class));
-            m.put("files", files);
-            if (repair != null) {
-                m.put("repair", repair);
+            List<Map<String, Object>> fl = new ArrayList<>();
+            for (DataFile f : files) {
+                fl.add(f.toJson());
             }
+            m.put("files", fl);
+            Map<String, Object> op = new LinkedHashMap<>();
+            op.put("name", operation);
+            op.put("readVersion", readVersion < 0 ? null : readVersion);
+            op.put("removedFiles", removedFiles);
+            op.put("changedRanges", changedRanges);
+            op.put("metrics", metrics);
+            m.put("operation", op);
+            m.putAll(extras);
+            m.remove(CHECKSUM);
             if (!RecordFrame.checked(formatVersion)) {
                 return JSON.writeValueAsBytes(m);
             }
@@ -219,8 +248,46 @@ public final class LayerMetadata implements Serializable {
             md.dataBytes = num(m, "dataBytes").longValue();
             @SuppressWarnings("unchecked")
             List<Map<String, Object>> files = (List<Map<String, Object>>) m.get("files");
-            md.files = files == null ? new ArrayList<>() : files;
-            md.repair = m.get("repair");
+            if (files == null && md.formatVersion >= 2) {
+                throw new SfcLayerException.CorruptLayer("field 'files' is missing");
+            }
+            if (files != null) {
+                for (Map<String, Object> f : files) {
+                    md.files.add(DataFile.fromJson(f, md.dataDir));
+                }
+            }
+            md.files.sort(null);
+            if (md.formatVersion >= 2 && md.files.size() != md.fileCount) {
+                throw new SfcLayerException.CorruptLayer("it lists " + md.files.size() + " files but fileCount is "
+                    + md.fileCount);
+            }
+            @SuppressWarnings("unchecked")
+            Map<String, Object> op = (Map<String, Object>) m.get("operation");
+            if (op != null) {
+                md.operation = String.valueOf(op.getOrDefault("name", "write"));
+                Object rv = op.get("readVersion");
+                md.readVersion = rv instanceof Number ? ((Number) rv).longValue() : -1;
+                @SuppressWarnings("unchecked")
+                List<Object> removed = (List<Object>) op.getOrDefault("removedFiles", List.of());
+                for (Object r : removed) {
+                    md.removedFiles.add(String.valueOf(r));
+                }
+                @SuppressWarnings("unchecked")
+                List<List<Number>> ranges = (List<List<Number>>) op.getOrDefault("changedRanges", List.of());
+                for (List<Number> r : ranges) {
+                    md.changedRanges.add(new long[] {r.get(0).longValue(), r.get(1).longValue()});
+                }
+                @SuppressWarnings("unchecked")
+                Map<String, Object> metrics = (Map<String, Object>) op.get("metrics");
+                if (metrics != null) {
+                    md.metrics.putAll(metrics);
+                }
+            }
+            for (Map.Entry<String, Object> e : m.entrySet()) {
+                if (!KNOWN.contains(e.getKey())) {
+                    md.extras.put(e.getKey(), e.getValue());
+                }
+            }
             if (RecordFrame.checked(md.formatVersion) && !m.containsKey(CHECKSUM)) {
                 throw new SfcLayerException.CorruptLayer("version document " + source
                     + " is damaged: format version " + md.formatVersion + " but no checksum");
@@ -231,6 +298,26 @@ public final class LayerMetadata implements Serializable {
         } catch (SfcLayerException | ClassCastException | IOException e) {
             throw new SfcLayerException.CorruptLayer("bad layer metadata in " + source + ": " + e.getMessage(), e);
         }
+    }
+
+    /** A deep copy (through the JSON form), to rebuild a version from a previous one. */
+    public LayerMetadata copy() {
+        return fromJsonBytes(toJsonBytes(), "copy of version " + version);
+    }
+
+    /** Sets the files and recomputes the totals (record, index, file counts and data bytes). */
+    public void setFiles(List<DataFile> newFiles) {
+        files = new ArrayList<>(newFiles);
+        files.sort(null);
+        recordCount = 0;
+        indexCount = 0;
+        dataBytes = 0;
+        for (DataFile f : files) {
+            recordCount += f.records;
+            indexCount += f.indexes;
+            dataBytes += f.dataBytes;
+        }
+        fileCount = files.size();
     }
 
     private static Object req(Map<String, Object> m, String field) {

@@ -13,13 +13,12 @@ import org.apache.hadoop.fs.Path;
 
 import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -125,7 +124,7 @@ public final class VersionLog {
                 throw e;
             }
             throw new SfcLayerException.CorruptLayer(e.getMessage() + ". Other versions of the layer are not affected"
-                + (version > 1 ? " (read version " + (version - 1) + " explicitly)" : "")
+                + (version > 1 ? " (read version " + (version - 1) + " with option versionAsOf=" + (version - 1) + ")" : "")
                 + "; `sfclayer verify " + layer + "` checks the whole layer", e);
         }
         if (md.version != version) {
@@ -138,65 +137,137 @@ public final class VersionLog {
         return new Path(layer, dirName);
     }
 
-    /**
-     * Publishes {@code md} (whose data directory is fully written) as the next version and returns
-     * it. Never overwrites a version: if another writer took the number first, takes the next one.
-     */
-    public long commit(LayerMetadata md) throws IOException {
-        fs.mkdirs(logDir());
-        FileContext fc = FileContext.getFileContext(layer.toUri(), conf);
-        Path tmp = new Path(logDir(), ".tmp-" + md.writeId + ".json");
-        for (int attempt = 0; attempt < 20; attempt++) {
-            List<Long> vs = versions();
-            long next = vs.isEmpty() ? 1 : vs.get(vs.size() - 1) + 1;
-            md.version = next;
-            try (FSDataOutputStream out = fs.create(tmp, true)) {
-                out.write(md.toJsonBytes());
+    /** Like {@link #read} but a missing version is an error naming the versions that exist. */
+    public LayerMetadata readExisting(long version) throws IOException {
+        List<Long> vs = versions();
+        if (!vs.contains(version)) {
+            throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version " + version
+                + (vs.isEmpty() ? " (it has no versions)" : "; its versions are " + describe(vs)));
+        }
+        return read(version);
+    }
+
+    /** The newest version committed at or before {@code millis} (epoch milliseconds). */
+    public LayerMetadata asOf(long millis) throws IOException {
+        List<Long> vs = versions();
+        LayerMetadata best = null;
+        String oldest = null;
+        for (long v : vs) {
+            LayerMetadata md = read(v);
+            if (oldest == null) {
+                oldest = "version " + v + " at " + md.createdAt;
             }
-            try {
-                fc.rename(tmp, new Path(logDir(), versionFileName(next)), Options.Rename.NONE);
-                return next;
-            } catch (FileAlreadyExistsException e) {
-                // a concurrent writer published this number first: take the next one
+            if (Instant.parse(md.createdAt).toEpochMilli() <= millis) {
+                best = md;
             }
         }
-        fs.delete(tmp, false);
-        throw new SfcLayerException("could not commit a new version of " + layer + ": too many concurrent commits");
+        if (best == null) {
+            throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version committed at or before "
+                + Instant.ofEpochMilli(millis) + (oldest == null ? " (it has no versions)"
+                : "; its oldest is " + oldest + " (versions " + describe(vs) + ")"));
+        }
+        return best;
+    }
+
+    static String describe(List<Long> vs) {
+        if (vs.size() <= 12) {
+            return vs.toString();
+        }
+        return "[" + vs.get(0) + ", " + vs.get(1) + ", ... " + vs.get(vs.size() - 1) + "] (" + vs.size() + " versions)";
+    }
+
+    /** Lost races a commit retries after, backing off (as Iceberg's commit.retry defaults). */
+    static final int COMMIT_RETRIES = 4;
+    static final long BACKOFF_MIN_MILLIS = 100;
+    static final long BACKOFF_MAX_MILLIS = 60_000;
+
+    /**
+     * Publishes {@code md} (whose data files are fully written) as the next version and returns the
+     * committed document. {@code md.readVersion} is the version the write read; if newer versions
+     * exist, the write is checked against them ({@link Conflicts}) and rebased on the newest, or fails
+     * with ConcurrentUpdate. Never overwrites a version document.
+     *
+     * @param added the files the write added (what a rebase keeps on top of the newest version)
+     */
+    public LayerMetadata commit(LayerMetadata md, List<DataFile> added) throws IOException {
+        fs.mkdirs(logDir());
+        Path tmp = new Path(logDir(), ".tmp-" + md.writeId + ".json");
+        long based = Math.max(0, md.readVersion);
+        LayerMetadata candidate = md;
+        try {
+            for (int attempt = 0; ; attempt++) {
+                List<Long> vs = versions();
+                long latest = vs.isEmpty() ? 0 : vs.get(vs.size() - 1);
+                if (latest > based) {
+                    List<LayerMetadata> newer = new ArrayList<>();
+                    for (long v = based + 1; v <= latest; v++) {
+                        newer.add(read(v));
+                    }
+                    Conflicts.check(layer.toString(), md, newer);
+                    candidate = Conflicts.rebase(md, added, newer.get(newer.size() - 1));
+                }
+                candidate.version = latest + 1;
+                try (FSDataOutputStream out = fs.create(tmp, true)) {
+                    out.write(candidate.toJsonBytes());
+                }
+                if (publish(tmp, new Path(logDir(), versionFileName(latest + 1)))) {
+                    return candidate;
+                }
+                if (attempt >= COMMIT_RETRIES) {
+                    throw new SfcLayerException.ConcurrentUpdate("could not commit to layer " + layer + ": version "
+                        + (latest + 1) + " was taken by another writer " + (attempt + 1)
+                        + " times in a row; nothing was published");
+                }
+                long backoff = Math.min(BACKOFF_MAX_MILLIS, BACKOFF_MIN_MILLIS << attempt);
+                try {
+                    Thread.sleep(backoff / 2 + (long) (Math.random() * backoff / 2));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new SfcLayerException("commit to layer " + layer + " interrupted; nothing was published");
+                }
+            }
+        } finally {
+            fs.delete(tmp, false);
+        }
     }
 
     /**
-     * Removes what no retained version needs: version documents older than the newest
-     * {@code retain}, their data directories, and data directories no version names that are
-     * older than {@code graceMillis} (leftovers of killed writes; younger ones may be writes in
-     * progress). Failures here never fail the write that already committed.
+     * Makes {@code tmp} the version document {@code target} unless {@code target} exists; false if
+     * another writer took it. HDFS (and FileContext filesystems): a rename without OVERWRITE,
+     * atomic. The local filesystem: its rename replaces an existing target, so a hard link instead
+     * (creating a link fails atomically when the name exists).
      */
-    public void cleanup(int retain, long graceMillis) {
-        try {
-            List<Long> vs = versions();
-            Set<String> keep = new HashSet<>();
-            int firstKept = Math.max(0, vs.size() - retain);
-            for (int i = firstKept; i < vs.size(); i++) {
-                keep.add(read(vs.get(i)).dataDir);
+    private boolean publish(Path tmp, Path target) throws IOException {
+        if ("file".equals(fs.getScheme())) {
+            java.nio.file.Path from = java.nio.file.Paths.get(tmp.toUri().getPath());
+            java.nio.file.Path to = java.nio.file.Paths.get(target.toUri().getPath());
+            try {
+                java.nio.file.Files.createLink(to, from);
+                return true;
+            } catch (java.nio.file.FileAlreadyExistsException e) {
+                return false;
             }
-            Set<String> retired = new HashSet<>();
-            for (int i = 0; i < firstKept; i++) {
-                try {
-                    retired.add(read(vs.get(i)).dataDir);
-                } catch (SfcLayerException e) {
-                    // unreadable old version: its data directory is left to the grace rule
-                }
-                fs.delete(new Path(logDir(), versionFileName(vs.get(i))), false);
-            }
-            long now = System.currentTimeMillis();
-            for (FileStatus st : fs.listStatus(layer)) {
-                String name = st.getPath().getName();
-                if (st.isDirectory() && name.startsWith(DATA_DIR_PREFIX) && !keep.contains(name)
-                    && (retired.contains(name) || now - st.getModificationTime() > graceMillis)) {
-                    fs.delete(st.getPath(), true);
-                }
-            }
-        } catch (IOException | SfcLayerException e) {
-            // best effort: what is left is ignored by readers and removed by a later write
         }
+        FileContext fc = FileContext.getFileContext(layer.toUri(), conf);
+        try {
+            fc.rename(tmp, target, Options.Rename.NONE);
+            return true;
+        } catch (FileAlreadyExistsException e) {
+            return false;
+        }
+    }
+
+    /** Every committed version's document, oldest first (unreadable ones are errors). */
+    public List<LayerMetadata> history() throws IOException {
+        List<LayerMetadata> out = new ArrayList<>();
+        for (long v : versions()) {
+            out.add(read(v));
+        }
+        return out;
+    }
+
+    /** Deletes one version document (vacuum only). */
+    public void deleteVersion(long version) throws IOException {
+        fs.delete(new Path(logDir(), versionFileName(version)), false);
     }
 }

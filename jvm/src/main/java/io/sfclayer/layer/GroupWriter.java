@@ -97,6 +97,25 @@ public final class GroupWriter implements Closeable {
         count = 0;
     }
 
+    /**
+     * Adds a whole stored group (compressed as the layer's groups are) as it is: an existing file's
+     * group that an update keeps unchanged is copied without being decoded.
+     */
+    public void addStored(long index, byte[] stored, int off, int len, int records) throws IOException {
+        if (index <= currentIndex) {
+            throw new IllegalStateException("records out of index order: " + index + " after " + currentIndex);
+        }
+        flush();
+        currentIndex = index;
+        files.append(index, stored, off, len, records);
+    }
+
+    /** Closes the current file, so the next group starts a new one (an update's untouched file lies between). */
+    public void endFile() throws IOException {
+        flush();
+        files.close();
+    }
+
     public List<DataFileWriter.FileStat> files() {
         return files.files();
     }

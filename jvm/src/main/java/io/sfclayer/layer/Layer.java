@@ -1,5 +1,7 @@
 package io.sfclayer.layer;
 
+import io.sfclayer.SfcLayerException;
+import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.VersionLog;
@@ -7,38 +9,50 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 
 import java.io.IOException;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 
 /**
- * One committed version of a layer, pinned: its metadata and (listed once, on first use) its data
- * files. Everything read through one Layer comes from that version even if the layer is rewritten.
+ * One committed version of a layer, pinned: its metadata and its data files. Everything read
+ * through one Layer comes from that version even if the layer changes. Format version 2 documents
+ * list their files, so opening one lists no directory; a version 1 document's data directory is
+ * listed once, on first use, and checked against the document.
  */
 public final class Layer {
     private final Path path;
     private final LayerMetadata metadata;
-    private final Path dataDir;
     private final Configuration conf;
     private DataFileListing listing;
     private java.util.Map<String, io.sfclayer.format.DataFileEntry> entries;
 
-    private Layer(Configuration conf, Path path, LayerMetadata metadata, Path dataDir) {
+    private Layer(Configuration conf, Path path, LayerMetadata metadata) {
         this.conf = conf;
         this.path = path;
         this.metadata = metadata;
-        this.dataDir = dataDir;
     }
 
     /** Opens the newest version of the layer at {@code path}. */
     public static Layer open(Configuration conf, String path) throws IOException {
         VersionLog log = new VersionLog(conf, new Path(path));
-        LayerMetadata md = log.current();
-        return new Layer(conf, log.layerPath(), md, log.dataDir(md.dataDir));
+        return new Layer(conf, log.layerPath(), log.current());
     }
 
-    /** Opens one version of the layer at {@code path}. */
-    public static Layer open(Configuration conf, String path, long version) throws IOException {
+    /**
+     * Opens a version: {@code version} when it is ≥ 0, else the newest committed at or before
+     * {@code asOfMillis} when that is ≥ 0, else the newest.
+     */
+    public static Layer open(Configuration conf, String path, long version, long asOfMillis) throws IOException {
         VersionLog log = new VersionLog(conf, new Path(path));
-        LayerMetadata md = log.read(version);
-        return new Layer(conf, log.layerPath(), md, log.dataDir(md.dataDir));
+        LayerMetadata md;
+        if (version >= 0) {
+            md = log.readExisting(version);
+        } else if (asOfMillis >= 0) {
+            md = log.asOf(asOfMillis);
+        } else {
+            md = log.current();
+        }
+        return new Layer(conf, log.layerPath(), md);
     }
 
     /** What the version document says about a data file (checked by readers). */
@@ -54,10 +68,6 @@ public final class Layer {
         return path;
     }
 
-    public Path dataDir() {
-        return dataDir;
-    }
-
     public LayerMetadata metadata() {
         return metadata;
     }
@@ -66,18 +76,37 @@ public final class Layer {
         return conf;
     }
 
-    /** The version's data files: listed on the first call only. */
+    /** The version's data files, sorted by first index. */
+    public List<DataFile> files() throws IOException {
+        listing();
+        if (metadata.files.size() != metadata.fileCount) {
+            throw new SfcLayerException.CorruptLayer("layer " + path + " version " + metadata.version
+                + " (format version 1) has no statistics for each of its " + metadata.fileCount
+                + " files; rewrite it with mode overwrite before updating it");
+        }
+        return metadata.files;
+    }
+
+    /** The version's data files as a listing: from the document, or (version 1) the directory. */
     public synchronized DataFileListing listing() throws IOException {
         if (listing == null) {
-            if (io.sfclayer.format.RecordFrame.checked(metadata.formatVersion)) {
-                entry("");
-                listing = DataFileListing.fromEntries(dataDir, entries.values());
-                if (listing.size() != metadata.fileCount) {
-                    throw new io.sfclayer.SfcLayerException.CorruptLayer("version " + metadata.version + " of layer "
-                        + path + " lists " + listing.size() + " data files but says fileCount " + metadata.fileCount);
-                }
+            String source = "layer " + path + " version " + metadata.version;
+            if (metadata.formatVersion >= 2) {
+                listing = DataFileListing.of(path, metadata.files, source);
             } else {
-                listing = DataFileListing.list(dataDir.getFileSystem(conf), dataDir, metadata.fileCount);
+                Path dataDir = new Path(path, metadata.dataDir);
+                DataFileListing listed = DataFileListing.list(dataDir.getFileSystem(conf), dataDir, metadata.fileCount);
+                Set<String> named = new HashSet<>();
+                for (DataFile f : metadata.files) {
+                    named.add(f.name);
+                }
+                for (int i = 0; i < listed.size() && !named.isEmpty(); i++) {
+                    if (!named.contains(listed.name(i))) {
+                        throw new SfcLayerException.CorruptLayer(source + ": data file " + listed.path(i)
+                            + " is not among the files its metadata lists");
+                    }
+                }
+                listing = listed;
             }
         }
         return listing;

@@ -3,6 +3,7 @@ package io.sfclayer.layer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileIndex;
 import io.sfclayer.format.DataFileListing;
@@ -97,19 +98,21 @@ public final class LayerVerifier {
             report.put("files", List.of());
             return JSON.writeValueAsString(report);
         }
-        Layer layer = Layer.open(conf, path, md.version);
+        Layer layer = Layer.open(conf, path, md.version, -1);
         report.put("version", md.version);
         report.put("formatVersion", md.formatVersion);
         List<DataFileEntry> entries = new ArrayList<>();
+        List<String> paths = new ArrayList<>();
         if (!md.files.isEmpty() || md.fileCount == 0) {
-            for (Map<String, Object> f : md.files) {
-                entries.add(DataFileEntry.fromJson(f, md.formatVersion, layer.path().toString()));
+            for (DataFile f : md.files) { // sorted by first index
+                entries.add(DataFileEntry.of(f, md.formatVersion, layer.path().toString()));
+                paths.add(new Path(new Path(layer.path(), f.dir), f.name).toString());
             }
-            entries.sort((a, b) -> Long.compare(a.firstIndex, b.firstIndex));
         } else {
             DataFileListing listing = layer.listing();
             for (int i = 0; i < listing.size(); i++) {
                 entries.add(layer.entry(listing.name(i)));
+                paths.add(listing.path(i).toString());
             }
         }
         if (entries.size() != md.fileCount) {
@@ -118,13 +121,12 @@ public final class LayerVerifier {
         List<Object[]> tasks = new ArrayList<>();
         for (int i = 0; i < entries.size(); i++) {
             long nextFirst = i + 1 < entries.size() ? entries.get(i + 1).firstIndex : Long.MAX_VALUE;
-            tasks.add(new Object[] {entries.get(i), nextFirst});
+            tasks.add(new Object[] {entries.get(i), nextFirst, paths.get(i)});
         }
         List<FileReport> files = new ArrayList<>();
         if (!tasks.isEmpty()) {
             JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
             SerializableConf sconf = new SerializableConf(conf);
-            String dir = layer.dataDir().toString();
             KeyIndex keyIndex = md.keyIndex;
             String valueSchema = md.valueSchemaJson;
             boolean spaceTime = md.isSpaceTime();
@@ -133,7 +135,7 @@ public final class LayerVerifier {
             jsc.setJobDescription("sfclayer: verify " + path + " v" + md.version);
             try {
                 int slices = Math.min(tasks.size(), Math.max(1, 4 * jsc.defaultParallelism()));
-                files = jsc.parallelize(tasks, slices).map(t -> verifyFile(sconf.get(), new Path(dir),
+                files = jsc.parallelize(tasks, slices).map(t -> verifyFile(sconf.get(), new Path((String) t[2]),
                     (DataFileEntry) t[0], (Long) t[1], keyIndex, valueSchema, spaceTime, compression)).collect();
             } finally {
                 jsc.setJobDescription(previous);
@@ -167,7 +169,7 @@ public final class LayerVerifier {
     }
 
     /** Checks one data file whole (on an executor). */
-    static FileReport verifyFile(Configuration conf, Path dir, DataFileEntry entry, long nextFirst, KeyIndex keyIndex,
+    static FileReport verifyFile(Configuration conf, Path file, DataFileEntry entry, long nextFirst, KeyIndex keyIndex,
                                  String valueSchema, boolean spaceTime, String compressionName) throws IOException {
         FileReport r = new FileReport();
         r.name = entry.name;
@@ -190,7 +192,6 @@ public final class LayerVerifier {
                 r.lost.add(m);
             }
         };
-        Path file = new Path(dir, entry.name);
         TileCursor cursor = new TileCursor(TileSchema.fromJson(valueSchema, spaceTime));
         ValueCompression compression = ValueCompression.parse(compressionName);
         try (DataFileReader reader = new DataFileReader(conf, file, entry, sink)) {

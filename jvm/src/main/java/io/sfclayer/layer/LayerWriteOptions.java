@@ -24,7 +24,7 @@ public final class LayerWriteOptions implements Serializable {
     /** Option names as users write them; matched case-insensitively, as Spark's options are. */
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
-        "compression", "extent", "crs", "indexInterval", "retainVersions", "formatVersion", "repair",
+        "compression", "extent", "crs", "indexInterval", "onExisting", "formatVersion", "repair",
     };
     public static final int DEFAULT_INDEX_INTERVAL = 4;
     public static final long DEFAULT_TIME_RESOLUTION_MICROS = 86_400_000_000L;
@@ -43,11 +43,12 @@ public final class LayerWriteOptions implements Serializable {
     public LayerMetadata.Extent extent;
     public String crs;
     public int indexInterval = DEFAULT_INDEX_INTERVAL;
-    public int retainVersions = 2;
-    /** The on-disk format to write: the current one, or 1 (no checksums: compatibility tests, benchmarks). */
+        /** The on-disk format to write: the current one, or 2 (no checksums: compatibility tests, benchmarks). */
     public int formatVersion = LayerMetadata.FORMAT_VERSION;
     /** Set by {@code LayerRepair}: what the repair dropped, recorded in the version document. */
     public Object repair;
+    /** What an append does with keys the layer already holds. */
+    public MergeWriter.OnExisting onExisting = MergeWriter.OnExisting.REPLACE;
 
     public static LayerWriteOptions parse(Map<String, String> options) {
         Map<String, String> lower = new LinkedHashMap<>();
@@ -132,13 +133,13 @@ public final class LayerWriteOptions implements Serializable {
         if ((v = lower.get("indexinterval")) != null) {
             o.indexInterval = (int) positive("indexInterval", v, 1 << 20);
         }
-        if ((v = lower.get("retainversions")) != null) {
-            o.retainVersions = (int) positive("retainVersions", v, 1000);
+        if ((v = lower.get("onexisting")) != null) {
+            o.onExisting = MergeWriter.OnExisting.parse(v);
         }
         if ((v = lower.get("formatversion")) != null) {
             String t = v.trim();
-            if (!t.equals("1") && !t.equals(Integer.toString(LayerMetadata.FORMAT_VERSION))) {
-                throw new SfcLayerException.InvalidArgument("option formatVersion: '" + v + "' is not 1 or "
+            if (!t.equals("2") && !t.equals(Integer.toString(LayerMetadata.FORMAT_VERSION))) {
+                throw new SfcLayerException.InvalidArgument("option formatVersion: '" + v + "' is not 2 or "
                     + LayerMetadata.FORMAT_VERSION + " (the formats this sfclayer writes)");
             }
             o.formatVersion = Integer.parseInt(t);

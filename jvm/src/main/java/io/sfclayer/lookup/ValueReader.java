@@ -75,6 +75,12 @@ public final class ValueReader implements Closeable {
         return new ValueReader(Layer.open(conf, path), cacheSize);
     }
 
+    /** A reader pinned to {@code version} (≥ 1), or the newest version at {@code asOfMillis} (≥ 0), or the newest. */
+    public static ValueReader open(Configuration conf, String path, int cacheSize, long version, long asOfMillis)
+            throws IOException {
+        return new ValueReader(Layer.open(conf, path, version, asOfMillis), cacheSize);
+    }
+
     public LayerMetadata metadata() {
         return md;
     }
@@ -203,8 +209,16 @@ public final class ValueReader implements Closeable {
                 hits++;
                 return f;
             }
-            f = new CachedFile(new DataFileReader(layer.conf(), listing.path(file), layer.entry(listing.name(file)), null),
-                new TileCursor(schema));
+            DataFileReader r;
+            try {
+                r = new DataFileReader(layer.conf(), listing.path(file), layer.entry(listing.name(file)), null);
+            } catch (SfcLayerException.CorruptLayer e) {
+                // name the pinned version: its files may have been vacuumed since it was opened
+                throw new SfcLayerException.CorruptLayer("layer " + layer.path() + " version " + md.version + ": "
+                    + e.getMessage() + " (a reader pinned to an old version loses it when vacuum removes its"
+                    + " files; refresh to the newest version)", e);
+            }
+            f = new CachedFile(r, new TileCursor(schema));
             opens++;
             cache.put(file, f);
             Iterator<Map.Entry<Integer, CachedFile>> it = cache.entrySet().iterator();

@@ -139,7 +139,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
                 pairs[2 * j] = s.ranges.get(j).lo;
                 pairs[2 * j + 1] = s.ranges.get(j).hi;
             }
-            Path file = new Path(layer.dataDir(), s.name);
+            Path file = new Path(s.path);
             out[i] = new SfcLayerInputPartition(file.toString(), layer.entry(s.name), pairs,
                 fs == null ? null : blockHosts(fs, file));
         }
@@ -155,7 +155,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
             return null;
         }
         try {
-            FileSystem fs = layer.dataDir().getFileSystem(layer.conf());
+            FileSystem fs = layer.path().getFileSystem(layer.conf());
             return "file".equals(fs.getScheme()) ? null : fs;
         } catch (IOException | UnsupportedOperationException e) {
             return null;

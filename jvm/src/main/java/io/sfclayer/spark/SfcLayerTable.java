@@ -3,6 +3,7 @@ package io.sfclayer.spark;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.TileGrid;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.catalog.MetadataColumn;
@@ -55,13 +56,47 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
     synchronized Layer layer() {
         if (layer == null) {
             try {
-                layer = Layer.open(SparkSession.active().sparkContext().hadoopConfiguration(), path());
+                layer = Layer.open(SparkSession.active().sparkContext().hadoopConfiguration(), path(),
+                    versionAsOf(options), timestampAsOfMillis(options));
             } catch (IOException e) {
                 throw new SfcLayerException("cannot open layer " + path() + ": " + e, e);
             }
         }
         return layer;
     }
+
+    /** Read option {@code versionAsOf}: the version to read (as Delta names it); -1 when absent. */
+    static long versionAsOf(Map<String, String> options) {
+        String v = new CaseInsensitiveStringMap(options).get(OPTION_VERSION_AS_OF);
+        if (v == null) {
+            return -1;
+        }
+        try {
+            long n = Long.parseLong(v.trim());
+            if (n >= 1) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // below
+        }
+        throw new SfcLayerException.InvalidArgument("option versionAsOf: '" + v + "' is not a version number (1, 2, ...)");
+    }
+
+    /** Read option {@code timestampAsOf}: read the newest version committed at or before it; -1 when absent. */
+    static long timestampAsOfMillis(Map<String, String> options) {
+        CaseInsensitiveStringMap o = new CaseInsensitiveStringMap(options);
+        String v = o.get(OPTION_TIMESTAMP_AS_OF);
+        if (v == null) {
+            return -1;
+        }
+        if (o.get(OPTION_VERSION_AS_OF) != null) {
+            throw new SfcLayerException.InvalidArgument("give option versionAsOf or timestampAsOf, not both");
+        }
+        return Math.floorDiv(LayerWriteOptions.parseInstantMicros(OPTION_TIMESTAMP_AS_OF, v.trim()), 1000L);
+    }
+
+    public static final String OPTION_VERSION_AS_OF = "versionAsOf";
+    public static final String OPTION_TIMESTAMP_AS_OF = "timestampAsOf";
 
     @Override
     public String name() {

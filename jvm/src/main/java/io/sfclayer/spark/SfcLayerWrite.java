@@ -12,11 +12,13 @@ import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.TileWriter;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.VersionLog;
-import io.sfclayer.layer.GroupWriter;
+import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.MergeWriter;
 import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.PartitionBreaks;
 import io.sfclayer.layer.TileGrid;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.api.java.JavaRDD;
@@ -60,8 +62,6 @@ import java.util.Set;
  * one writing stage are all a write costs (one small aggregation job more when no bounds are given).
  */
 public final class SfcLayerWrite {
-    /** Unreferenced data directories younger than this may be writes in progress: left alone. */
-    static final long ORPHAN_GRACE_MILLIS = 3_600_000L;
     public static final Set<String> RESERVED = Set.of("_sfc_index", "_file");
 
     private SfcLayerWrite() {
@@ -103,10 +103,6 @@ public final class SfcLayerWrite {
             throw new SfcLayerException.InvalidArgument("no layer path: use save(path)");
         }
         LayerWriteOptions opts = LayerWriteOptions.parse(options);
-        if (mode == SaveMode.Append) {
-            throw new SfcLayerException.InvalidArgument("save mode append is not supported yet (incremental "
-                + "updates are planned); use overwrite to replace the layer at " + path);
-        }
         Dataset<Row> data = normaliseKeys(input);
         StructType schema = data.schema();
         boolean spaceTime = Arrays.asList(schema.fieldNames()).contains("time");
@@ -128,7 +124,8 @@ public final class SfcLayerWrite {
         Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
         VersionLog log = new VersionLog(conf, new Path(path));
         FileSystem fs = log.fileSystem();
-        if (log.isLayer()) {
+        List<Long> versions = log.versions();
+        if (!versions.isEmpty()) {
             if (mode == SaveMode.Ignore) {
                 return null;
             }
@@ -136,13 +133,24 @@ public final class SfcLayerWrite {
                 throw new SfcLayerException.LayerExists("a layer already exists at " + log.layerPath()
                     + " (mode errorifexists); use mode overwrite to replace it");
             }
-        } else if (log.pathExists() && (!fs.getFileStatus(log.layerPath()).isDirectory()
-                || fs.listStatus(log.layerPath()).length > 0)) {
+        } else if (log.pathExists() && !onlyLeftovers(fs, log.layerPath())) {
             if (mode == SaveMode.Ignore) {
                 return null;
             }
             throw new SfcLayerException.LayerExists(log.layerPath() + " exists and is not an sfclayer layer;"
                 + " sfclayer never deletes what it did not write: choose another path or remove it");
+        }
+
+        Layer base = versions.isEmpty() ? null : Layer.open(conf, path);
+        if (mode == SaveMode.Append && base != null) {
+            LayerMetadata md0 = base.metadata();
+            List<String> layerValues = checkAppendSchema(md0, valueSchema, spaceTime, log.layerPath().toString());
+            JavaRDD<InternalRow> rows = data.queryExecution().toRdd().toJavaRDD();
+            int partitions = opts.partitions > 0 ? opts.partitions : Math.max(1, rows.getNumPartitions());
+            Encode encode = new Encode(md0.keyIndex, TileSchema.fromJson(md0.valueSchemaJson, spaceTime), schema,
+                layerValues);
+            return SfcLayerUpdate.append(new SfcLayerUpdate.Job(spark, log, conf), base,
+                rows.mapPartitionsToPair(encode), partitions, opts.onExisting);
         }
 
         KeyIndex keyIndex = buildKeyIndex(data, opts, spaceTime);
@@ -151,36 +159,20 @@ public final class SfcLayerWrite {
         long blockSize = opts.blockSize > 0 ? opts.blockSize : fs.getDefaultBlockSize(log.layerPath());
         long[] breaks = PartitionBreaks.compute(keyIndex, partitions);
 
-        String writeId = VersionLog.newWriteId();
-        String dataDirName = VersionLog.DATA_DIR_PREFIX + writeId;
-        Path dataDir = log.dataDir(dataDirName);
+        SfcLayerUpdate.Job job = new SfcLayerUpdate.Job(spark, log, conf);
         JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(conf));
         Encode encode = new Encode(keyIndex, tileSchema, schema, valueNames);
-        WriteFiles writeFiles = new WriteFiles(confB, dataDir.toString(), blockSize, opts.indexInterval, writeId,
-            opts.compression, keyIndex, opts.formatVersion);
-
-        String previousDescription = jsc.getLocalProperty("spark.job.description");
-        jsc.setJobDescription("sfclayer: write " + path);
+        UpdateTask task = new UpdateTask(confB, log.layerPath().toString(), job.dataDirName, blockSize,
+            opts.indexInterval, job.writeId, opts.compression, keyIndex, valueSchema.json(), null, Set.of(),
+            MergeWriter.OnExisting.REPLACE, List.of()).withFormatVersion(opts.formatVersion);
+        job.formatVersion = opts.formatVersion;
+        job.repair = opts.repair;
         boolean committed = false;
         try {
-            fs.mkdirs(dataDir);
-            List<FileStat> stats = rows.mapPartitionsToPair(encode)
-                .repartitionAndSortWithinPartitions(new IndexPartitioner(breaks))
-                .mapPartitionsWithIndex(writeFiles, true)
-                .collect();
-            List<FileStat> files = new ArrayList<>(stats);
-            files.sort((a, b) -> Long.compare(a.firstIndex, b.firstIndex));
-            // What is on disk must be exactly what the tasks reported (a retried task rewrites its
-            // files under the same names; anything else is an error, not silently published).
-            DataFileListing listing = DataFileListing.list(fs, dataDir, files.size());
-
+            List<UpdateTask.Result> results = job.run(rows.mapPartitionsToPair(encode)
+                .repartitionAndSortWithinPartitions(new IndexPartitioner(breaks)), task, "sfclayer: write " + path);
             LayerMetadata md = new LayerMetadata();
-            md.formatVersion = opts.formatVersion;
-            md.repair = opts.repair;
-            md.writeId = writeId;
-            md.createdAt = Instant.now().toString();
-            md.dataDir = dataDirName;
             md.keyIndex = keyIndex;
             md.valueSchemaJson = valueSchema.json();
             md.tileSchemaJson = tileSchema.avroSchemaJson();
@@ -189,38 +181,69 @@ public final class SfcLayerWrite {
             md.indexInterval = opts.indexInterval;
             md.extent = opts.extent;
             md.crs = opts.crs;
-            for (FileStat f : files) {
-                md.recordCount += f.records;
-                md.indexCount += f.indexes;
-                md.dataBytes += f.dataBytes;
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put("name", f.name);
-                m.put("firstIndex", f.firstIndex);
-                m.put("lastIndex", f.lastIndex);
-                m.put("records", f.records);
-                m.put("indexes", f.indexes);
-                m.put("dataBytes", f.dataBytes);
-                if (io.sfclayer.format.RecordFrame.checked(md.formatVersion)) {
-                    m.put(LayerMetadata.FILE_INDEX_CRC, f.indexCrc32c);
-                }
-                md.files.add(m);
-            }
-            md.fileCount = listing.size();
-            log.commit(md);
+            md.operation = base == null ? "write" : "overwrite";
+            md.readVersion = base == null ? -1 : base.metadata().version;
+            LayerMetadata out = job.commit(md, base == null ? List.of() : base.files(), results, true);
             committed = true;
-            log.cleanup(opts.retainVersions, ORPHAN_GRACE_MILLIS);
-            return md;
+            return out;
         } finally {
-            jsc.setJobDescription(previousDescription);
             confB.destroy();
             if (!committed) {
-                try {
-                    fs.delete(dataDir, true);
-                } catch (IOException ignored) {
-                    // readers never see an uncommitted directory; a later write removes it
-                }
+                job.discard();
             }
         }
+    }
+
+    /**
+     * Whether a path holds nothing but what sfclayer writes (data directories, an empty or
+     * version-less commit log): the leftovers of a killed first write, which is no layer yet.
+     */
+    static boolean onlyLeftovers(FileSystem fs, Path path) throws IOException {
+        if (!fs.getFileStatus(path).isDirectory()) {
+            return false;
+        }
+        for (FileStatus st : fs.listStatus(path)) {
+            String name = st.getPath().getName();
+            if (!st.isDirectory() || !(name.startsWith(VersionLog.DATA_DIR_PREFIX) || name.equals(VersionLog.LOG_DIR))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * An append's value columns must be the layer's (same names and types, in any order); returns
+     * them in the layer's order, or fails naming the column that differs.
+     */
+    static List<String> checkAppendSchema(LayerMetadata md, StructType values, boolean spaceTime, String layer) {
+        if (spaceTime != md.isSpaceTime()) {
+            throw new SfcLayerException.InvalidInput("cannot append to layer " + layer + ": it is "
+                + (md.isSpaceTime() ? "space-time (keys col, row, time)" : "spatial (keys col, row)")
+                + " but the DataFrame " + (spaceTime ? "has" : "has no") + " time column");
+        }
+        StructType layerValues = (StructType) DataType.fromJson(md.valueSchemaJson);
+        List<String> out = new ArrayList<>();
+        for (StructField f : layerValues.fields()) {
+            if (!Arrays.asList(values.fieldNames()).contains(f.name())) {
+                throw new SfcLayerException.InvalidInput("cannot append to layer " + layer + ": the DataFrame has no"
+                    + " value column '" + f.name() + "' (" + f.dataType().simpleString() + ") that the layer has");
+            }
+            StructField g = values.apply(f.name());
+            if (!g.dataType().sameType(f.dataType()) || (g.nullable() && !f.nullable())) {
+                throw new SfcLayerException.InvalidInput("cannot append to layer " + layer + ": value column '"
+                    + f.name() + "' is " + g.dataType().simpleString() + (g.nullable() ? " (nullable)" : "")
+                    + " in the DataFrame but " + f.dataType().simpleString() + (f.nullable() ? "" : " (not null)")
+                    + " in the layer");
+            }
+            out.add(f.name());
+        }
+        for (StructField g : values.fields()) {
+            if (!out.contains(g.name())) {
+                throw new SfcLayerException.InvalidInput("cannot append to layer " + layer + ": value column '"
+                    + g.name() + "' is not in the layer (its value columns are " + out + ")");
+            }
+        }
+        return out;
     }
 
     /** Narrow int types for keys are widened; wrong types are refused by name. */
@@ -357,49 +380,6 @@ public final class SfcLayerWrite {
                     return new Tuple2<>(index, writer.encodeRecord(row));
                 }
             };
-        }
-    }
-
-    /** Writing side: sorted (index, record) pairs of one partition become rolled MapFiles. */
-    static final class WriteFiles implements Function2<Integer, Iterator<Tuple2<Long, byte[]>>, Iterator<FileStat>> {
-        private static final long serialVersionUID = 1L;
-        private final Broadcast<SerializableConf> conf;
-        private final String dataDir;
-        private final long blockSize;
-        private final int indexInterval;
-        private final String writeId;
-        private final ValueCompression compression;
-        private final KeyIndex keyIndex;
-        private final int formatVersion;
-
-        WriteFiles(Broadcast<SerializableConf> conf, String dataDir, long blockSize, int indexInterval, String writeId,
-                   ValueCompression compression, KeyIndex keyIndex, int formatVersion) {
-            this.formatVersion = formatVersion;
-            this.conf = conf;
-            this.dataDir = dataDir;
-            this.blockSize = blockSize;
-            this.indexInterval = indexInterval;
-            this.writeId = writeId;
-            this.compression = compression;
-            this.keyIndex = keyIndex;
-        }
-
-        @Override
-        public Iterator<FileStat> call(Integer partition, Iterator<Tuple2<Long, byte[]>> records) throws IOException {
-            DataFileWriter files = new DataFileWriter(conf.value().get(), new Path(dataDir), partition, blockSize,
-                indexInterval, writeId, formatVersion);
-            GroupWriter groups = new GroupWriter(files, compression, keyIndex);
-            try {
-                while (records.hasNext()) {
-                    Tuple2<Long, byte[]> r = records.next();
-                    groups.add(r._1(), r._2());
-                }
-                groups.close();
-            } catch (IOException | RuntimeException e) {
-                groups.abort();
-                throw e;
-            }
-            return groups.files().iterator();
         }
     }
 }

@@ -1,0 +1,86 @@
+package io.sfclayer.format;
+
+import io.sfclayer.SfcLayerException;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The optimistic-concurrency rules of a commit (docs/FORMAT.md, "Commit protocol"): a write based on
+ * version R may commit on top of newer versions only if none of them replaced the layer, removed a
+ * file this write removed, or changed an index span this write changed; it is then rebuilt from the
+ * newest version (a rebase). Otherwise it fails with {@link SfcLayerException.ConcurrentUpdate}.
+ */
+public final class Conflicts {
+    private Conflicts() {
+    }
+
+    static boolean replacesLayer(LayerMetadata md) {
+        return md.operation.equals("write") || md.operation.equals("overwrite");
+    }
+
+    /** Throws ConcurrentUpdate naming the version and what conflicts, if {@code mine} cannot rebase over {@code newer}. */
+    public static void check(String layer, LayerMetadata mine, List<LayerMetadata> newer) {
+        Set<String> myRemoved = new HashSet<>(mine.removedFiles);
+        for (LayerMetadata v : newer) {
+            String head = "concurrent update of layer " + layer + ": this " + mine.operation + " read version "
+                + Math.max(0, mine.readVersion) + ", but version " + v.version + " (" + v.operation + ", " + v.createdAt
+                + ") was committed since";
+            if (replacesLayer(v)) {
+                throw new SfcLayerException.ConcurrentUpdate(head + " and replaced the whole layer; nothing was "
+                    + "published, retry the " + mine.operation);
+            }
+            if (replacesLayer(mine)) {
+                throw new SfcLayerException.ConcurrentUpdate(head + "; an overwrite conflicts with every concurrent "
+                    + "change, nothing was published");
+            }
+            List<String> both = new ArrayList<>();
+            for (String f : v.removedFiles) {
+                if (myRemoved.contains(f)) {
+                    both.add(f);
+                }
+            }
+            if (!both.isEmpty()) {
+                throw new SfcLayerException.ConcurrentUpdate(head + " and rewrote or removed the same files "
+                    + both + "; nothing was published");
+            }
+            for (long[] a : mine.changedRanges) {
+                for (long[] b : v.changedRanges) {
+                    if (a[0] <= b[1] && b[0] <= a[1]) {
+                        throw new SfcLayerException.ConcurrentUpdate(head + " and changed index range [" + b[0] + ", "
+                            + b[1] + "], which meets this write's [" + a[0] + ", " + a[1] + "]; nothing was published");
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * {@code mine} rebuilt on top of {@code newest}: every field of the newest version it does not
+     * change, the newest version's files minus those it removed plus those it added.
+     */
+    public static LayerMetadata rebase(LayerMetadata mine, List<DataFile> added, LayerMetadata newest) {
+        LayerMetadata r = newest.copy();
+        r.formatVersion = LayerMetadata.FORMAT_VERSION;
+        r.writeId = mine.writeId;
+        r.createdAt = mine.createdAt;
+        r.dataDir = mine.dataDir;
+        r.operation = mine.operation;
+        r.readVersion = mine.readVersion;
+        r.removedFiles = new ArrayList<>(mine.removedFiles);
+        r.changedRanges = new ArrayList<>(mine.changedRanges);
+        r.metrics = mine.metrics;
+        Set<String> removed = new HashSet<>(mine.removedFiles);
+        List<DataFile> files = new ArrayList<>();
+        for (DataFile f : newest.files) {
+            if (!removed.contains(f.id())) {
+                files.add(f);
+            }
+        }
+        files.addAll(added);
+        r.setFiles(files);
+        return r;
+    }
+}

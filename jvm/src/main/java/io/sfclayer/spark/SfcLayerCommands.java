@@ -1,0 +1,145 @@
+package io.sfclayer.spark;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sfclayer.SfcLayerException;
+import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.VersionLog;
+import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.LayerWriteOptions;
+import io.sfclayer.layer.TileGrid;
+import io.sfclayer.layer.Vacuum;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.SparkSession;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Layer maintenance as plain calls with string arguments and JSON answers (what the Python package
+ * and the CLI call through py4j): history, delete, compact, vacuum.
+ */
+public final class SfcLayerCommands {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private SfcLayerCommands() {
+    }
+
+    private static Configuration conf(SparkSession spark) {
+        return new Configuration(spark.sparkContext().hadoopConfiguration());
+    }
+
+    private static String json(Object o) {
+        try {
+            return JSON.writeValueAsString(o);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** One line of history: a version's number, commit time, operation and counts. */
+    static Map<String, Object> summary(LayerMetadata md) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("version", md.version);
+        m.put("createdAt", md.createdAt);
+        m.put("operation", md.operation);
+        m.put("readVersion", md.readVersion < 0 ? null : md.readVersion);
+        m.put("recordCount", md.recordCount);
+        m.put("fileCount", md.fileCount);
+        m.put("dataBytes", md.dataBytes);
+        m.put("metrics", md.metrics);
+        return m;
+    }
+
+    /** Every retained version, oldest first, as a JSON array of {@link #summary}s. */
+    public static String history(SparkSession spark, String path) throws IOException {
+        VersionLog log = new VersionLog(conf(spark), new Path(path));
+        List<LayerMetadata> versions = log.history();
+        if (versions.isEmpty()) {
+            log.current(); // LayerNotFound naming the path
+        }
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (LayerMetadata md : versions) {
+            out.add(summary(md));
+        }
+        return json(out);
+    }
+
+    /**
+     * Deletes the tiles in the box given by {@code keys} ("colMin,rowMin,colMax,rowMax"), {@code bbox}
+     * ("xmin,ymin,xmax,ymax" in map units) and {@code time} ("start,end" epoch micros), each optional
+     * (null) but not all; they intersect, as in a read. Returns the new version's summary.
+     */
+    public static String delete(SparkSession spark, String path, String keys, String bbox, String time)
+            throws IOException {
+        if (keys == null && bbox == null && time == null) {
+            throw new SfcLayerException.InvalidArgument("delete: give keys, bbox or time (to delete every tile,"
+                + " overwrite the layer)");
+        }
+        Layer layer = Layer.open(conf(spark), path);
+        LayerMetadata md = layer.metadata();
+        QueryBox box = QueryBox.of(md.keyIndex.bounds());
+        if (md.isSpaceTime()) {
+            box = QueryBox.of(box.colMin, box.rowMin, box.colMax, box.rowMax, md.keyIndex.timeBounds().minMicros,
+                md.keyIndex.timeBounds().maxMicros);
+        }
+        List<QueryBox> boxes = new ArrayList<>(List.of(box));
+        if (keys != null) {
+            String[] p = keys.split(",");
+            if (p.length != 4) {
+                throw new SfcLayerException.InvalidArgument("delete: keys '" + keys + "' must be colMin,rowMin,colMax,rowMax");
+            }
+            boxes = intersect(boxes, QueryBox.of(Integer.parseInt(p[0].trim()), Integer.parseInt(p[1].trim()),
+                Integer.parseInt(p[2].trim()), Integer.parseInt(p[3].trim()), Long.MIN_VALUE, Long.MAX_VALUE));
+        }
+        if (bbox != null) {
+            List<QueryBox> b = SfcLayerScanBuilder.parseBbox(bbox, TileGrid.of(md), layer);
+            if (b.isEmpty()) {
+                boxes = List.of();
+            } else {
+                QueryBox k = b.get(0);
+                boxes = intersect(boxes, QueryBox.of(k.colMin, k.rowMin, k.colMax, k.rowMax, Long.MIN_VALUE, Long.MAX_VALUE));
+            }
+        }
+        if (time != null) {
+            if (!md.isSpaceTime()) {
+                throw new SfcLayerException.InvalidArgument("delete: layer " + path + " is spatial: its keys have no time");
+            }
+            String[] p = time.split(",");
+            long t0 = LayerWriteOptions.parseInstantMicros("time", p[0].trim());
+            long t1 = LayerWriteOptions.parseInstantMicros("time", p[1].trim());
+            boxes = intersect(boxes, QueryBox.of(Integer.MIN_VALUE, Integer.MIN_VALUE, Integer.MAX_VALUE,
+                Integer.MAX_VALUE, t0, t1));
+        }
+        if (boxes.isEmpty()) {
+            return json(summary(md));
+        }
+        return json(summary(SfcLayerUpdate.delete(spark, path, boxes)));
+    }
+
+    private static List<QueryBox> intersect(List<QueryBox> boxes, QueryBox with) {
+        List<QueryBox> out = new ArrayList<>();
+        for (QueryBox b : boxes) {
+            QueryBox i = b.intersect(with);
+            if (i != null) {
+                out.add(i);
+            }
+        }
+        return out;
+    }
+
+    /** Compacts runs of small files; returns the newest version's summary. */
+    public static String compact(SparkSession spark, String path) throws IOException {
+        return json(summary(SfcLayerUpdate.compact(spark, path)));
+    }
+
+    /** See {@link Vacuum#run}; returns its report as JSON. */
+    public static String vacuum(SparkSession spark, String path, long retainMillis, boolean dryRun,
+                                boolean enforceRetention) throws IOException {
+        return json(Vacuum.run(conf(spark), path, retainMillis, dryRun, enforceRetention));
+    }
+}

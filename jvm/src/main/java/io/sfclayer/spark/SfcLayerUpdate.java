@@ -1,0 +1,380 @@
+package io.sfclayer.spark;
+
+import io.sfclayer.SfcLayerException;
+import io.sfclayer.curve.IndexRange;
+import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.DataFileListing;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.ValueCompression;
+import io.sfclayer.format.VersionLog;
+import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.MergeWriter;
+import io.sfclayer.layer.PartitionBreaks;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.sql.SparkSession;
+
+import java.io.IOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Updates of an existing layer, each one Spark job and one commit (docs/FORMAT.md, "Commit
+ * protocol"): append/upsert, delete and compact. Only the files an update must change are read and
+ * rewritten; the new version references every other file where it is.
+ */
+public final class SfcLayerUpdate {
+    private SfcLayerUpdate() {
+    }
+
+    /** What a job needs besides its input: where it writes and how. */
+    static final class Job {
+        final SparkSession spark;
+        final VersionLog log;
+        final String writeId = VersionLog.newWriteId();
+        final String dataDirName = VersionLog.DATA_DIR_PREFIX + writeId;
+        final Configuration conf;
+
+        Job(SparkSession spark, VersionLog log, Configuration conf) {
+            this.spark = spark;
+            this.log = log;
+            this.conf = conf;
+        }
+
+        JavaSparkContext jsc() {
+            return JavaSparkContext.fromSparkContext(spark.sparkContext());
+        }
+
+        /** Runs {@code input} through {@code task} under a job description, removing the write's files if it fails. */
+        List<UpdateTask.Result> run(JavaPairRDD<Long, byte[]> input, UpdateTask task, String description) {
+            JavaSparkContext jsc = jsc();
+            String previous = jsc.getLocalProperty("spark.job.description");
+            jsc.setJobDescription(description);
+            try {
+                return input.mapPartitionsWithIndex(task, true).collect();
+            } finally {
+                jsc.setJobDescription(previous);
+            }
+        }
+
+        /** Removes this write's data directory (it failed, or lost a race). */
+        void discard() {
+            try {
+                log.fileSystem().delete(log.dataDir(dataDirName), true);
+            } catch (IOException ignored) {
+                // no version names it; vacuum removes what is left
+            }
+        }
+
+        /**
+         * Builds the new version from {@code md} (its shape fields set) with {@code baseFiles} minus
+         * what the tasks removed (all of them when {@code replaceAll}) plus what they added, and commits it.
+         */
+        /** The format of the version committed. */
+        int formatVersion = LayerMetadata.FORMAT_VERSION;
+        /** What a repair dropped, recorded in the version's history entry; null for other writes. */
+        Object repair;
+
+        LayerMetadata commit(LayerMetadata md, List<DataFile> baseFiles, List<UpdateTask.Result> results,
+                             boolean replaceAll) throws IOException {
+            List<DataFile> added = new ArrayList<>();
+            List<DataFile> removed = new ArrayList<>();
+            long[] counts = new long[4];
+            for (UpdateTask.Result r : results) {
+                added.addAll(r.added);
+                removed.addAll(r.removed);
+                for (int i = 0; i < 4; i++) {
+                    counts[i] += r.counts[i];
+                }
+            }
+            if (replaceAll) {
+                removed = new ArrayList<>(baseFiles);
+            }
+            Set<String> removedIds = new HashSet<>();
+            for (DataFile f : removed) {
+                removedIds.add(f.id());
+            }
+            List<DataFile> files = new ArrayList<>();
+            for (DataFile f : baseFiles) {
+                if (!removedIds.contains(f.id())) {
+                    files.add(f);
+                }
+            }
+            files.addAll(added);
+            md.formatVersion = formatVersion;
+            md.writeId = writeId;
+            md.createdAt = Instant.now().toString();
+            md.dataDir = dataDirName;
+            md.setFiles(files);
+            md.removedFiles = new ArrayList<>(removedIds);
+            md.removedFiles.sort(null);
+            md.changedRanges = spans(added, replaceAll ? List.of() : removed);
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("filesAdded", added.size());
+            m.put("filesRemoved", removed.size());
+            m.put("recordsAdded", added.stream().mapToLong(f -> f.records).sum());
+            m.put("recordsRemoved", removed.stream().mapToLong(f -> f.records).sum());
+            m.put("bytesWritten", added.stream().mapToLong(f -> f.dataBytes).sum());
+            m.put("tilesInserted", counts[0]);
+            m.put("tilesReplaced", counts[1]);
+            m.put("tilesKept", counts[2]);
+            m.put("tilesDeleted", counts[3]);
+            if (repair != null) {
+                // the history entry of a repair lists what it dropped
+                md.operation = "repair";
+                m.put("dropped", repair);
+            }
+            md.metrics = m;
+            TestHooks.beforeCommit(conf);
+            LayerMetadata committed = log.commit(md, added);
+            removeOtherAttempts(added);
+            return committed;
+        }
+
+        /** Best effort: attempt directories of this write that no result named (failed or duplicate attempts). */
+        private void removeOtherAttempts(List<DataFile> added) {
+            Set<String> used = new HashSet<>();
+            for (DataFile f : added) {
+                used.add(f.dir);
+            }
+            try {
+                FileSystem fs = log.fileSystem();
+                Path dir = log.dataDir(dataDirName);
+                if (!fs.exists(dir)) {
+                    return;
+                }
+                for (FileStatus st : fs.listStatus(dir)) {
+                    if (!used.contains(dataDirName + "/" + st.getPath().getName())) {
+                        fs.delete(st.getPath(), true);
+                    }
+                }
+                if (used.isEmpty()) {
+                    fs.delete(dir, true);
+                }
+            } catch (IOException ignored) {
+                // never referenced: vacuum removes it
+            }
+        }
+    }
+
+    /** The sorted, merged index spans of {@code a} and {@code b}'s files. */
+    static List<long[]> spans(List<DataFile> a, List<DataFile> b) {
+        List<long[]> all = new ArrayList<>();
+        for (DataFile f : a) {
+            all.add(new long[] {f.firstIndex, f.lastIndex});
+        }
+        for (DataFile f : b) {
+            all.add(new long[] {f.firstIndex, f.lastIndex});
+        }
+        all.sort((x, y) -> Long.compare(x[0], y[0]));
+        List<long[]> out = new ArrayList<>();
+        for (long[] s : all) {
+            if (!out.isEmpty() && s[0] <= out.get(out.size() - 1)[1] + 1) {
+                long[] last = out.get(out.size() - 1);
+                last[1] = Math.max(last[1], s[1]);
+            } else {
+                out.add(s.clone());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Partition breaks moved so no existing file straddles two partitions: a break inside a file's
+     * span moves down to the file's first index (the whole file goes to the upper partition).
+     */
+    static long[] snap(long[] breaks, List<DataFile> files) {
+        long[] firsts = files.stream().mapToLong(f -> f.firstIndex).toArray();
+        long[] out = breaks.clone();
+        for (int k = 0; k < out.length; k++) {
+            int pos = Arrays.binarySearch(firsts, out[k]);
+            int i = pos >= 0 ? pos : -pos - 2;
+            if (i >= 0 && firsts[i] < out[k] && files.get(i).lastIndex >= out[k]) {
+                out[k] = firsts[i];
+            }
+        }
+        return out;
+    }
+
+    /** The existing files of each partition under {@code breaks}. */
+    static List<List<DataFile>> assign(long[] breaks, List<DataFile> files) {
+        List<List<DataFile>> out = new ArrayList<>();
+        for (int p = 0; p <= breaks.length; p++) {
+            out.add(new ArrayList<>());
+        }
+        for (DataFile f : files) {
+            out.get(PartitionBreaks.partitionOf(breaks, f.firstIndex)).add(f);
+        }
+        return out;
+    }
+
+    /**
+     * Appends (upserts) encoded records to the layer's newest version {@code base}: one shuffle by
+     * the layer's key index into partitions no existing file straddles, then each task merges its
+     * records with the files they fall in.
+     */
+    static LayerMetadata append(Job job, Layer base, JavaPairRDD<Long, byte[]> encoded, int partitions,
+                                MergeWriter.OnExisting onExisting) throws IOException {
+        LayerMetadata md0 = base.metadata();
+        List<DataFile> files = base.files();
+        long[] breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
+        JavaSparkContext jsc = job.jsc();
+        Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
+        Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(assign(breaks, files));
+        UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
+            md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
+            md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
+        boolean committed = false;
+        try {
+            List<UpdateTask.Result> results = job.run(
+                encoded.repartitionAndSortWithinPartitions(new IndexPartitioner(breaks)), task,
+                "sfclayer: append to " + base.path());
+            LayerMetadata md = md0.copy();
+            md.operation = "append";
+            md.readVersion = md0.version;
+            LayerMetadata out = job.commit(md, files, results, false);
+            committed = true;
+            return out;
+        } finally {
+            confB.destroy();
+            perTask.destroy();
+            if (!committed) {
+                job.discard();
+            }
+        }
+    }
+
+    /**
+     * Rewrites {@code groups} of existing files (each group one task, adjacent files together) with
+     * the tiles in {@code deleteBoxes} dropped; no new records. Returns null when nothing changed.
+     */
+    private static LayerMetadata rewrite(Job job, Layer base, List<List<DataFile>> groups, Set<String> ids,
+                                         List<QueryBox> deleteBoxes, String operation) throws IOException {
+        LayerMetadata md0 = base.metadata();
+        if (groups.isEmpty()) {
+            return null;
+        }
+        JavaSparkContext jsc = job.jsc();
+        Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
+        Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(groups);
+        UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
+            md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
+            md0.valueSchemaJson, perTask, ids, MergeWriter.OnExisting.REPLACE, deleteBoxes);
+        boolean committed = false;
+        try {
+            JavaPairRDD<Long, byte[]> none = JavaPairRDD.fromJavaRDD(
+                jsc.<scala.Tuple2<Long, byte[]>>parallelize(new ArrayList<>(), groups.size()));
+            List<UpdateTask.Result> results = job.run(none, task, "sfclayer: " + operation + " " + base.path());
+            long deleted = results.stream().mapToLong(r -> r.counts[3]).sum();
+            if (operation.equals("delete") && deleted == 0) {
+                return null;
+            }
+            LayerMetadata md = md0.copy();
+            md.operation = operation;
+            md.readVersion = md0.version;
+            LayerMetadata out = job.commit(md, base.files(), results, false);
+            committed = true;
+            return out;
+        } finally {
+            confB.destroy();
+            perTask.destroy();
+            if (!committed) {
+                job.discard();
+            }
+        }
+    }
+
+    /** Splits sorted files into at most {@code n} groups of adjacent files. */
+    static List<List<DataFile>> chunks(List<DataFile> files, int n) {
+        List<List<DataFile>> out = new ArrayList<>();
+        int per = Math.max(1, (files.size() + n - 1) / Math.max(1, n));
+        for (int i = 0; i < files.size(); i += per) {
+            out.add(new ArrayList<>(files.subList(i, Math.min(files.size(), i + per))));
+        }
+        return out;
+    }
+
+    /**
+     * Deletes the tiles whose keys lie in {@code boxes} from the layer at {@code path}, as a new
+     * version; only files whose index span meets the boxes' ranges are read and rewritten.
+     * Returns the metadata of the new version, or of the newest one when no tile matched.
+     */
+    public static LayerMetadata delete(SparkSession spark, String path, List<QueryBox> boxes) throws IOException {
+        Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
+        Layer base = Layer.open(conf, path);
+        KeyIndex ki = base.metadata().keyIndex;
+        List<IndexRange> ranges = SfcLayerScan.ranges(ki, boxes, SfcLayerScanBuilder.DEFAULT_MAX_RANGES);
+        DataFileListing listing = base.listing();
+        Map<Long, DataFile> byFirst = new HashMap<>();
+        for (DataFile f : base.files()) {
+            byFirst.put(f.firstIndex, f);
+        }
+        List<DataFile> touched = new ArrayList<>();
+        for (DataFileListing.Selection s : listing.select(ranges)) {
+            touched.add(byFirst.get(s.firstIndex));
+        }
+        // Each task gets a slice of adjacent files: its rewritten ones and the kept ones between them
+        // (at which its output rolls, so the version's files stay disjoint).
+        List<DataFile> all = base.files();
+        List<List<DataFile>> groups = new ArrayList<>();
+        for (List<DataFile> c : chunks(touched, spark.sparkContext().defaultParallelism())) {
+            groups.add(new ArrayList<>(all.subList(all.indexOf(c.get(0)), all.indexOf(c.get(c.size() - 1)) + 1)));
+        }
+        Job job = new Job(spark, new VersionLog(conf, new Path(path)), conf);
+        Set<String> ids = new HashSet<>();
+        for (DataFile f : touched) {
+            ids.add(f.id());
+        }
+        LayerMetadata out = rewrite(job, base, groups, ids, boxes, "delete");
+        return out == null ? base.metadata() : out;
+    }
+
+    /**
+     * Rewrites each run of adjacent small files (data below a quarter of the block size) into
+     * block-sized files, as a new version; nothing else is touched. Returns the newest metadata
+     * (unchanged when there was nothing to compact).
+     */
+    public static LayerMetadata compact(SparkSession spark, String path) throws IOException {
+        Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
+        Layer base = Layer.open(conf, path);
+        long small = base.metadata().blockSize / 4;
+        List<List<DataFile>> runs = new ArrayList<>();
+        List<DataFile> run = new ArrayList<>();
+        for (DataFile f : base.files()) {
+            if (f.dataBytes < small) {
+                run.add(f);
+                continue;
+            }
+            if (run.size() > 1) {
+                runs.add(run);
+            }
+            run = new ArrayList<>();
+        }
+        if (run.size() > 1) {
+            runs.add(run);
+        }
+        Job job = new Job(spark, new VersionLog(conf, new Path(path)), conf);
+        Set<String> ids = new HashSet<>();
+        for (List<DataFile> r : runs) {
+            for (DataFile f : r) {
+                ids.add(f.id());
+            }
+        }
+        LayerMetadata out = rewrite(job, base, runs, ids, List.of(), "compact");
+        return out == null ? base.metadata() : out;
+    }
+}

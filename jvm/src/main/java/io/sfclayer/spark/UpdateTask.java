@@ -1,0 +1,125 @@
+package io.sfclayer.spark;
+
+import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.DataFileWriter;
+import io.sfclayer.format.DataFileWriter.FileStat;
+import io.sfclayer.format.RecordFrame;
+import io.sfclayer.format.TileSchema;
+import io.sfclayer.format.ValueCompression;
+import io.sfclayer.layer.GroupWriter;
+import io.sfclayer.layer.MergeWriter;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.function.Function2;
+import org.apache.spark.broadcast.Broadcast;
+import scala.Tuple2;
+
+import java.io.IOException;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The writing side of every write (a full write is an update of no existing files): one task's
+ * sorted (index, record) pairs merged with the task's existing files ({@link MergeWriter}) into
+ * rolled MapFiles.
+ *
+ * <p>Task attempts: each attempt writes into its own directory {@code <dataDir>/attempt-<id>} (Spark's
+ * task attempt id, unique in the application), so a retried, speculative or zombie attempt never
+ * overwrites or adds to another attempt's files. The driver publishes exactly the files named in the
+ * results it collected: Spark accepts one successful attempt's result per partition (the first; later
+ * ones are discarded, as its output commit coordinator would authorise only one), so files of any other
+ * attempt are never referenced by a version (vacuum removes them).
+ */
+final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[]>>, Iterator<UpdateTask.Result>> {
+    private static final long serialVersionUID = 1L;
+
+    /** What one task attempt wrote and replaced. */
+    static final class Result implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final List<DataFile> added = new ArrayList<>();
+        final List<DataFile> removed = new ArrayList<>();
+        /** Tiles inserted, replaced, kept (new dropped), deleted. */
+        long[] counts = new long[4];
+    }
+
+    private final Broadcast<SerializableConf> conf;
+    private final String layer;
+    private final String dataDirName;
+    private final long blockSize;
+    private final int indexInterval;
+    private final String writeId;
+    private final ValueCompression compression;
+    private final KeyIndex keyIndex;
+    private final String valueSchemaJson;
+    private final Broadcast<List<List<DataFile>>> perTask;
+    private final Set<String> rewrite;
+    private final MergeWriter.OnExisting onExisting;
+    private final List<QueryBox> deleteBoxes;
+    /** The format of the files written (the current one; the formatVersion write option may ask for 2). */
+    private int formatVersion = io.sfclayer.format.LayerMetadata.FORMAT_VERSION;
+
+    UpdateTask(Broadcast<SerializableConf> conf, String layer, String dataDirName, long blockSize, int indexInterval,
+               String writeId, ValueCompression compression, KeyIndex keyIndex, String valueSchemaJson,
+               Broadcast<List<List<DataFile>>> perTask, Set<String> rewrite, MergeWriter.OnExisting onExisting,
+               List<QueryBox> deleteBoxes) {
+        this.conf = conf;
+        this.layer = layer;
+        this.dataDirName = dataDirName;
+        this.blockSize = blockSize;
+        this.indexInterval = indexInterval;
+        this.writeId = writeId;
+        this.compression = compression;
+        this.keyIndex = keyIndex;
+        this.valueSchemaJson = valueSchemaJson;
+        this.perTask = perTask;
+        this.rewrite = rewrite;
+        this.onExisting = onExisting;
+        this.deleteBoxes = deleteBoxes;
+    }
+
+    /** Writes files of an earlier format (2: no checksums), for compatibility tests and benchmarks. */
+    UpdateTask withFormatVersion(int v) {
+        this.formatVersion = v;
+        return this;
+    }
+
+    @Override
+    public Iterator<Result> call(Integer partition, Iterator<Tuple2<Long, byte[]>> records) throws IOException {
+        Configuration c = conf.value().get();
+        TaskContext tc = TaskContext.get();
+        String dir = dataDirName + "/attempt-" + (tc == null ? 0 : tc.taskAttemptId());
+        Path layerPath = new Path(layer);
+        List<DataFile> files = perTask == null || partition >= perTask.value().size() ? List.of()
+            : perTask.value().get(partition);
+        DataFileWriter out = new DataFileWriter(c, new Path(layerPath, dir), partition, blockSize, indexInterval,
+            writeId, formatVersion);
+        GroupWriter groups = new GroupWriter(out, compression, keyIndex);
+        MergeWriter merge = new MergeWriter(c, layerPath, files, rewrite, groups,
+            TileSchema.fromJson(valueSchemaJson, keyIndex.isSpaceTime()), compression, onExisting, deleteBoxes);
+        try {
+            while (records.hasNext()) {
+                Tuple2<Long, byte[]> r = records.next();
+                merge.add(r._1(), r._2());
+            }
+            merge.close();
+        } catch (IOException | RuntimeException e) {
+            merge.abort();
+            throw e;
+        }
+        Result result = new Result();
+        for (FileStat f : groups.files()) {
+            result.added.add(new DataFile(dir, f.name, f.firstIndex, f.lastIndex, f.records, f.indexes, f.dataBytes,
+                RecordFrame.checked(formatVersion) ? Long.valueOf(f.indexCrc32c) : null));
+        }
+        result.removed.addAll(merge.removed());
+        result.counts = merge.counts;
+        TestHooks.afterTask(c, partition, tc);
+        return List.of(result).iterator();
+    }
+}

@@ -1,0 +1,160 @@
+"""A layer's life after its first write: history, delete, compact and vacuum.
+
+Appends go through :func:`sfclayer.write` with ``mode="append"``; time travel through the
+``version=`` / ``as_of=`` arguments of :func:`sfclayer.read` and :func:`sfclayer.open`.
+
+Examples
+--------
+>>> sfclayer.write(new_tiles, path, mode="append")                          # doctest: +SKIP
+>>> sfclayer.delete(spark, path, keys=(0, 0, 9, 9))                         # doctest: +SKIP
+>>> [(v.version, v.operation) for v in sfclayer.history(spark, path)]       # doctest: +SKIP
+[(1, 'write'), (2, 'append'), (3, 'delete')]
+>>> sfclayer.read(spark, path, version=1).count()                           # doctest: +SKIP
+>>> sfclayer.vacuum(spark, path, retain=datetime.timedelta(days=7))         # doctest: +SKIP
+"""
+
+import dataclasses
+import datetime as _dt
+
+from . import _jvm
+from .errors import InvalidArgument
+from .layer import _micros
+
+__all__ = ["Version", "history", "delete", "compact", "vacuum", "DEFAULT_RETAIN"]
+
+DEFAULT_RETAIN = _dt.timedelta(days=7)
+"""Vacuum's default retention (Delta's); less is refused unless ``enforce_retention=False``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Version:
+    """One committed version of a layer, as :func:`history` reports it.
+
+    Attributes
+    ----------
+    version : int
+    created_at : datetime.datetime
+        Commit time (UTC).
+    operation : str
+        ``write``, ``overwrite``, ``append``, ``delete`` or ``compact``.
+    read_version : int or None
+        The version the operation read (None for a first write).
+    records, files, data_bytes : int
+        The version's totals.
+    metrics : dict
+        ``filesAdded``, ``filesRemoved``, ``recordsAdded``, ``recordsRemoved``, ``bytesWritten``,
+        ``tilesInserted``, ``tilesReplaced``, ``tilesKept``, ``tilesDeleted`` (format version 2).
+    """
+
+    version: int
+    created_at: _dt.datetime
+    operation: str
+    read_version: object
+    records: int
+    files: int
+    data_bytes: int
+    metrics: dict
+
+    @classmethod
+    def from_json(cls, d):
+        created = _dt.datetime.fromisoformat(d["createdAt"].replace("Z", "+00:00"))
+        return cls(int(d["version"]), created, d["operation"], d.get("readVersion"), int(d["recordCount"]),
+                   int(d["fileCount"]), int(d["dataBytes"]), dict(d.get("metrics") or {}))
+
+    def __getattr__(self, name):  # metrics by their Python names: v.files_added, v.bytes_written
+        parts = name.split("_")
+        key = parts[0] + "".join(p.title() for p in parts[1:])
+        metrics = self.__dict__.get("metrics") or {}
+        if key in metrics:
+            return metrics[key]
+        raise AttributeError(name)
+
+
+def history(spark, path):
+    """The layer's retained versions, oldest first.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    path : str
+
+    Returns
+    -------
+    list of Version
+    """
+    return [Version.from_json(d) for d in _jvm.command(spark, "history", path)]
+
+
+def _box(value, n, what):
+    if value is None:
+        return None
+    if len(value) != n:
+        raise InvalidArgument(f"{what} must have {n} numbers, got {value!r}")
+    return ",".join(str(v) for v in value)
+
+
+def delete(spark, path, keys=None, bbox=None, time=None):
+    """Delete the tiles in a box, as a new version (the box arguments of :func:`sfclayer.read`).
+
+    Only the data files whose index span meets the box are read and rewritten.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    path : str
+    keys : tuple of int, optional
+        (col_min, row_min, col_max, row_max), inclusive.
+    bbox : tuple of float, optional
+        (xmin, ymin, xmax, ymax) in map units (layers with an extent): tiles whose envelope meets it.
+    time : tuple, optional
+        (start, end), inclusive, for space-time layers.
+
+    Returns
+    -------
+    Version
+        The new version (``metrics["tilesDeleted"]`` says how many went), or the newest one
+        unchanged when no tile was in the box.
+    """
+    if time is not None:
+        if len(time) != 2:
+            raise InvalidArgument(f"time must be (start, end), got {time!r}")
+        time = f"{_micros(time[0])},{_micros(time[1])}"
+    return Version.from_json(_jvm.command(spark, "delete", path, _box(keys, 4, "keys"),
+                                          _box(bbox, 4, "bbox"), time))
+
+
+def compact(spark, path):
+    """Rewrite runs of adjacent small data files (under a quarter of the block size) into
+    block-sized ones, as a new version; nothing else is touched.
+
+    Returns
+    -------
+    Version
+        The new version, or the newest one unchanged when there was nothing to compact.
+    """
+    return Version.from_json(_jvm.command(spark, "compact", path))
+
+
+def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=True):
+    """Delete what no version newer than the retention horizon needs.
+
+    Removes version documents committed before ``now - retain`` (never the newest), the data files
+    no remaining version references that are older than the horizon (a dropped version's, a failed
+    or killed write's), and empty data directories. Nothing else in sfclayer deletes data.
+
+    Parameters
+    ----------
+    retain : datetime.timedelta
+        At least 7 days unless ``enforce_retention=False``.
+    dry_run : bool
+        Only report what would go.
+
+    Returns
+    -------
+    dict
+        ``versionsRemoved``, ``filesRemoved`` (paths relative to the layer), ``bytesFreed``, ``dryRun``.
+    """
+    if not isinstance(retain, _dt.timedelta):
+        raise InvalidArgument(f"retain must be a datetime.timedelta, got {retain!r}")
+    millis = retain // _dt.timedelta(milliseconds=1)
+    return _jvm.command(spark, "vacuum", path, int(millis), bool(dry_run), bool(enforce_retention))

@@ -1,0 +1,288 @@
+"""Living layers: append/upsert, delete, compact, history, time travel, vacuum (issue 10)."""
+
+import datetime as dt
+import json
+import os
+import shutil
+import uuid
+
+import pytest
+from pyspark.sql import functions as F
+
+import sfclayer
+from sfclayer import _jvm
+from tests import helpers
+
+
+def tiles(spark, n_cols, n_rows, col0=0, row0=0, size=16, mult=1000):
+    """A grid of tiles: v = col * mult + row, and a payload of `size` bytes."""
+    return (spark.range(n_cols * n_rows)
+            .select((F.col("id") % n_cols + col0).cast("int").alias("col"),
+                    (F.floor(F.col("id") / n_cols) + row0).cast("int").alias("row"))
+            .withColumn("v", F.col("col") * mult + F.col("row"))
+            .withColumn("payload", F.expr(f"unhex(repeat(lpad(hex(v), 8, '0'), {max(1, size // 4)}))")))
+
+
+def values(spark, path, **read_args):
+    return {(r["col"], r["row"]): r["v"] for r in sfclayer.read(spark, path, **read_args).select("col", "row", "v").collect()}
+
+
+def files_by_id(md):
+    return {f"{f['dir']}/{f['name']}": f for f in md["files"]}
+
+
+@pytest.fixture
+def layer_path(tmp_path):
+    return str(tmp_path / f"layer-{uuid.uuid4().hex[:6]}")
+
+
+@pytest.fixture
+def big(spark, layer_path):
+    """A 32 x 32 layer of ~1.5 KB tiles in ~24 files of 64 KiB."""
+    sfclayer.write(tiles(spark, 32, 32, size=1500), layer_path, bounds=(0, 0, 31, 31), block_size="64k",
+                   partitions=4)
+    return layer_path
+
+
+def test_append_rewrites_only_the_files_its_records_fall_in(spark, big):
+    before = helpers.metadata(big)
+    mtimes = {fid: os.stat(os.path.join(big, fid, "data")).st_mtime_ns for fid in files_by_id(before)}
+    sfclayer.write(tiles(spark, 3, 3, col0=8, row0=8, size=1500, mult=7), big, mode="append")
+    after = helpers.metadata(big)
+    assert after["formatVersion"] == 2 and after["operation"]["name"] == "append"
+    assert after["operation"]["readVersion"] == 1
+    kept = set(files_by_id(before)) & set(files_by_id(after))
+    removed = set(files_by_id(before)) - set(files_by_id(after))
+    assert removed == set(after["operation"]["removedFiles"]) and 1 <= len(removed) <= 3
+    assert len(kept) >= len(before["files"]) - 3
+    for fid in kept:  # untouched files: same path in both documents, never rewritten
+        assert os.stat(os.path.join(big, fid, "data")).st_mtime_ns == mtimes[fid]
+    # the version's files stay sorted and disjoint, and the data is the model's
+    spans = sorted((f["firstIndex"], f["lastIndex"]) for f in after["files"])
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))
+    model = {(c, r): c * 1000 + r for c in range(32) for r in range(32)}
+    model.update({(c, r): c * 7 + r for c in range(8, 11) for r in range(8, 11)})
+    assert values(spark, big) == model
+    assert after["operation"]["metrics"]["tilesReplaced"] == 9
+    assert after["recordCount"] == 1024
+
+
+def test_on_existing_keep_and_error(spark, layer_path):
+    sfclayer.write(tiles(spark, 8, 8), layer_path, bounds=(0, 0, 15, 15))
+    sfclayer.write(tiles(spark, 4, 4, col0=6, row0=6, mult=7), layer_path, mode="append", on_existing="keep")
+    got = values(spark, layer_path)
+    assert got[(7, 7)] == 7007 and got[(9, 9)] == 9 * 7 + 9 and len(got) == 64 + 16 - 4
+    versions = helpers.versions(layer_path)
+    with pytest.raises(sfclayer.InvalidInput, match=r"key \(col=\d+, row=\d+\) already exists .*onExisting=error"):
+        sfclayer.write(tiles(spark, 2, 2, col0=7, row0=7, mult=3), layer_path, mode="append", on_existing="error")
+    assert helpers.versions(layer_path) == versions  # nothing published
+    with pytest.raises(sfclayer.InvalidArgument, match="onExisting: 'merge'"):
+        sfclayer.write(tiles(spark, 1, 1), layer_path, mode="append", on_existing="merge")
+
+
+def test_append_checks_bounds_and_schema_by_name(spark, layer_path):
+    sfclayer.write(tiles(spark, 4, 4), layer_path, bounds=(0, 0, 7, 7))
+    with pytest.raises(sfclayer.KeyOutOfBounds, match=r"col=8.*cols 0\.\.7"):
+        sfclayer.write(tiles(spark, 2, 2, col0=7), layer_path, mode="append")
+    with pytest.raises(sfclayer.InvalidInput, match="value column 'v' is string"):
+        sfclayer.write(tiles(spark, 2, 2).withColumn("v", F.lit("x")), layer_path, mode="append")
+    with pytest.raises(sfclayer.InvalidInput, match="no value column 'payload'"):
+        sfclayer.write(tiles(spark, 2, 2).drop("payload"), layer_path, mode="append")
+    with pytest.raises(sfclayer.InvalidInput, match="value column 'extra' is not in the layer"):
+        sfclayer.write(tiles(spark, 2, 2).withColumn("extra", F.lit(1)), layer_path, mode="append")
+    assert helpers.versions(layer_path) == [1]
+    assert sorted(os.listdir(layer_path)) == sorted(["_sfclayer", helpers.metadata(layer_path)["dataDir"]])
+
+
+def test_append_to_no_layer_creates_it(spark, layer_path):
+    sfclayer.write(tiles(spark, 3, 3), layer_path, mode="append", bounds=(0, 0, 9, 9))
+    md = helpers.metadata(layer_path)
+    assert md["version"] == 1 and md["operation"]["name"] == "write" and md["recordCount"] == 9
+
+
+@pytest.mark.parametrize("mode", ["errorifexists", "overwrite", "append"])
+def test_killed_first_write_is_a_layer_with_no_versions(spark, layer_path, mode):
+    # what a first write killed before its commit leaves: data, a temporary document, no version
+    ghost = os.path.join(layer_path, "data-20000101T000000-deadbeef", "attempt-3", "part-r-00000-0")
+    os.makedirs(ghost)
+    os.makedirs(os.path.join(layer_path, "_sfclayer"))
+    with open(os.path.join(layer_path, "_sfclayer", ".tmp-20000101T000000-deadbeef.json"), "w") as f:
+        f.write("{")
+    with pytest.raises(sfclayer.LayerNotFound, match="no committed version"):
+        sfclayer.read(spark, layer_path).count()
+    sfclayer.write(tiles(spark, 3, 3), layer_path, mode=mode, bounds=(0, 0, 3, 3))
+    assert helpers.versions(layer_path) == [1]
+    assert len(values(spark, layer_path)) == 9
+
+
+def test_history_and_time_travel(spark, layer_path):
+    sfclayer.write(tiles(spark, 4, 4), layer_path, bounds=(0, 0, 7, 7))
+    t1 = dt.datetime.now(dt.timezone.utc)
+    sfclayer.write(tiles(spark, 2, 2, col0=6, row0=6), layer_path, mode="append")
+    sfclayer.delete(spark, layer_path, keys=(0, 0, 1, 1))
+    hist = sfclayer.history(spark, layer_path)
+    assert [(v.version, v.operation, v.read_version) for v in hist] == [
+        (1, "write", None), (2, "append", 1), (3, "delete", 2)]
+    assert [v.records for v in hist] == [16, 20, 16]
+    assert hist[1].metrics["tilesInserted"] == 4 and hist[2].tiles_deleted == 4
+    assert hist[0].created_at <= t1 < hist[1].created_at
+    assert hist[1].files_added >= 1 and hist[1].bytes_written > 0
+    assert len(values(spark, layer_path, version=1)) == 16
+    assert len(values(spark, layer_path, version=2)) == 20
+    assert len(values(spark, layer_path, as_of=t1)) == 16
+    assert (0, 0) not in values(spark, layer_path) and (0, 0) in values(spark, layer_path, version=2)
+    df = spark.read.format("sfclayer").option("versionAsOf", 2).load(layer_path)
+    assert df.count() == 20
+    with pytest.raises(sfclayer.LayerNotFound, match=r"no version 9; its versions are \[1, 2, 3\]"):
+        sfclayer.read(spark, layer_path, version=9).count()
+    with pytest.raises(sfclayer.LayerNotFound, match="no version committed at or before 2001"):
+        sfclayer.read(spark, layer_path, as_of=dt.datetime(2001, 1, 1)).count()
+    with pytest.raises(sfclayer.InvalidArgument, match="versionAsOf: 'x'"), _jvm.translated():
+        spark.read.format("sfclayer").option("versionAsOf", "x").load(layer_path).count()
+    # look-ups pin the version they opened; refresh moves to the newest
+    with sfclayer.open(spark, layer_path, version=2) as layer:
+        assert layer.version == 2 and layer.get(0, 0)["v"] == 0
+        assert layer.refresh() == 3
+        with pytest.raises(sfclayer.KeyNotFound):
+            layer.get(0, 0)
+    with sfclayer.open(spark, layer_path, as_of=t1) as layer:
+        assert layer.version == 1 and (6, 6) not in layer
+    out = _cli(["history", layer_path, "--json"])
+    assert [v["operation"] for v in json.loads(out)] == ["write", "append", "delete"]
+
+
+def _cli(args):
+    import contextlib
+    import io
+
+    from sfclayer import cli
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli.main(args) == 0
+    return buf.getvalue()
+
+
+def test_delete_by_keys_bbox_and_time(spark, layer_path):
+    sfclayer.write(tiles(spark, 16, 16, size=800), layer_path, bounds=(0, 0, 15, 15), extent=(0, 0, 16, 16),
+                   block_size="64k")
+    before = helpers.metadata(layer_path)
+    v = sfclayer.delete(spark, layer_path, keys=(2, 2, 5, 3))
+    assert v.version == 2 and v.metrics["tilesDeleted"] == 8
+    # bbox in map units: tiles whose envelope meets (10.5, 10.5, 11.5, 11.5): cols 10..11, rows 4..5
+    sfclayer.delete(spark, layer_path, bbox=(10.5, 10.5, 11.5, 11.5))
+    model = {(c, r): c * 1000 + r for c in range(16) for r in range(16)}
+    for c in range(2, 6):
+        for r in range(2, 4):
+            del model[(c, r)]
+    for c in (10, 11):
+        for r in (4, 5):
+            del model[(c, r)]
+    assert values(spark, layer_path) == model
+    after = helpers.metadata(layer_path)
+    assert len(set(files_by_id(before)) - set(files_by_id(after))) <= 4  # only files meeting the boxes
+    unchanged = sfclayer.delete(spark, layer_path, keys=(2, 2, 3, 3))  # nothing left there
+    assert unchanged.version == 3 and helpers.versions(layer_path) == [1, 2, 3]
+    with pytest.raises(sfclayer.InvalidArgument, match="give keys, bbox or time"):
+        sfclayer.delete(spark, layer_path)
+    with pytest.raises(sfclayer.InvalidArgument, match="spatial"):
+        sfclayer.delete(spark, layer_path, time=(0, 1))
+
+
+def test_delete_space_time(spark, layer_path):
+    t0 = dt.datetime(2024, 1, 1)
+    rows = [(c, r, t0 + dt.timedelta(days=d), c * 100 + r + d) for c in range(4) for r in range(4) for d in range(3)]
+    df = spark.createDataFrame(rows, "col int, row int, time timestamp, v int")
+    sfclayer.write(df, layer_path, bounds=(0, 0, 3, 3), time_bounds=(t0, t0 + dt.timedelta(days=3)))
+    sfclayer.delete(spark, layer_path, keys=(0, 0, 1, 1), time=(t0 + dt.timedelta(days=1), t0 + dt.timedelta(days=1)))
+    got = sorted((r["col"], r["row"], r["time"].day) for r in sfclayer.read(spark, layer_path).collect())
+    want = sorted((c, r, 1 + d) for c in range(4) for r in range(4) for d in range(3)
+                  if not (c <= 1 and r <= 1 and d == 1))
+    assert got == want
+
+
+def test_compact_merges_runs_of_small_files(spark, layer_path):
+    sfclayer.write(tiles(spark, 16, 16), layer_path, bounds=(0, 0, 15, 15), block_size="64k", partitions=4)
+    for i in range(4):  # small appends in different partitions leave small files
+        sfclayer.write(tiles(spark, 2, 2, col0=4 * i, row0=4 * i, mult=3), layer_path, mode="append", partitions=4)
+    model = values(spark, layer_path)
+    before = helpers.metadata(layer_path)
+    v = sfclayer.compact(spark, layer_path)
+    after = helpers.metadata(layer_path)
+    assert v.operation == "compact" and after["fileCount"] < before["fileCount"]
+    assert values(spark, layer_path) == model
+    assert sfclayer.compact(spark, layer_path).version == v.version  # nothing left to compact
+    with sfclayer.open(spark, layer_path) as layer:
+        assert layer.get(4, 4)["v"] == 4 * 3 + 4
+
+
+def test_vacuum_retention_dry_run_and_pinned_reader(spark, layer_path):
+    sfclayer.write(tiles(spark, 16, 16, size=800), layer_path, bounds=(0, 0, 15, 15), block_size="64k")
+    assert helpers.metadata(layer_path)["fileCount"] >= 2
+    pinned = sfclayer.open(spark, layer_path, cache_size=1)
+    try:
+        for i in range(5):
+            mode = "overwrite" if i == 2 else "append"
+            sfclayer.write(tiles(spark, 8, 8, mult=10 + i), layer_path, mode=mode, bounds=(0, 0, 15, 15))
+            assert pinned.get(3, 4)["v"] == 3004  # version 1, still read
+        assert helpers.versions(layer_path) == [1, 2, 3, 4, 5, 6]
+        with pytest.raises(sfclayer.InvalidArgument, match="7-day minimum"):
+            sfclayer.vacuum(spark, layer_path, retain=dt.timedelta(days=1))
+        assert sfclayer.vacuum(spark, layer_path)["versionsRemoved"] == []  # all younger than 7 days
+        plan = sfclayer.vacuum(spark, layer_path, retain=dt.timedelta(0), enforce_retention=False, dry_run=True)
+        assert plan["versionsRemoved"] == [1, 2, 3, 4, 5] and plan["filesRemoved"]
+        assert helpers.versions(layer_path) == [1, 2, 3, 4, 5, 6] and pinned.get(3, 4)["v"] == 3004
+        newest = helpers.metadata(layer_path)
+        done = sfclayer.vacuum(spark, layer_path, retain=dt.timedelta(0), enforce_retention=False)
+        assert done["filesRemoved"] == plan["filesRemoved"]
+        assert helpers.versions(layer_path) == [6]
+        with pytest.raises(sfclayer.CorruptLayer, match="version 1.*is missing"):
+            pinned.get(15, 15)  # in a file the reader has not open (its one cached file holds (3, 4))
+    finally:
+        pinned.close()
+    with pytest.raises(sfclayer.LayerNotFound, match=r"no version 1; its versions are \[6\]"):
+        sfclayer.read(spark, layer_path, version=1).count()
+    assert values(spark, layer_path) == {(c, r): c * 14 + r for c in range(8) for r in range(8)}
+    # what is left is exactly the newest version's files
+    on_disk = {os.path.relpath(os.path.dirname(p), layer_path) + "/" + os.path.basename(p)
+               for p in _mapfiles(layer_path)}
+    assert on_disk == set(files_by_id(newest))
+
+
+def _mapfiles(path):
+    out = []
+    for root, dirs, _ in os.walk(path):
+        out += [os.path.join(root, d) for d in dirs if d.startswith("part-")]
+    return out
+
+
+def test_format_version_1_reads_and_becomes_2_at_first_update(spark, layer_path):
+    sfclayer.write(tiles(spark, 8, 8), layer_path, bounds=(0, 0, 7, 7), partitions=1)
+    md = helpers.metadata(layer_path)
+    # rewrite it as format version 1 wrote it: one data directory, listed; no dirs in `files`
+    data_dir = os.path.join(layer_path, md["dataDir"])
+    for f in md["files"]:
+        shutil.move(os.path.join(layer_path, f["dir"], f["name"]), os.path.join(data_dir, f["name"]))
+        del f["dir"]
+    md["formatVersion"] = 1
+    del md["operation"]
+    with open(os.path.join(layer_path, "_sfclayer", "v00000001.json"), "w") as f:
+        json.dump(md, f)
+    assert len(values(spark, layer_path)) == 64
+    sfclayer.write(tiles(spark, 1, 1, col0=2, row0=2, mult=5), layer_path, mode="append")
+    md2 = helpers.metadata(layer_path)
+    assert md2["formatVersion"] == 2 and all("dir" in f for f in md2["files"])
+    got = values(spark, layer_path)
+    assert len(got) == 64 and got[(2, 2)] == 12 and got[(1, 1)] == 1001
+
+
+def test_newer_format_version_is_refused_by_name(spark, layer_path):
+    sfclayer.write(tiles(spark, 2, 2), layer_path, bounds=(0, 0, 1, 1))
+    doc = os.path.join(layer_path, "_sfclayer", "v00000001.json")
+    md = helpers.metadata(layer_path)
+    md["formatVersion"] = 3
+    os.remove(doc)
+    with open(doc, "w") as f:
+        json.dump(md, f)
+    with pytest.raises(sfclayer.CorruptLayer, match="format version 3; this sfclayer reads format versions 1..2"):
+        sfclayer.read(spark, layer_path).count()

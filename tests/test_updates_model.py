@@ -1,0 +1,121 @@
+"""Model-based test of living layers: random sequences of overwrite, append (each onExisting), delete,
+compact and vacuum against a Python dict model. After each step the newest version, and an earlier
+retained one, read (bbox scans, key reads, look-ups) exactly as the model says; at the end, every
+retained version does."""
+
+import datetime as dt
+import random
+import uuid
+
+import pytest
+
+import sfclayer
+from tests import helpers
+
+SIDE = 16
+SCHEMA = "col int, row int, v int, payload binary"
+
+
+def frame(spark, tiles):
+    rows = [(c, r, v, v.to_bytes(4, "big") * 150) for (c, r), v in sorted(tiles.items())]
+    return spark.createDataFrame(rows, SCHEMA)
+
+
+def random_box(rng):
+    c0, c1 = sorted(rng.randrange(SIDE) for _ in range(2))
+    r0, r1 = sorted(rng.randrange(SIDE) for _ in range(2))
+    return c0, r0, c1, r1
+
+
+def random_tiles(rng, step):
+    c0, r0, c1, r1 = random_box(rng)
+    return {(c, r): step * 100_000 + c * 100 + r for c in range(c0, c1 + 1) for r in range(r0, r1 + 1)
+            if rng.random() < 0.7}
+
+
+def in_box(key, box):
+    c0, r0, c1, r1 = box
+    return c0 <= key[0] <= c1 and r0 <= key[1] <= r1
+
+
+def check(spark, path, version, model, rng):
+    """Full read, a bbox (key box) read and look-ups of `version` equal the model."""
+    got = {(r["col"], r["row"]): r["v"] for r in
+           sfclayer.read(spark, path, version=version).select("col", "row", "v").collect()}
+    assert got == model, f"version {version}: full read differs from the model"
+    box = random_box(rng)
+    got = {(r["col"], r["row"]): r["v"] for r in
+           sfclayer.read(spark, path, version=version, keys=box).select("col", "row", "v").collect()}
+    assert got == {k: v for k, v in model.items() if in_box(k, box)}, f"version {version}: keys {box}"
+    keys = [(rng.randrange(SIDE), rng.randrange(SIDE)) for _ in range(12)]
+    with sfclayer.open(spark, path, version=version) as layer:
+        tiles = layer.get_many(keys)
+    for key, tile in zip(keys, tiles):
+        if key in model:
+            assert tile is not None and tile["v"] == model[key]
+            assert tile["payload"] == model[key].to_bytes(4, "big") * 150
+        else:
+            assert tile is None, f"version {version}: {key} should be absent"
+
+
+@pytest.mark.parametrize("seed, key_index", [(1, "z"), (2, "hilbert")])
+def test_random_updates_match_a_dict_model(spark, tmp_path, seed, key_index):
+    rng = random.Random(seed)
+    path = str(tmp_path / f"model-{uuid.uuid4().hex[:6]}")
+    first = random_tiles(rng, 0)
+    sfclayer.write(frame(spark, first), path, bounds=(0, 0, SIDE - 1, SIDE - 1), key_index=key_index,
+                   block_size="64k", partitions=3)
+    models = {1: dict(first)}  # version -> tiles, for every retained version
+    # every operation at least once (appends with each onExisting), in a random order
+    plan = ["append"] * 4 + ["delete", "delete", "overwrite", "compact", "vacuum"]
+    rng.shuffle(plan)
+    on_existing_cycle = ["replace", "keep", "error", rng.choice(["replace", "keep", "error"])]
+    for step, op in enumerate(plan, start=1):
+        newest = max(models)
+        model = dict(models[newest])
+        if op == "append":
+            new = random_tiles(rng, step)
+            on_existing = on_existing_cycle.pop(0)
+            clash = [k for k in new if k in model]
+            if on_existing == "error" and clash:
+                with pytest.raises(sfclayer.InvalidInput, match="already exists"):
+                    sfclayer.write(frame(spark, new), path, mode="append", on_existing=on_existing)
+                assert max(helpers.versions(path)) == newest  # nothing published
+                continue
+            sfclayer.write(frame(spark, new), path, mode="append", on_existing=on_existing,
+                           partitions=rng.choice([1, 2, 4]))
+            for k, v in new.items():
+                if on_existing != "keep" or k not in model:
+                    model[k] = v
+        elif op == "overwrite":
+            model = random_tiles(rng, step)
+            if not model:
+                continue
+            sfclayer.write(frame(spark, model), path, mode="overwrite", bounds=(0, 0, SIDE - 1, SIDE - 1),
+                           key_index=key_index, block_size="64k", partitions=2)
+        elif op == "delete":
+            box = random_box(rng)
+            v = sfclayer.delete(spark, path, keys=box)
+            gone = [k for k in model if in_box(k, box)]
+            assert v.metrics.get("tilesDeleted", 0) == len(gone) or (not gone and v.version == newest)
+            model = {k: t for k, t in model.items() if not in_box(k, box)}
+        elif op == "compact":
+            sfclayer.compact(spark, path)
+        else:
+            sfclayer.vacuum(spark, path, retain=dt.timedelta(0), enforce_retention=False)
+            models = {newest: models[newest]}
+            assert helpers.versions(path) == [newest]
+            continue
+        latest = max(helpers.versions(path))
+        if latest != newest:
+            models[latest] = model
+        else:
+            assert model == models[newest], f"step {step} ({op}) changed nothing on disk but the model changed"
+        check(spark, path, latest, models[latest], rng)
+        earlier = [v for v in models if v != latest]
+        if earlier:
+            v = rng.choice(earlier)
+            check(spark, path, v, models[v], rng)
+    assert sorted(models) == helpers.versions(path)
+    for v, m in models.items():
+        check(spark, path, v, m, rng)
