@@ -21,7 +21,6 @@ import struct
 
 import fastavro
 import pytest
-from py4j.java_gateway import get_field
 
 import sfclayer
 from sfclayer import CorruptLayer, _jvm
@@ -443,10 +442,16 @@ def test_format_2_layers_still_read(spark, source, tmp_path):
     path, model = source
     copy = str(tmp_path / "v2")
     df = sfclayer.read(spark, path).select("col", "row", "v", "payload")
-    sfclayer.write(df, copy, bounds=(0, 0, N - 1, N - 1), block_size="64k", format_version=2)
+    sfclayer.write(df.where("row < 30"), copy, bounds=(0, 0, N - 1, N - 1), block_size="64k", format_version=2)
     md = helpers.metadata(copy)
     assert md["formatVersion"] == 2 and "checksum" not in md
     assert all("indexCrc32c" not in f for f in md["files"])
+    assert _read_all(spark, copy) == {k: v for k, v in model.items() if k[1] < 30}
+    # an append writes checked files next to the kept unchecked ones: a format 3 version of both
+    sfclayer.write(df.where("row >= 30"), copy, mode="append")
+    md = helpers.metadata(copy)
+    assert md["formatVersion"] == 3 and re.fullmatch(r"[0-9a-f]{8}", md["checksum"])
+    assert {"indexCrc32c" in f for f in md["files"]} == {True, False}
     assert _read_all(spark, copy) == model
     with sfclayer.open(spark, copy) as layer:
         key = sorted(model)[17]

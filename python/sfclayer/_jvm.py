@@ -94,7 +94,7 @@ def layer_metadata_json(spark, path, version):
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     with translated():
-        md = jvm.io.sfclayer.layer.Layer.open(conf, path, int(version)).metadata()
+        md = jvm.io.sfclayer.layer.Layer.open(conf, path, int(version), -1).metadata()
         return bytes(md.toJsonBytes()).decode("utf-8")
 
 
