@@ -360,7 +360,11 @@ def test_repair_writes_a_version_without_the_damage(spark, damaged, tmp_path, ca
     copy = str(tmp_path / "layer")
     shutil.copytree(path, copy)
     damaged_version = helpers.versions(copy)[-1]
-    result = sfclayer.repair(spark, copy)
+    if case == "key":  # through the command line
+        assert cli_main(["repair", copy]) == 0
+        result = sfclayer.RepairReport(copy, True, damaged_version, helpers.versions(copy)[-1], (), None)
+    else:
+        result = sfclayer.repair(spark, copy)
     assert result.repaired and result.damaged_version == damaged_version
     assert result.new_version == damaged_version + 1
     assert _read_all(spark, copy) == survivors
@@ -421,6 +425,13 @@ def test_damaged_version_document_is_named(spark, two_versions, how, capsys):
     assert not report.clean and os.path.basename(doc) in report.problems[0]
     assert cli_main(["verify", path]) == 1
     assert sfclayer.verify(spark, path, version=version - 1).clean
+    # repair cannot read the damaged version's changes: it restores the newest readable version
+    result = sfclayer.repair(spark, path)
+    assert result.repaired and result.new_version == version + 1
+    assert "restores version 1" in str(result)
+    assert _read_all(spark, path) == model and sfclayer.verify(spark, path).clean
+    assert helpers.metadata(path)["operation"]["name"] == "repair"
+    assert os.path.exists(doc)  # the damaged document stays for forensics
     capsys.readouterr()
 
 

@@ -7,7 +7,8 @@ import threading
 
 from . import errors
 
-__all__ = ["translated", "open_value_reader", "LookupClient", "command", "verify_layer", "layer_metadata_json"]
+__all__ = ["translated", "open_value_reader", "LookupClient", "command", "verify_layer", "layer_metadata_json",
+           "restore_document"]
 
 _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException": errors.SfcLayerError,
@@ -96,6 +97,14 @@ def layer_metadata_json(spark, path, version):
     with translated():
         md = jvm.io.sfclayer.layer.Layer.open(conf, path, int(version), -1).metadata()
         return bytes(md.toJsonBytes()).decode("utf-8")
+
+
+def restore_document(spark, path):
+    """``io.sfclayer.layer.LayerRepair.restoreDocument``: a new version restoring the newest readable one."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    with translated():
+        return str(jvm.io.sfclayer.layer.LayerRepair.restoreDocument(conf, path))
 
 
 def reader_call(reader, method, *args):

@@ -11,7 +11,6 @@ import dataclasses
 import json
 
 from . import _jvm
-from .errors import CorruptLayer
 
 __all__ = ["verify", "repair", "VerifyReport", "DamagedFile", "RepairReport"]
 
@@ -89,6 +88,7 @@ class VerifyReport:
     damaged_records: int
     damaged_files: tuple
     problems: tuple
+    document_damaged: bool = False
 
     @property
     def clean(self):
@@ -125,7 +125,8 @@ class VerifyReport:
         return cls(path=d["layer"], version=d.get("version"), format_version=d.get("formatVersion"),
                    files_checked=int(d.get("filesChecked", 0)), groups_checked=int(d.get("groupsChecked", 0)),
                    tiles_checked=int(d.get("tilesChecked", 0)), damaged_records=int(d.get("damagedRecords", 0)),
-                   damaged_files=files, problems=tuple(d.get("problems", [])))
+                   damaged_files=files, problems=tuple(d.get("problems", [])),
+                   document_damaged=bool(d.get("documentDamaged", False)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -233,10 +234,8 @@ def repair(spark, path):
         Lists the dropped records, which the new version's history entry also records (operation
         ``repair``, its metric ``dropped``).
 
-    Raises
-    ------
-    CorruptLayer
-        When the newest version document itself is unreadable (read an older version instead).
+    A damaged newest version document cannot be read, so that version's changes are lost: the
+    new version restores the newest readable version, and its history entry says so.
 
     Examples
     --------
@@ -245,8 +244,12 @@ def repair(spark, path):
     report = verify(spark, path)
     if report.clean:
         return RepairReport(path, False, report.version, None, (), report)
-    if report.version is None:
-        raise CorruptLayer("cannot repair " + path + ": " + "; ".join(report.problems))
+    if report.document_damaged:
+        done = json.loads(_jvm.restore_document(spark, path))
+        dropped = ({"file": None, "offset": None, "index": None, "after": None,
+                    "what": f"version document {v} is damaged; version {done['newVersion']} restores version "
+                            f"{done['restoredVersion']}"} for v in done["damagedVersions"])
+        return RepairReport(path, True, report.version, done["newVersion"], tuple(dropped), report)
     md = json.loads(_jvm.layer_metadata_json(spark, path, report.version))
     dropped = []
     for f in report.damaged_files:

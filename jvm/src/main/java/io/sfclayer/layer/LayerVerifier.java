@@ -93,6 +93,7 @@ public final class LayerVerifier {
             md = version == null ? log.current() : log.read(version);
         } catch (SfcLayerException.CorruptLayer e) {
             problems.add(e.getMessage());
+            report.put("documentDamaged", true);
             report.put("version", version);
             report.put("problems", problems);
             report.put("files", List.of());
