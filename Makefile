@@ -3,12 +3,14 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 JAR := python/sfclayer/jars/sfclayer.jar
+# JVM helpers of the benchmark (jvm/src/test/java/io/sfclayer/bench), not shipped
+BENCH_JAR := build/libs/sfclayer-bench.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
 
-.PHONY: setup jar test test-jvm test-py test-hdfs demo bench clean hdfs-jars
+.PHONY: setup jar test test-jvm test-py test-hdfs demo bench clean hdfs-jars chromium-installed bench-ingest
 
-setup: $(VENV)/.installed $(JAR)
+setup: $(VENV)/.installed $(JAR) $(BENCH_JAR)
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -20,9 +22,18 @@ gradle-installed:
 	@command -v gradle >/dev/null || { echo "installing gradle and junit4 from Debian"; \
 	  (apt-get update -qq && apt-get install -y -qq gradle junit4) >/dev/null; }
 
+# The viewer's browser test drives Debian's Chromium headless (it skips, saying why, without it).
+chromium-installed:
+	@{ command -v chromium && command -v chromedriver; } >/dev/null || { echo "installing chromium and chromium-driver from Debian"; \
+	  (apt-get update -qq && apt-get install -y -qq chromium chromium-driver) >/dev/null \
+	  || echo "could not install chromium (not root?): the browser test will skip"; }
+
 $(JAR): $(VENV)/.installed $(JAVA_SRC) build.gradle | gradle-installed
 	$(GRADLE) jar
 	mkdir -p $(dir $(JAR)) && cp build/libs/sfclayer.jar $(JAR)
+
+$(BENCH_JAR): $(VENV)/.installed $(JAVA_SRC) $(shell find jvm/src/test/java/io/sfclayer/bench -type f 2>/dev/null) build.gradle | gradle-installed
+	$(GRADLE) benchJar
 
 jar: $(JAR)
 
@@ -32,7 +43,7 @@ hdfs-jars: | gradle-installed
 test-jvm: setup
 	$(GRADLE) test
 
-test-py: setup hdfs-jars
+test-py: setup hdfs-jars | chromium-installed
 	$(PY) -m pytest -q tests integration
 
 test: test-jvm test-py
@@ -44,7 +55,10 @@ demo: setup
 	$(VENV)/bin/sfclayer demo
 
 bench: setup
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(if $(STUDY),--study $(STUDY))
+
+bench-ingest: setup
+	$(PY) bench/ingest.py
 
 clean:
 	rm -rf build .gradle $(JAR) integration/target

@@ -60,6 +60,7 @@ def spark(tmp_path_factory):
         print(f"\nspark fixture: a SparkSession without the sfclayer connector ({type(e).__name__}: {e})")
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # everything on loopback
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Python workers (ingest, pyramid) in this venv
     tmp_dir = str(tmp_path_factory.mktemp("spark"))
     conf = _spark_conf(tmp_dir)
     if sfclayer is not None:
@@ -67,6 +68,9 @@ def spark(tmp_path_factory):
         # during the run would swap classes under it (NoClassDefFoundError). Use a private copy.
         snapshot = os.path.join(tmp_dir, "sfclayer.jar")
         shutil.copyfile(sfclayer.jar_path(), snapshot)
+        bench_jar = os.path.join(os.path.dirname(os.path.abspath(__file__)), "build", "libs", "sfclayer-bench.jar")
+        if os.path.exists(bench_jar):  # the benchmark's JVM helpers (tests/test_bench_smoke.py)
+            conf["spark.jars"] = shutil.copyfile(bench_jar, os.path.join(tmp_dir, "sfclayer-bench.jar"))
         with mock.patch.object(sfclayer, "jar_path", lambda: snapshot):
             session = sfclayer.session("local[2]", app_name="sfclayer-tests", **conf)
     else:

@@ -140,8 +140,16 @@ def _batch_entry(keys, seconds, nbytes):
 
 
 def _jvm_timed(layer, keys):
-    """Seconds per look-up measured inside the JVM (``ValueReader.timeGets``): no transport at all."""
-    nanos = list(layer._reader.timeGets(_pack(keys)))
+    """Seconds per look-up measured inside the JVM (``io.sfclayer.bench.LookupTiming``, in
+    build/libs/sfclayer-bench.jar): no transport at all."""
+    from pyspark import SparkContext
+
+    timing = SparkContext._active_spark_context._jvm.io.sfclayer.bench.LookupTiming
+    try:
+        nanos = list(timing.timeGets(layer._reader, _pack(keys)))
+    except TypeError:  # py4j: no such class
+        raise RuntimeError("the benchmark's JVM helpers are not on the driver's classpath: "
+                           "build build/libs/sfclayer-bench.jar (make setup) and start Spark with it") from None
     if any(n < 0 for n in nanos):
         raise AssertionError("a key timed in the JVM is missing")
     return [n / 1e9 for n in nanos]

@@ -1,5 +1,6 @@
 """Small helpers shared by the tests: inspecting layers on disk through the JVM."""
 
+import contextlib
 import glob
 import io
 import json
@@ -7,6 +8,15 @@ import os
 import zlib
 
 import fastavro
+
+
+@contextlib.contextmanager
+def sfclayer_errors():
+    """Raw Spark API calls with their Java errors raised as sfclayer's classes, as ``sfclayer.read`` does."""
+    from sfclayer import _jvm
+
+    with _jvm.translated():
+        yield
 
 
 def versions(path):

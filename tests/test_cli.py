@@ -151,17 +151,20 @@ def test_layout_scan_draws_only_existing_tiles(capsys, layer, tmp_path):
     assert os.path.getsize(out_png) > 0
 
 
-def test_tile_files_maps_keys_to_files_by_index_range(spark, layer):
+def test_tile_files_maps_keys_to_files_by_their_names(spark, layer):
     md = helpers.metadata(layer)
     cols, rows = np.meshgrid(np.arange(COLS), np.arange(ROWS))
     where = pictures.tile_files(md, cols, rows)
     files = sorted(md["files"], key=lambda f: f["firstIndex"])
+    # the readers' rule: a file's name carries its first index; it holds up to the next file's first
+    firsts = [int(f["name"].rsplit("-", 1)[1]) for f in files]
+    assert firsts == [f["firstIndex"] for f in files]
     idx = key_index_from_json(md["keyIndex"]).index_array(cols, rows)
     for w, i in zip(where.ravel(), idx.ravel()):
         if w >= 0:
-            assert files[w]["firstIndex"] <= i <= files[w]["lastIndex"]
+            assert firsts[w] <= i and (w + 1 == len(firsts) or i < firsts[w + 1])
         else:
-            assert not any(f["firstIndex"] <= i <= f["lastIndex"] for f in files)
+            assert i < firsts[0]
     # ... and agrees with the file each tile was read from
     got = sfclayer.read(spark, layer).select("col", "row", "_file").collect()
     names = [f["name"] for f in files]
@@ -210,3 +213,10 @@ def test_parse_time():
     assert cli._parse_time("1970-01-02") == 86_400_000_000
     assert cli._parse_time("1970-01-02T00:00:00Z") == 86_400_000_000
     assert cli._parse_time("1970-01-02T01:00:00+01:00") == 86_400_000_000
+
+
+def test_tile_files_refuses_a_name_that_is_not_a_data_file():
+    md = {"keyIndex": {"kind": "z", "colMin": 0, "rowMin": 0, "colMax": 3, "rowMax": 3},
+          "files": [{"name": "part-r-00000-0"}, {"name": "part-r-x"}]}
+    with pytest.raises(sfclayer.CorruptLayer, match="not an sfclayer data file name: 'part-r-x'"):
+        pictures.tile_files(md, [0], [0])

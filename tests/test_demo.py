@@ -91,3 +91,24 @@ def test_crop_keeps_the_georeference():
     sub = raster.crop((10, 20, 60, 120))
     assert sub.extent == pytest.approx((-144.0, -18.0, 36.0, 72.0))
     assert sub.pixel_size == pytest.approx(raster.pixel_size)
+
+
+def test_demo_box_on_tile_edges_counts_the_touching_tiles(spark, tmp_path):
+    # A box exactly on tile edges: the reader returns the tiles that touch it too (the JVM's
+    # TileGrid), and the demo's count of tiles that meet the box (sfclayer.grid) agrees.
+    import math
+
+    from sfclayer.grid import TileGrid
+
+    src, ts = demo.load_raster("jacksboro"), 48
+    ncols, nrows = math.ceil(src.width / ts), math.ceil(src.height / ts)
+    px, py = src.pixel_size
+    x0, _, _, y1 = src.extent
+    grid = TileGrid((x0, y1 - nrows * ts * py, x0 + ncols * ts * px, y1), (0, 0, ncols - 1, nrows - 1))
+    # tiles cols 2..4, rows 2..4, its edges where the ring of tiles around them ends
+    bbox = (grid.xmax(1), grid.ymax(5), grid.xmin(5), grid.ymin(1))
+    result = demo.run_demo(spark, str(tmp_path), source="jacksboro", tile_size=ts, key_index="rowmajor", bbox=bbox,
+                           partitions=2, lookup_sample=10, log=lambda *_: None)
+    # cols 1..5, rows 1..5: the box's 3 x 3 and the ring touching it
+    assert result.query["rows"] == result.query["tiles_expected"] == 5 * 5
+    assert result.region_tiles == (1, 1, 5, 5) and result.region_matches

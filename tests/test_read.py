@@ -11,6 +11,7 @@ from py4j.java_gateway import get_field
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sfclayer.errors import CorruptLayer, InvalidArgument, LayerNotFound
 from tests import helpers
 
 # A non-square grid whose bounds do not start at 0, sparsely filled, with an extent whose tile size
@@ -312,11 +313,11 @@ def test_box_outside_the_bounds_reads_no_file(spark, big_layer):
 
 def test_bad_read_options_are_refused_by_name(spark, layers, z3_layer):
     _, paths = layers
-    with pytest.raises(Exception, match="option bbox.*no extent"):
+    with pytest.raises(InvalidArgument, match="option bbox.*no extent"), helpers.sfclayer_errors():
         read(spark, z3_layer[1], bbox="0,0,1,1").collect()
-    with pytest.raises(Exception, match="option bbox"):
+    with pytest.raises(InvalidArgument, match="option bbox"), helpers.sfclayer_errors():
         read(spark, paths["z"], bbox="1,2,3").collect()
-    with pytest.raises(Exception, match="option maxRanges"):
+    with pytest.raises(InvalidArgument, match="option maxRanges"), helpers.sfclayer_errors():
         read(spark, paths["z"], maxRanges="-1").collect()
 
 
@@ -324,9 +325,8 @@ def test_bad_read_options_are_refused_by_name(spark, layers, z3_layer):
 
 def test_missing_layer_names_the_path(spark, tmp_path):
     path = str(tmp_path / "nothing-here")
-    with pytest.raises(Exception, match="no sfclayer layer at .*nothing-here") as e:
+    with pytest.raises(LayerNotFound, match="no sfclayer layer at .*nothing-here"), helpers.sfclayer_errors():
         read(spark, path).collect()
-    assert "LayerNotFound" in str(e.value) or "nothing-here" in str(e.value)
 
 
 def test_corrupt_metadata_names_the_file(spark, layers, tmp_path):
@@ -340,9 +340,9 @@ def test_corrupt_metadata_names_the_file(spark, layers, tmp_path):
     crc = os.path.join(copy, "_sfclayer", f".v{version:08d}.json.crc")
     if os.path.exists(crc):
         os.remove(crc)
-    with pytest.raises(Exception, match=re.escape(f"v{version:08d}.json")) as e:
+    with pytest.raises(CorruptLayer, match="bad layer metadata.*" + re.escape(f"v{version:08d}.json")), \
+            helpers.sfclayer_errors():
         read(spark, copy).collect()
-    assert "CorruptLayer" in str(e.value) or "bad layer metadata" in str(e.value)
 
 
 def test_data_file_that_is_not_a_mapfile_names_the_file(spark, layers, tmp_path):
@@ -355,7 +355,8 @@ def test_data_file_that_is_not_a_mapfile_names_the_file(spark, layers, tmp_path)
     for name in ("data", "index"):
         with open(os.path.join(victim, name), "wb") as f:
             f.write(b"this is not a SequenceFile at all")
-    with pytest.raises(Exception, match=re.escape(os.path.basename(victim)) + r".*header is unreadable"):
+    with pytest.raises(CorruptLayer, match=re.escape(os.path.basename(victim)) + ".*not a SequenceFile"), \
+            helpers.sfclayer_errors():
         read(spark, copy).collect()
     # a query whose ranges miss that file never opens it
     first_other = int(os.path.basename(helpers.data_files(copy)[1]).rsplit("-", 1)[1])

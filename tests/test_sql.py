@@ -7,6 +7,8 @@ import uuid
 import pytest
 from pyspark.sql import functions as F
 
+from sfclayer.errors import LayerNotFound
+from tests import helpers
 from tests.test_read import envelope, write
 
 # cols 3..62, rows -5..34 over x 0..600, y 0..400: tiles are 10 x 10, row -5 at the top
@@ -115,6 +117,6 @@ def test_time_predicates_in_sql(spark, z3_layer, table):
 
 def test_missing_layer_in_sql_names_the_path(spark, tmp_path, table):
     missing = str(tmp_path / "no-layer")
-    with pytest.raises(Exception, match="no sfclayer layer at .*no-layer"):
+    with pytest.raises(LayerNotFound, match="no sfclayer layer at .*no-layer"), helpers.sfclayer_errors():
         spark.sql(f"CREATE TABLE {table} USING sfclayer LOCATION '{missing}'")
         spark.sql(f"SELECT * FROM {table}").collect()

@@ -5,13 +5,20 @@ a space-filling-curve index, so one layer serves both bounding-box scans and poi
 
 Examples
 --------
->>> import sfclayer
+>>> import sfclayer, tempfile
 >>> spark = sfclayer.session("local[2]")                     # doctest: +SKIP
->>> sfclayer.write(df, "/tmp/layer", bounds=(0, 0, 255, 255))  # doctest: +SKIP
->>> sfclayer.read(spark, "/tmp/layer", bbox=(10, 10, 20, 20)).count()  # doctest: +SKIP
+>>> path = tempfile.mkdtemp() + "/layer"
+>>> df = spark.range(256).selectExpr("int(id % 16) AS col", "int(id DIV 16) AS row", "id AS value")
+>>> sfclayer.write(df, path, bounds=(0, 0, 15, 15), extent=(0, 0, 16, 16))
+>>> sfclayer.read(spark, path, bbox=(10.5, 10.5, 12.5, 12.5)).count()
+9
+>>> with sfclayer.open(spark, path) as layer:
+...     layer.get(3, 2)["value"]
+35
 """
 
 import os
+import sys
 
 from .errors import (
     SfcLayerError,
@@ -23,11 +30,14 @@ from .errors import (
     LayerExists,
     CorruptLayer,
     ConcurrentUpdate,
+    StorageError,
 )
 
 from .layer import write, read, open, Layer
 from .integrity import verify, repair, VerifyReport, RepairReport
 from .maintenance import Version, history, delete, compact, vacuum
+from .ingestion import ingest
+from .pyramids import pyramid, pyramid_levels
 
 __version__ = "0.1.0"
 
@@ -55,11 +65,15 @@ __all__ = [
     "repair",
     "VerifyReport",
     "RepairReport",
+    "serve",
     "Version",
     "history",
     "delete",
     "compact",
     "vacuum",
+    "ingest",
+    "pyramid",
+    "pyramid_levels",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -69,6 +83,7 @@ __all__ = [
     "LayerExists",
     "CorruptLayer",
     "ConcurrentUpdate",
+    "StorageError",
 ]
 
 
@@ -126,7 +141,8 @@ def session(master="local[*]", app_name="sfclayer", **conf):
     app_name : str
     **conf
         Extra Spark settings; underscores may stand for dots
-        (``spark_sql_shuffle_partitions=4``).
+        (``spark_sql_shuffle_partitions=4``). When ``PYSPARK_PYTHON`` is unset, it is set to
+        ``sys.executable``: Python workers run this interpreter.
 
     Returns
     -------
@@ -135,8 +151,20 @@ def session(master="local[*]", app_name="sfclayer", **conf):
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.master(master).appName(app_name)
+    if not os.environ.get("PYSPARK_PYTHON"):
+        # Python workers run this interpreter (a virtualenv's, even if it was never activated), so
+        # UDFs can import what the driver imports, sfclayer included. pyspark reads the variable
+        # when the SparkContext starts (and ships it with every Python function to executors).
+        os.environ["PYSPARK_PYTHON"] = sys.executable
     # Spark's console progress bar shows how far long writes and scans are.
     builder = builder.config("spark.ui.showConsoleProgress", "true")
     for key, value in conf.items():
         builder = builder.config(key if "." in key else key.replace("_", "."), str(value))
     return configure(builder).getOrCreate()
+
+
+def serve(spark, paths, **kwargs):
+    """Serve layers over HTTP with a web map viewer; see :func:`sfclayer.server.serve`."""
+    from .server import serve as _serve
+
+    return _serve(spark, paths, **kwargs)

@@ -7,9 +7,11 @@ import threading
 
 from . import errors
 
-__all__ = ["translated", "open_value_reader", "LookupClient", "command", "verify_layer", "layer_metadata_json",
-           "restore_document"]
+__all__ = ["translated", "open_value_reader", "reader_call", "LookupClient", "command", "read_text", "write_text",
+           "verify_layer", "layer_metadata_json", "restore_document"]  # what layer, maintenance, pyramids, integrity use
 
+# The error table: every io.sfclayer.SfcLayerException class and its Python class
+# (tests/test_tables.py checks it against the jar).
 _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException": errors.SfcLayerError,
     "io.sfclayer.SfcLayerException$KeyNotFound": errors.KeyNotFound,
@@ -20,6 +22,7 @@ _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException$LayerExists": errors.LayerExists,
     "io.sfclayer.SfcLayerException$CorruptLayer": errors.CorruptLayer,
     "io.sfclayer.SfcLayerException$ConcurrentUpdate": errors.ConcurrentUpdate,
+    "io.sfclayer.SfcLayerException$StorageError": errors.StorageError,
 }
 
 
@@ -64,12 +67,19 @@ def translated():
         raise mine from exc
 
 
-def open_value_reader(spark, path, cache_size, version=-1, as_of_millis=-1):
+def open_value_reader(spark, path, cache_size, version=-1, as_of_millis=-1, options=None):
     """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path``: the newest version, or
-    ``version`` (>= 1), or the newest committed at or before ``as_of_millis`` (>= 0)."""
+    ``version`` (>= 1), or the newest committed at or before ``as_of_millis`` (>= 0).
+
+    Its Hadoop configuration is the session's, as Spark's file sources make it: settings given with
+    ``spark.conf.set("spark.hadoop.…")`` at run time count, and so do Hadoop ``options`` (``fs.*``).
+    """
     jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    jmap = jvm.java.util.HashMap()
+    for key, value in (options or {}).items():
+        jmap.put(str(key), str(value))
     with translated():
+        conf = jvm.io.sfclayer.spark.HadoopConfs.forOptions(spark._jsparkSession, jmap)
         return jvm.io.sfclayer.lookup.ValueReader.open(conf, path, int(cache_size), int(version), int(as_of_millis))
 
 
@@ -193,3 +203,41 @@ class LookupClient:
             self._sockets = []
         with translated():
             self._server.close()
+
+
+def _hadoop_path(spark, path):
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    return p, p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+
+def read_text(spark, path):
+    """The UTF-8 text of a small file on any Hadoop filesystem, or None if there is none."""
+    p, fs = _hadoop_path(spark, path)
+    if not fs.exists(p):
+        return None
+    jvm = spark.sparkContext._jvm
+    stream = fs.open(p)
+    try:
+        data = jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
+    finally:
+        stream.close()
+    return bytes(data).decode("utf-8")
+
+
+def write_text(spark, path, text):
+    """Write a small UTF-8 file on any Hadoop filesystem, replacing it whole: written beside it,
+    then renamed over it, so readers see the old text or the new one."""
+    p, fs = _hadoop_path(spark, path)
+    jvm = spark.sparkContext._jvm
+    tmp = jvm.org.apache.hadoop.fs.Path(p.getParent(), "." + p.getName() + ".tmp")
+    out = fs.create(tmp, True)
+    try:
+        out.write(bytearray(text.encode("utf-8")))
+    finally:
+        out.close()
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    rename = jvm.org.apache.hadoop.fs.Options.Rename
+    how = spark.sparkContext._gateway.new_array(rename, 1)
+    how[0] = rename.OVERWRITE
+    jvm.org.apache.hadoop.fs.FileContext.getFileContext(p.toUri(), conf).rename(tmp, p, how)

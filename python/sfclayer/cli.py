@@ -8,9 +8,12 @@
     sfclayer layout PATH [-o OUT.png]
     sfclayer verify PATH [--version N] [--json]
     sfclayer repair PATH
+    sfclayer serve PATH [PATH...] [--host 127.0.0.1] [--port 8000] [--coalesce-ms MS]
     sfclayer history PATH [--json]
     sfclayer compact PATH
     sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
+    sfclayer ingest SOURCES... PATH [--tms NAME|none] [--zoom Z] [--resampling R] [--tile-size N]
+    sfclayer pyramid PATH [--min-zoom Z] [--resampling R]
 
 Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
 when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
@@ -26,6 +29,7 @@ import tempfile
 import time
 
 from ._text import human_bytes
+from .errors import InvalidArgument
 
 __all__ = ["main", "build_parser"]
 
@@ -72,6 +76,7 @@ def _session():
     import sfclayer
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # ingest and pyramid run Python on executors
     conf = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -112,20 +117,13 @@ def _value_text(v, hex_bytes=16, max_items=8):
 
 
 def _parse_time(text):
-    """Epoch microseconds from an integer or an ISO-8601 date/time (naive = UTC)."""
+    """Epoch microseconds from ISO-8601 or epoch microseconds (``sfclayer.curves.to_micros``)."""
+    from .curves import to_micros
+
     try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        t = _dt.datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not a time: {text!r} (give ISO-8601, e.g. 2024-05-01T12:00:00, or epoch microseconds)") from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=_dt.timezone.utc)
-    delta = t - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        return to_micros(text)
+    except InvalidArgument as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _floats(n):
@@ -174,6 +172,7 @@ def _spark_type(t):
 
 def _info_text(path, md):
     from .curves import format_micros, key_index_from_json
+    from .grid import TileGrid
 
     ki = key_index_from_json(md["keyIndex"])
     b = ki.bounds
@@ -191,12 +190,17 @@ def _info_text(path, md):
             f"{_dt.timedelta(microseconds=tb.resolution_micros)} ({tb.bins} bins)")
     ext = md.get("extent")
     if ext:
-        tw = (ext["xmax"] - ext["xmin"]) / b.width
-        th = (ext["ymax"] - ext["ymin"]) / b.height
+        grid = TileGrid.from_metadata(md)
+        tw, th = grid.tile_width, grid.tile_height
         add(f"extent       {ext['xmin']:g}, {ext['ymin']:g}, {ext['xmax']:g}, {ext['ymax']:g} "
             f"({md.get('crs') or 'no CRS'}); a tile is {tw:g} × {th:g}")
     else:
         add("extent       none (no bbox queries in map units; key boxes work)")
+    r = md.get("raster")
+    if r:
+        grid = f"{r.get('tms')} zoom {r.get('zoom')}" if r.get("tms") else "its source's own grid"
+        add(f"raster       {r.get('tileWidth')} × {r.get('tileHeight')} px tiles, {r.get('bands')} × {r.get('dtype')}, "
+            f"nodata {r.get('nodata')}; {grid}")
     fields = (md.get("valueSchema") or {}).get("fields", [])
     add("values       " + (", ".join(f"{f['name']} {_spark_type(f['type'])}" for f in fields) or "none"))
     add(f"records      {md.get('recordCount')} tiles in {md.get('indexCount')} indexes")
@@ -224,7 +228,7 @@ def _cmd_demo(args, spark_factory):
     from . import demo
 
     t0 = time.perf_counter()
-    print("[0/6] start Spark (local)", flush=True)
+    print("[0/5] start Spark (local)", flush=True)
     spark, created = spark_factory()
     print(f"      {time.perf_counter() - t0:6.2f} s  Spark {spark.version}, master {spark.sparkContext.master}",
           flush=True)
@@ -405,6 +409,56 @@ def _cmd_repair(args, spark_factory):
     return 0
 
 
+def _cmd_serve(args, spark_factory):
+    from . import server
+
+    spark, created = spark_factory()
+    try:
+        server.serve(spark, args.paths, host=args.host, port=args.port, coalesce_ms=args.coalesce_ms,
+                     workers=args.workers)
+    finally:
+        if created:
+            spark.stop()
+    return 0
+
+
+def _cmd_ingest(args, spark_factory):
+    import sfclayer
+
+    tms = None if args.tms.lower() == "none" else args.tms
+    options = {k: v for k, v in (("key_index", args.key_index), ("block_size", args.block_size),
+                                 ("partitions", args.partitions)) if v is not None}
+    spark, created = spark_factory()
+    try:
+        r = sfclayer.ingest(spark, args.sources, args.path, tms=tms, zoom=args.zoom, resampling=args.resampling,
+                            tile_size=args.tile_size, nodata=args.nodata, mode=args.mode, **options)
+    finally:
+        if created:
+            spark.stop()
+    g = r.grid
+    where = f"{g.tms} zoom {g.zoom} ({g.width} × {g.height} tiles)" if g.tms else \
+        f"the source's own grid ({g.width} × {g.height} tiles of {g.tile_width} px)"
+    print(f"{args.path}: {r.tiles} tiles of {r.candidates} the sources touch (the others hold only nodata), "
+          f"on {where}, in {r.seconds:.1f} s")
+    return 0
+
+
+def _cmd_pyramid(args, spark_factory):
+    import sfclayer
+
+    spark, created = spark_factory()
+    try:
+        t0 = time.perf_counter()
+        built = sfclayer.pyramid(spark, args.path, min_zoom=args.min_zoom, resampling=args.resampling)
+        levels = sfclayer.pyramid_levels(spark, args.path)
+    finally:
+        if created:
+            spark.stop()
+    print(f"{args.path}: built zoom levels {built[0]}..{built[-1]} in {time.perf_counter() - t0:.1f} s; "
+          f"levels now {levels}" if built else f"{args.path}: nothing to build; levels {levels}")
+    return 0
+
+
 def build_parser():
     """The argparse parser of the ``sfclayer`` command."""
     from . import demo as _demo
@@ -508,6 +562,57 @@ def build_parser():
                                    "left as it is.")
     r.add_argument("path", metavar="PATH", help="the layer")
     r.set_defaults(func=_cmd_repair)
+    return 0
+
+
+    from .ingestion import RESAMPLING
+    from .pyramids import DOWNSAMPLING
+
+    ing = sub.add_parser(
+        "ingest", help="write raster files (GeoTIFF...) as a layer on a standard tile grid",
+        description="Reproject raster files onto a tile matrix set (WebMercatorQuad by default; col/row are "
+                    "then XYZ x/y) or cut them on their own grid (--tms none), in Spark, and write the tiles "
+                    "as a layer. Where sources overlap, the last one given wins.")
+    ing.add_argument("sources", nargs="+", metavar="SOURCE", help="raster files or URIs rasterio opens")
+    ing.add_argument("path", metavar="PATH", help="the layer to write")
+    ing.add_argument("--tms", default="WebMercatorQuad",
+                     help="a morecantile tile matrix set (WebMercatorQuad, WorldCRS84Quad, ...) or 'none'")
+    ing.add_argument("--zoom", type=int, help="the zoom level (default: from the sources' resolution)")
+    ing.add_argument("--resampling", choices=RESAMPLING, default="bilinear")
+    ing.add_argument("--tile-size", type=_positive_int, default=256, metavar="N",
+                     help="tile side in pixels with --tms none (default 256)")
+    ing.add_argument("--nodata", type=float, help="the layer's nodata value (default: the first source's, else 0 or NaN)")
+    ing.add_argument("--mode", choices=["errorifexists", "overwrite", "ignore"], default="errorifexists")
+    ing.add_argument("--key-index", choices=["z", "hilbert", "rowmajor"])
+    ing.add_argument("--block-size", metavar="SIZE", help="data file roll size, e.g. 64m")
+    ing.add_argument("--partitions", type=_positive_int, metavar="N", help="write tasks")
+    ing.set_defaults(func=_cmd_ingest)
+
+    pyr = sub.add_parser(
+        "pyramid", help="build the coarser zoom levels of an ingested layer",
+        description="Build zoom levels min-zoom .. base-1 of a layer ingested onto a quadtree tile matrix set, each "
+                    "from the level below (2 × 2 tiles → 1), as layers under PATH/_pyramid/.")
+    pyr.add_argument("path", metavar="PATH", help="the base layer")
+    pyr.add_argument("--min-zoom", type=int, default=0, metavar="Z", help="the coarsest level (default 0)")
+    pyr.add_argument("--resampling", choices=DOWNSAMPLING, default="average")
+    pyr.set_defaults(func=_cmd_pyramid)
+
+    from .server import DEFAULT_COALESCE_MS
+
+    sv = sub.add_parser("serve", help="serve layers as map tiles with a web map viewer (HTTP)",
+                        description="Serve layers over HTTP: a Leaflet viewer at /, tiles at "
+                                    "/layers/NAME/tiles/Z/X/Y.png, values, TileJSON and OGC API - Tiles. "
+                                    "Stops on Ctrl-C or SIGTERM, closing the layers.")
+    sv.add_argument("paths", nargs="+", metavar="PATH", help="a layer, or NAME=PATH to name it")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
+    sv.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    sv.add_argument("--coalesce-ms", type=float, default=DEFAULT_COALESCE_MS, metavar="MS",
+                    help="gather tile requests that arrive while a look-up is under way (waiting at most MS "
+                         f"milliseconds) into one look-up in curve order (default {DEFAULT_COALESCE_MS:g}: off; "
+                         "see bench/RESULTS.md)")
+    sv.add_argument("--workers", type=_positive_int, default=8, help="threads for look-ups and rendering (default 8)")
+    sv.set_defaults(func=_cmd_serve)
     return p
 
 

@@ -13,6 +13,7 @@ __all__ = [
     "LayerExists",
     "CorruptLayer",
     "ConcurrentUpdate",
+    "StorageError",
 ]
 
 
@@ -57,3 +58,10 @@ class CorruptLayer(SfcLayerError):
 class ConcurrentUpdate(SfcLayerError):
     """A write lost a race with another: a version committed since it read the layer changed what it
     changed (or replaced the layer). Nothing of the write was published; retrying it is safe."""
+
+
+class StorageError(SfcLayerError, OSError):
+    """The file system failed: permission denied, a DataNode timed out, a block unreachable.
+
+    The message names the file and the file system's own error; the layer may well be intact.
+    """

@@ -3,6 +3,7 @@
 import datetime as _dt
 import io
 import json
+import os as _os
 import struct
 
 import fastavro
@@ -13,9 +14,8 @@ from .errors import InvalidArgument, KeyNotFound
 
 __all__ = ["write", "read", "open", "Layer", "write_options"]
 
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-
-# Python keyword → connector option.
+# The option table: Python keyword → connector option (write options, and read options given as
+# keywords). With _READ_ARGUMENTS, exactly the JVM's options (tests/test_tables.py checks them).
 _OPTION_NAMES = {
     "key_index": "keyIndex",
     "bounds": "bounds",
@@ -27,28 +27,28 @@ _OPTION_NAMES = {
     "extent": "extent",
     "crs": "crs",
     "index_interval": "indexInterval",
+    "max_group_bytes": "maxGroupBytes",
     "max_ranges": "maxRanges",
     "on_corrupt": "onCorrupt",
     "format_version": "formatVersion",
     "on_existing": "onExisting",
+    "raster": "raster",
 }
+# read()'s own arguments that become read options.
+_READ_ARGUMENTS = {"bbox": "bbox", "version": "versionAsOf", "as_of": "timestampAsOf"}
 
 
 def _micros(t):
-    """Epoch microseconds of a datetime (naive = UTC), date, or int."""
-    if isinstance(t, int):
-        return t
-    if isinstance(t, _dt.datetime):
-        if t.tzinfo is None:
-            t = t.replace(tzinfo=_dt.timezone.utc)
-        delta = t - _EPOCH
-        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    if isinstance(t, _dt.date):
-        return _micros(_dt.datetime(t.year, t.month, t.day))
-    raise InvalidArgument(f"not a time: {t!r} (give a datetime, a date or epoch microseconds)")
+    """Epoch microseconds of a time: :func:`sfclayer.curves.to_micros` (datetimes, dates, ISO-8601
+    strings, epoch microseconds)."""
+    from .curves import to_micros
+
+    return to_micros(t)
 
 
 def _option_value(name, value):
+    if isinstance(value, dict):  # JSON-valued options (raster)
+        return json.dumps(value, separators=(",", ":"))
     if isinstance(value, (tuple, list)):
         if name == "timeBounds":
             return ",".join(str(_micros(v)) for v in value)
@@ -66,7 +66,8 @@ def write_options(**options):
     **options
         ``key_index``, ``bounds`` (colMin, rowMin, colMax, rowMax), ``time_bounds`` (start, end),
         ``time_resolution`` (timedelta or '1 day'), ``block_size``, ``partitions``, ``compression``,
-        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``on_existing`` (append: replace, keep, error);
+        ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``on_existing`` (append: replace, keep, error),
+        ``raster`` (a dict: the raster layer description, docs/FORMAT.md "Raster layers");
         connector names (``keyIndex``) are accepted as they are.
 
     Examples
@@ -99,7 +100,14 @@ def write(df, path, mode="errorifexists", **options):
 
     Examples
     --------
-    >>> sfclayer.write(df, "/tmp/dem", bounds=(0, 0, 1023, 1023), extent=(0, 0, 1, 1))  # doctest: +SKIP
+    With a SparkSession ``spark`` (:func:`sfclayer.session`):
+
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9), extent=(0, 0, 1, 1))
+    >>> sfclayer.read(spark, path).count()
+    100
     """
     with _jvm.translated():
         df.write.format("sfclayer").mode(mode).options(**write_options(**options)).save(path)
@@ -110,13 +118,13 @@ def _as_of_options(version, as_of):
     if version is not None and as_of is not None:
         raise InvalidArgument("give version or as_of, not both")
     if version is not None:
-        return {"versionAsOf": str(int(version))}
+        return {_READ_ARGUMENTS["version"]: str(int(version))}
     if as_of is not None:
-        return {"timestampAsOf": str(_micros(as_of))}
+        return {_READ_ARGUMENTS["as_of"]: str(_micros(as_of))}
     return {}
 
 
-def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None, **options):
+def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None, zoom=None, **options):
     """Read a layer as a DataFrame, optionally restricted to a box.
 
     Parameters
@@ -129,11 +137,14 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     keys : tuple of int, optional
         (col_min, row_min, col_max, row_max), inclusive.
     time : tuple, optional
-        (start, end), inclusive; datetimes (naive = UTC), dates or epoch microseconds.
+        (start, end), inclusive; datetimes (naive = UTC), dates, ISO-8601 strings
+        (``"2020-09-01"``, ``"2020-09-01T12:00:00Z"``) or epoch microseconds.
     version : int, optional
         Read this version (read option ``versionAsOf``); the newest by default.
     as_of : datetime, optional
         Read the newest version committed at or before this time (read option ``timestampAsOf``).
+    zoom : int, optional
+        For raster layers with a pyramid: read that zoom level (:func:`sfclayer.pyramid_levels`).
     **options
         Other read options, e.g. ``max_ranges``.
 
@@ -143,16 +154,30 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
 
     Examples
     --------
-    >>> sfclayer.read(spark, "/tmp/dem", keys=(10, 10, 20, 20)).count()  # doctest: +SKIP
-    121
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9), extent=(0, 0, 10, 10))
+    >>> sfclayer.read(spark, path, keys=(2, 2, 4, 5)).count()
+    12
+    >>> sfclayer.read(spark, path, bbox=(2.5, 2.5, 3.5, 3.5)).count()   # tiles whose envelope meets the box
+    4
     """
     from pyspark.sql import functions as F
 
+    path = _check_path(path)
+    bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
+    keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
+    time = _check_time_range(time)
+    if zoom is not None:
+        from .pyramids import level_path
+
+        path = level_path(spark, path, zoom)
     reader = spark.read.format("sfclayer")
     opts = write_options(**options)
     opts.update(_as_of_options(version, as_of))
     if bbox is not None:
-        opts["bbox"] = _option_value("bbox", bbox)
+        opts[_READ_ARGUMENTS["bbox"]] = _option_value("bbox", bbox)
     with _jvm.translated():
         df = reader.options(**opts).load(path)
         if keys is not None:
@@ -165,7 +190,54 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     return df
 
 
-def open(spark, path, cache_size=16, version=None, as_of=None):  # noqa: A001 - like io.open, by intent
+def _check_path(path):
+    if isinstance(path, _os.PathLike):
+        path = _os.fspath(path)
+    if not isinstance(path, str) or not path.strip():
+        raise InvalidArgument(f"path: {path!r} is not a layer path (give a non-empty string)")
+    return path
+
+
+def _check_box(name, box, kind, form):
+    """``box`` as a tuple of four numbers of ``kind`` with min <= max, or None; InvalidArgument else."""
+    if box is None:
+        return None
+    parts = box.split(",") if isinstance(box, str) else box
+    try:
+        values = tuple(parts)
+    except TypeError:
+        values = None
+    if values is None or len(values) != 4:
+        raise InvalidArgument(f"{name}: {box!r} must be four numbers ({form})")
+    out = []
+    for v in values:
+        try:
+            if isinstance(v, bool) or (kind is int and isinstance(v, float) and not v.is_integer()):
+                raise ValueError
+            x = kind(v.strip() if isinstance(v, str) else v)
+        except (TypeError, ValueError, OverflowError):
+            raise InvalidArgument(f"{name}: {v!r} in {box!r} is not {'an integer' if kind is int else 'a number'}"
+                                  f" ({form})") from None
+        if kind is float and x != x or x in (float("inf"), float("-inf")):
+            raise InvalidArgument(f"{name}: {v!r} in {box!r} is not a finite number ({form})")
+        out.append(x)
+    if out[0] > out[2] or out[1] > out[3]:
+        raise InvalidArgument(f"{name}: {box!r} has a minimum above its maximum ({form})")
+    return tuple(out)
+
+
+def _check_time_range(time):
+    if time is None:
+        return None
+    if isinstance(time, (str, bytes)) or not hasattr(time, "__len__") or len(time) != 2:
+        raise InvalidArgument(f"time: {time!r} must be a pair (start, end)")
+    start, end = _micros(time[0]), _micros(time[1])
+    if start > end:
+        raise InvalidArgument(f"time: start {time[0]!r} is after end {time[1]!r}")
+    return time
+
+
+def open(spark, path, cache_size=16, version=None, as_of=None, zoom=None):  # noqa: A001 - like io.open, by intent
     """Open a layer for point look-ups.
 
     Parameters
@@ -180,6 +252,8 @@ def open(spark, path, cache_size=16, version=None, as_of=None):  # noqa: A001 - 
         :meth:`Layer.refresh`).
     as_of : datetime, optional
         Pin the newest version committed at or before this time.
+    zoom : int, optional
+        For raster layers with a pyramid: open that zoom level (:func:`sfclayer.pyramid_levels`).
 
     Returns
     -------
@@ -188,9 +262,18 @@ def open(spark, path, cache_size=16, version=None, as_of=None):  # noqa: A001 - 
 
     Examples
     --------
-    >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
-    ...     layer.get(10, 20)["elevation"]
+    >>> import sfclayer, tempfile
+    >>> path = tempfile.mkdtemp() + "/dem"
+    >>> df = spark.range(100).selectExpr("int(id % 10) AS col", "int(id DIV 10) AS row", "int(id) * 3 AS elevation")
+    >>> sfclayer.write(df, path, bounds=(0, 0, 9, 9))
+    >>> with sfclayer.open(spark, path) as layer:
+    ...     layer.get(4, 2)["elevation"]
+    72
     """
+    if zoom is not None:
+        from .pyramids import level_path
+
+        path = level_path(spark, path, zoom)
     return Layer(spark, path, cache_size, version=version, as_of=as_of)
 
 
@@ -267,7 +350,7 @@ class Layer:
         Parameters
         ----------
         col, row : int
-        time : datetime or int, optional
+        time : datetime, date, ISO-8601 str or int, optional
             For space-time layers (naive datetimes are UTC; ints are epoch microseconds).
 
         Returns

@@ -57,7 +57,8 @@ class Version:
 
     @classmethod
     def from_json(cls, d):
-        created = _dt.datetime.fromisoformat(d["createdAt"].replace("Z", "+00:00"))
+        created = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(
+            microseconds=_micros(d["createdAt"]))
         return cls(int(d["version"]), created, d["operation"], d.get("readVersion"), int(d["recordCount"]),
                    int(d["fileCount"]), int(d["dataBytes"]), dict(d.get("metrics") or {}))
 

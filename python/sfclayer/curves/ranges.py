@@ -109,6 +109,70 @@ def merge_ranges(ranges, max_ranges=None):
     return out.result()
 
 
+_MIN_BUDGET = 4096
+_MAX_BUDGET = 1 << 20
+
+
+def _budget(cap):
+    """Work budget of a capped decomposition: ``clamp(4 * cap, 4096, 2**20)`` (JVM: CappedDescent)."""
+    return min(_MAX_BUDGET, max(_MIN_BUDGET, 4 * cap))
+
+
+def _capped(mins, maxs, side, cap, hilbert=False):
+    """Capped ranges in time bounded by the cap, as the JVM's ``CappedDescent``: the tree is descended
+    level by level; once the ranges found plus the next level's partly covered nodes exceed
+    :func:`_budget`, those nodes are taken whole (a coarser superset). Within the budget the answer
+    is the exact ranges capped by the gap rule."""
+    dims = len(mins)
+    x0, y0 = mins[0], mins[1]
+    x1, y1 = maxs[0], maxs[1]
+    t0, t1 = (mins[2], maxs[2]) if dims == 3 else (0, 0)
+    found = []
+    # nodes: (x, y, t, base, swap, comp); swap/comp are Hilbert's orientation bits
+    if x0 == 0 and y0 == 0 and t0 == 0 and side - 1 <= min(x1, y1) and (dims == 2 or side - 1 <= t1):
+        found.append((0, side ** dims - 1))
+        level = []
+    else:
+        level = [(0, 0, 0, 0, 0, 0)]
+    budget = _budget(cap)
+    while level:
+        h = side >> 1
+        f = h - 1
+        q = h ** dims
+        nxt = []
+        add_found, add_next = found.append, nxt.append
+        for nx, ny, nt, base, swap, comp in level:
+            if hilbert:
+                children = []
+                for k in range(4):
+                    cx, cy, s2, c2 = _hilbert_child(nx, ny, h, k, swap, comp)
+                    children.append((cx, cy, 0, base + k * q, s2, c2))
+            elif dims == 2:
+                children = [(nx, ny, 0, base, 0, 0), (nx + h, ny, 0, base + q, 0, 0),
+                            (nx, ny + h, 0, base + 2 * q, 0, 0), (nx + h, ny + h, 0, base + 3 * q, 0, 0)]
+            else:
+                children = [(nx + (k & 1) * h, ny + ((k >> 1) & 1) * h, nt + (k >> 2) * h, base + k * q, 0, 0)
+                            for k in range(8)]
+            for c in children:
+                cx, cy, ct = c[0], c[1], c[2]
+                if cx > x1 or cx + f < x0 or cy > y1 or cy + f < y0 or ct > t1 or ct + f < t0:
+                    continue
+                if cx >= x0 and cx + f <= x1 and cy >= y0 and cy + f <= y1 and (dims == 2 or (ct >= t0 and ct + f <= t1)):
+                    add_found((c[3], c[3] + q - 1))
+                else:
+                    add_next(c)
+        side = h
+        if len(found) + len(nxt) > budget:
+            found.extend((c[3], c[3] + q - 1) for c in nxt)  # whole: a superset
+            break
+        level = nxt
+    found.sort()
+    out = _Collector(cap)
+    for lo, hi in found:
+        out.add(lo, hi)
+    return out.result()
+
+
 def _cover_side(m):
     return 1 if m == 0 else 1 << m.bit_length()
 
@@ -141,6 +205,8 @@ def z2_ranges(xmin, ymin, xmax, ymax, max_ranges=None):
         "z2", "xy", (xmin, ymin), (xmax, ymax), lambda n, v: _check("z2", n, v, Z2_LIMIT, "2^31-1")
     )
     out = _Collector(max_ranges)
+    if out.cap:
+        return _capped((x0, y0), (x1, y1), _cover_side(max(x1, y1)), out.cap)
     add = out.add
 
     def visit(cx0, cy0, side, base):
@@ -175,6 +241,8 @@ def z3_ranges(xmin, ymin, tmin, xmax, ymax, tmax, max_ranges=None):
         "z3", "xyt", (xmin, ymin, tmin), (xmax, ymax, tmax), lambda n, v: _check("z3", n, v, Z3_LIMIT, "2^21-1")
     )
     out = _Collector(max_ranges)
+    if out.cap:
+        return _capped((x0, y0, t0), (x1, y1, t1), _cover_side(max(x1, y1, t1)), out.cap)
     add = out.add
 
     def visit(cx0, cy0, ct0, side, base):
@@ -211,6 +279,8 @@ def hilbert_ranges(xmin, ymin, xmax, ymax, order, max_ranges=None):
     """
     x0, y0, x1, y1, order = _check_hbox(xmin, ymin, xmax, ymax, order)
     out = _Collector(max_ranges)
+    if out.cap:
+        return _capped((x0, y0), (x1, y1), 1 << order, out.cap, hilbert=True)
     add = out.add
 
     def visit(cx0, cy0, side, base, swap, comp):

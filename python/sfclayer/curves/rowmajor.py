@@ -5,7 +5,7 @@ import numpy as _np
 from ..errors import InvalidArgument
 from ._common import _LONG_MAX
 from .keyindex import KeyIndex
-from .ranges import _Collector
+from .ranges import _budget, _Collector
 from .values import KeyBounds  # noqa: F401  (the doctest uses it)
 
 __all__ = ["RowMajorIndex"]
@@ -46,8 +46,14 @@ class RowMajorIndex(KeyIndex):
     def _offset_ranges(self, x0, y0, x1, y1, t0, t1, max_ranges):
         w = self._bounds.width
         out = _Collector(max_ranges)
+        rows = y1 - y0 + 1
         if x0 == 0 and x1 == w - 1:
             out.add(y0 * w, y1 * w + w - 1)
+        elif out.cap and rows > _budget(out.cap):
+            # too many rows for the cap's budget: cap bands of consecutive rows (JVM: RowMajorKeyIndex)
+            per = -(-rows // out.cap)
+            for y in range(y0, y1 + 1, per):
+                out.add(y * w + x0, min(y1, y + per - 1) * w + x1)
         else:
             for y in range(y0, y1 + 1):
                 out.add(y * w + x0, y * w + x1)

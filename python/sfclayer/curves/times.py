@@ -1,9 +1,11 @@
 """Time conversion: epoch microseconds from datetimes, and back to ISO-8601 text as Java prints it."""
 
 import datetime as _dt
+import re as _re
 
 import numpy as _np
 
+from ..errors import InvalidArgument
 from ._common import _int
 
 __all__ = ["to_micros", "format_micros", "describe_key"]
@@ -17,9 +19,17 @@ def to_micros(t):
 
     Parameters
     ----------
-    t : int, datetime.datetime, datetime.date or numpy.datetime64
+    t : int, str, datetime.datetime, datetime.date or numpy.datetime64
         An ``int`` is taken as microseconds already. A naive ``datetime`` is taken as UTC; an aware
-        one is converted. A ``date`` is its midnight UTC.
+        one is converted. A ``date`` is its midnight UTC. A ``str`` is ISO-8601, as the JVM's
+        ``LayerWriteOptions.parseInstantMicros`` reads it: ``2020-09-01`` (midnight UTC),
+        ``2020-09-01T12:00:00`` (naive: UTC; a space may stand for the ``T``; seconds and up to six
+        fractional digits optional), with ``Z`` or ``+hh:mm`` for an offset; or epoch microseconds.
+
+    Raises
+    ------
+    InvalidArgument
+        If ``t`` is none of these.
 
     Returns
     -------
@@ -32,7 +42,11 @@ def to_micros(t):
     1577836800000000
     >>> to_micros(datetime.datetime(2020, 1, 1, 1, tzinfo=datetime.timezone(datetime.timedelta(hours=1))))
     1577836800000000
+    >>> to_micros("2020-01-01"), to_micros("2020-01-01T01:00:00+01:00"), to_micros("2020-01-01T00:00:00.5Z")
+    (1577836800000000, 1577836800000000, 1577836800500000)
     """
+    if isinstance(t, str):
+        return _parse_iso(t)
     if isinstance(t, _dt.datetime):
         if t.tzinfo is None or t.tzinfo.utcoffset(t) is None:
             t = t.replace(tzinfo=_dt.timezone.utc)
@@ -41,7 +55,30 @@ def to_micros(t):
         return to_micros(_dt.datetime(t.year, t.month, t.day))
     if isinstance(t, _np.datetime64):
         return int(t.astype("datetime64[us]").astype(_np.int64))
+    if isinstance(t, bool) or not hasattr(t, "__index__"):
+        raise InvalidArgument(f"not a time: {t!r} (give a datetime, a date, an ISO-8601 string or epoch"
+                              " microseconds)")
     return _int(t, "time")
+
+
+_ISO = _re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?")
+
+
+def _parse_iso(text):
+    """The one ISO-8601 reader of the Python side (see :func:`to_micros`)."""
+    s = text.strip()
+    if _re.fullmatch(r"-?\d+", s):
+        return int(s)
+    t = None
+    if _ISO.fullmatch(s):
+        try:
+            t = _dt.datetime.fromisoformat(s)
+        except ValueError:
+            t = None
+    if t is None:
+        raise InvalidArgument(f"not a time: {text!r} (give ISO-8601, e.g. 2020-09-01 or 2020-09-01T12:00:00Z,"
+                              " or epoch microseconds)")
+    return to_micros(t)
 
 
 def _to_duration_micros(d):

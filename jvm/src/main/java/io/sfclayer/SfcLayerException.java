@@ -51,6 +51,15 @@ public class SfcLayerException extends RuntimeException {
         public LayerExists(String message) { super(message); }
     }
 
+    /**
+     * The file system failed (permission denied, a DataNode timed out, a block or host unreachable):
+     * the message names the file, the cause is the file system's own exception. Not a sign of damage.
+     */
+    public static class StorageError extends SfcLayerException {
+        private static final long serialVersionUID = 1L;
+        public StorageError(String message, Throwable cause) { super(message, cause); }
+    }
+
     /** Something on disk is not what the format says: bad metadata, bad magic, truncated file. */
     public static class CorruptLayer extends SfcLayerException {
         private static final long serialVersionUID = 1L;

@@ -90,10 +90,14 @@ public final class Hilbert {
     /**
      * Exact (or, with {@code maxRanges > 0}, capped) index ranges covering the inclusive box
      * {@code xmin..xmax, ymin..ymax} on the order-{@code order} curve: sorted, disjoint, adjacent merged.
+     * Capped decompositions take time bounded by the cap ({@link CappedDescent}).
      */
     public static List<IndexRange> ranges(long xmin, long ymin, long xmax, long ymax, int order, int maxRanges) {
         checkBox(xmin, ymin, xmax, ymax, order);
-        RangeCollector out = new RangeCollector(maxRanges);
+        if (maxRanges > 0) {
+            return CappedDescent.hilbert(xmin, ymin, xmax, ymax, 1L << order, maxRanges);
+        }
+        RangeCollector out = new RangeCollector(0);
         new Descent(xmin, ymin, xmax, ymax, out).visit(0, 0, 1L << order, 0, 0, 0);
         return out.result();
     }

@@ -45,8 +45,14 @@ final class RowMajorKeyIndex extends KeyIndex {
     @Override
     List<IndexRange> offsetRanges(long x0, long y0, long x1, long y1, QueryBox box, int maxRanges) {
         RangeCollector out = new RangeCollector(maxRanges);
+        long rows = y1 - y0 + 1;
         if (x0 == 0 && x1 == width - 1) {
             out.add(y0 * width, y1 * width + width - 1); // whole rows: one range
+        } else if (maxRanges > 0 && rows > CappedDescent.budget(maxRanges)) {
+            // Too many rows to list within the cap's budget: maxRanges bands of whole consecutive rows
+            // (each from the first row's x0 to the last row's x1), a superset found in O(maxRanges).
+            long per = (rows + maxRanges - 1) / maxRanges;
+            for (long y = y0; y <= y1; y += per) out.add(y * width + x0, Math.min(y1, y + per - 1) * width + x1);
         } else {
             for (long y = y0; y <= y1; y++) out.add(y * width + x0, y * width + x1);
         }

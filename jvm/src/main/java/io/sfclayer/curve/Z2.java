@@ -34,7 +34,9 @@ public final class Z2 {
 
     /**
      * Exact (or, with {@code maxRanges > 0}, capped) index ranges covering the inclusive box
-     * {@code xmin..xmax, ymin..ymax}: sorted, disjoint, adjacent ranges merged.
+     * {@code xmin..xmax, ymin..ymax}: sorted, disjoint, adjacent ranges merged. Capped decompositions
+     * take time bounded by the cap ({@link CappedDescent}); exact ones, time proportional to the box's
+     * perimeter.
      */
     public static List<IndexRange> ranges(long xmin, long ymin, long xmax, long ymax, int maxRanges) {
         check("xmin", xmin);
@@ -45,8 +47,11 @@ public final class Z2 {
             throw new SfcLayerException.InvalidArgument("empty z2 query box x " + xmin + ".." + xmax
                 + ", y " + ymin + ".." + ymax + " (min > max)");
         }
-        RangeCollector out = new RangeCollector(maxRanges);
         long side = coverSide(Math.max(xmax, ymax));
+        if (maxRanges > 0) {
+            return CappedDescent.z2(xmin, ymin, xmax, ymax, side, maxRanges);
+        }
+        RangeCollector out = new RangeCollector(0);
         new Descent(xmin, ymin, xmax, ymax, out).visit(0, 0, side, 0);
         return out.result();
     }

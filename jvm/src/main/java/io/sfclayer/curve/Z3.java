@@ -34,7 +34,8 @@ public final class Z3 {
 
     /**
      * Exact (or, with {@code maxRanges > 0}, capped) index ranges covering the inclusive box
-     * {@code xmin..xmax, ymin..ymax, tmin..tmax}: sorted, disjoint, adjacent ranges merged.
+     * {@code xmin..xmax, ymin..ymax, tmin..tmax}: sorted, disjoint, adjacent ranges merged. Capped
+     * decompositions take time bounded by the cap ({@link CappedDescent}).
      */
     public static List<IndexRange> ranges(long xmin, long ymin, long tmin, long xmax, long ymax, long tmax,
                                           int maxRanges) {
@@ -48,8 +49,11 @@ public final class Z3 {
             throw new SfcLayerException.InvalidArgument("empty z3 query box x " + xmin + ".." + xmax
                 + ", y " + ymin + ".." + ymax + ", t " + tmin + ".." + tmax + " (min > max)");
         }
-        RangeCollector out = new RangeCollector(maxRanges);
         long side = Z2.coverSide(Math.max(xmax, Math.max(ymax, tmax)));
+        if (maxRanges > 0) {
+            return CappedDescent.z3(new long[] {xmin, ymin, tmin}, new long[] {xmax, ymax, tmax}, side, maxRanges);
+        }
+        RangeCollector out = new RangeCollector(0);
         new Descent(new long[] {xmin, ymin, tmin}, new long[] {xmax, ymax, tmax}, out).visit(0, 0, 0, side, 0);
         return out.result();
     }

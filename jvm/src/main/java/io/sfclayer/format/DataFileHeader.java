@@ -25,6 +25,15 @@ public final class DataFileHeader {
     private static final int MAX_METADATA_ENTRIES = 1024;
     private static final int MAX_TEXT_BYTES = 1 << 20;
 
+    /** What is wrong with a header that is not an sfclayer data file's. */
+    public static final class BadHeader extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        BadHeader(String message) {
+            super(message);
+        }
+    }
+
     /** The format version named in the file's metadata (1 when absent). */
     public final int formatVersion;
     public final String writeId;
@@ -48,23 +57,23 @@ public final class DataFileHeader {
         byte[] magic = new byte[4];
         in.readFully(magic);
         if (!Arrays.equals(Arrays.copyOf(magic, 3), MAGIC) || magic[3] != SEQUENCE_FILE_VERSION) {
-            throw new IOException("not a SequenceFile version " + SEQUENCE_FILE_VERSION + " (starts with bytes "
+            throw new BadHeader("not a SequenceFile version " + SEQUENCE_FILE_VERSION + " (starts with bytes "
                 + String.format("%02x %02x %02x %02x", magic[0], magic[1], magic[2], magic[3]) + ")");
         }
         String keyClass = readText(in);
         String valueClass = readText(in);
         if (!keyClass.equals(LongWritable.class.getName()) || !valueClass.equals(BytesWritable.class.getName())) {
-            throw new IOException("a SequenceFile of " + keyClass + " -> " + valueClass
+            throw new BadHeader("a SequenceFile of " + keyClass + " -> " + valueClass
                 + ", expected LongWritable -> BytesWritable");
         }
         boolean compressed = in.readBoolean();
         boolean blockCompressed = in.readBoolean();
         if (compressed || blockCompressed) {
-            throw new IOException("a compressed SequenceFile (sfclayer data files are uncompressed)");
+            throw new BadHeader("a compressed SequenceFile (sfclayer data files are uncompressed)");
         }
         int entries = in.readInt();
         if (entries < 0 || entries > MAX_METADATA_ENTRIES) {
-            throw new IOException("bad metadata entry count " + entries);
+            throw new BadHeader("bad metadata entry count " + entries);
         }
         String fv = null;
         String wid = null;
@@ -78,7 +87,7 @@ public final class DataFileHeader {
         try {
             formatVersion = fv == null ? 1 : Integer.parseInt(fv);
         } catch (NumberFormatException e) {
-            throw new IOException("bad " + DataFileWriter.META_FORMAT_VERSION + " '" + fv + "'");
+            throw new BadHeader("bad " + DataFileWriter.META_FORMAT_VERSION + " '" + fv + "'");
         }
         byte[] sync = new byte[RecordFrame.SYNC_BYTES];
         in.readFully(sync);
@@ -89,7 +98,7 @@ public final class DataFileHeader {
     private static String readText(DataInput in) throws IOException {
         int n = org.apache.hadoop.io.WritableUtils.readVInt(in);
         if (n < 0 || n > MAX_TEXT_BYTES) {
-            throw new IOException("bad string length " + n);
+            throw new BadHeader("bad string length " + n);
         }
         byte[] b = new byte[n];
         in.readFully(b);

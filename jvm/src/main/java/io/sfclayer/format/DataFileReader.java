@@ -143,8 +143,14 @@ public final class DataFileReader implements Closeable {
             in = fs.open(dataPath);
             streamPos = 0;
             header = DataFileHeader.read(in, () -> streamPos = positionOf(in));
+        } catch (FileNotFoundException e) {
+            closeQuietly(); // it exists (stat said so): Java reports "Permission denied" on a local open this way
+            throw new SfcLayerException.StorageError("cannot open data file " + path + ": " + e, e);
         } catch (IOException | RuntimeException e) {
             closeQuietly();
+            if (failure("", e) instanceof SfcLayerException.StorageError && !(e instanceof DataFileHeader.BadHeader)) {
+                throw failure("cannot open data file " + path, e);
+            }
             wholeFile("its header is unreadable (" + e.getMessage() + ")", false);
             return;
         }
@@ -510,6 +516,22 @@ public final class DataFileReader implements Closeable {
             }
         }
         return -1;
+    }
+
+    /**
+     * What a failure reading a data file is: {@link SfcLayerException.CorruptLayer} when the bytes are bad
+     * (a checksum mismatch, a file that ends early, not a SequenceFile, bytes Hadoop cannot decode), else
+     * {@link SfcLayerException.StorageError} (permission denied, timeouts, unreachable DataNodes or blocks):
+     * the file system failed, the layer may be intact. {@code what} names the file; the cause is kept.
+     */
+    public static SfcLayerException failure(String what, Exception e) {
+        if (e instanceof SfcLayerException) {
+            return (SfcLayerException) e;
+        }
+        boolean damaged = e instanceof RuntimeException || e instanceof ChecksumException || e instanceof EOFException
+            || e instanceof DataFileHeader.BadHeader || String.valueOf(e.getMessage()).contains("not a SequenceFile");
+        return damaged ? new SfcLayerException.CorruptLayer(what + ": " + e, e)
+            : new SfcLayerException.StorageError(what + ": " + e, e);
     }
 
     public long index() {

@@ -1,5 +1,9 @@
 package io.sfclayer.format;
 
+// Over 500 lines on purpose: one decoder for every Avro type a tile value can have, each case next
+// to the checks that keep damaged bytes from being returned; split, the cases would be read apart
+// from the bounds checks they rely on.
+
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.TileSchema.Node;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;

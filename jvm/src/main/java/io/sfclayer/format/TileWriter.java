@@ -21,17 +21,15 @@ import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
- * Encodes groups of tile records (all records sharing one SFC index) as the Avro binary encoding
- * of an array of {@link TileSchema#avroSchemaJson() Tile} records: one block (record count,
- * records, 0), or a single 0 for an empty group.
+ * Encodes tile records as the Avro binary encoding of a {@link TileSchema#avroSchemaJson() Tile}
+ * record; {@link io.sfclayer.layer.GroupWriter} frames the records sharing one SFC index as a group
+ * (an Avro array: one block of record count, records, 0).
  *
  * <p>Reads Spark {@link InternalRow}s directly; strings, binaries, compact decimals and primitive
  * arrays of {@link UnsafeRow}/{@link UnsafeArrayData} inputs are copied straight from their
  * memory. Not thread-safe; reuse one instance per task.
  */
 public final class TileWriter {
-    /** Room reserved in front of the records for the record count varint. */
-    private static final int HEAD = 10;
     private static final int MAX_GROUP = Integer.MAX_VALUE - 64;
     private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
     private static final VarHandle INT_LE = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
@@ -50,9 +48,6 @@ public final class TileWriter {
 
     private byte[] buf = new byte[4096];
     private int pos;
-    private int count;
-    private boolean inGroup;
-    private int groupStart = -1, groupEnd;
 
     /**
      * @param colOrdinal     ordinal of the int {@code col} key in the input rows
@@ -80,36 +75,10 @@ public final class TileWriter {
         return schema;
     }
 
-    /** Starts a new (empty) group, discarding anything added since the last one. */
-    public void beginGroup() {
-        pos = HEAD;
-        count = 0;
-        inGroup = true;
-        groupStart = -1;
-    }
-
-    /** Number of records added to the current group. */
-    public int recordCount() {
-        return count;
-    }
-
-    /**
-     * Appends one Tile record read from {@code row}. On failure the group is left as it was
-     * before the call.
-     *
-     * @throws SfcLayerException.InvalidInput for a null key, or a null in a non-nullable column
-     */
-    public void add(InternalRow row) {
-        if (!inGroup) throw new IllegalStateException("add() outside beginGroup()/endGroup()");
-        appendRecord(row);
-        count++;
-    }
-
     /**
      * The Avro binary encoding of the single Tile record read from {@code row} (no array
      * framing): what {@link TileCursor} exposes as a record slice. Records encoded this way can
-     * be concatenated into a group as {@code count varint, records..., 0}. Does not disturb a
-     * group in progress.
+     * be concatenated into a group as {@code count varint, records..., 0}.
      *
      * @throws SfcLayerException.InvalidInput for a null key, or a null in a non-nullable column
      */
@@ -144,46 +113,6 @@ public final class TileWriter {
             pos = start;
             throw e;
         }
-    }
-
-    /**
-     * Ends the group and returns a copy of its encoding: the Avro binary encoding of the array of
-     * records added since {@link #beginGroup()}.
-     */
-    public byte[] endGroup() {
-        int len = finishGroup();
-        return Arrays.copyOfRange(buf, groupStart, groupStart + len);
-    }
-
-    /**
-     * Ends the group in place, without copying: its encoding is {@code buffer()[groupOffset() ..
-     * groupOffset() + length)} with the returned length, valid until the next {@link #beginGroup()}.
-     */
-    public int finishGroup() {
-        if (!inGroup) throw new IllegalStateException("endGroup() without beginGroup()");
-        inGroup = false;
-        if (count == 0) {
-            groupStart = HEAD - 1;
-            buf[groupStart] = 0;
-            groupEnd = HEAD;
-            return 1;
-        }
-        groupStart = Varint.writeLongBefore(buf, HEAD, count);
-        ensure(1);
-        buf[pos++] = 0;
-        groupEnd = pos;
-        return groupEnd - groupStart;
-    }
-
-    /** The internal buffer holding the group after {@link #finishGroup()}. */
-    public byte[] buffer() {
-        return buf;
-    }
-
-    /** Offset of the finished group in {@link #buffer()}. */
-    public int groupOffset() {
-        if (groupStart < 0) throw new IllegalStateException("no finished group");
-        return groupStart;
     }
 
     // ---------------------------------------------------------------- encoding

@@ -1,6 +1,7 @@
 package io.sfclayer.format;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.layer.LayerWriteOptions;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -97,6 +98,10 @@ public final class VersionLog {
 
     /** The metadata of the newest version; LayerNotFound naming the path if there is none. */
     public LayerMetadata current() throws IOException {
+        long hinted = newestFromHint();
+        if (hinted > 0) {
+            return read(hinted);
+        }
         List<Long> vs = versions();
         if (vs.isEmpty()) {
             if (!fs.exists(layer)) {
@@ -157,7 +162,7 @@ public final class VersionLog {
             if (oldest == null) {
                 oldest = "version " + v + " at " + md.createdAt;
             }
-            if (Instant.parse(md.createdAt).toEpochMilli() <= millis) {
+            if (Math.floorDiv(LayerWriteOptions.parseInstantMicros("createdAt", md.createdAt), 1000L) <= millis) {
                 best = md;
             }
         }
@@ -211,6 +216,7 @@ public final class VersionLog {
                     out.write(candidate.toJsonBytes());
                 }
                 if (publish(tmp, new Path(logDir(), versionFileName(latest + 1)))) {
+                    writeHint(latest + 1);
                     return candidate;
                 }
                 if (attempt >= COMMIT_RETRIES) {
@@ -254,6 +260,39 @@ public final class VersionLog {
             return true;
         } catch (FileAlreadyExistsException e) {
             return false;
+        }
+    }
+
+    /** A hint for readers: a committed version, so the newest is found without listing the log. */
+    public static final String HINT_FILE = "_last_version";
+
+    /**
+     * The newest version found from the hint: the hinted version (if its document still exists) and
+     * then the next numbers while they exist. The hint is only ever a committed version, hence a lower
+     * bound of the newest; 0 when there is no usable hint (then the log is listed).
+     */
+    private long newestFromHint() {
+        long n;
+        try (FSDataInputStream in = fs.open(new Path(logDir(), HINT_FILE))) {
+            n = Long.parseLong(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim());
+            if (n < 1 || !fs.exists(new Path(logDir(), versionFileName(n)))) {
+                return 0;
+            }
+            while (fs.exists(new Path(logDir(), versionFileName(n + 1)))) {
+                n++;
+            }
+            return n;
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /** Best effort, after a commit: readers then find the newest version with a few look-ups, no listing. */
+    private void writeHint(long version) {
+        try (FSDataOutputStream out = fs.create(new Path(logDir(), HINT_FILE), true)) {
+            out.write(Long.toString(version).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        } catch (IOException e) {
+            // readers list the log instead
         }
     }
 

@@ -9,32 +9,53 @@ import io.sfclayer.format.Varint;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The writing side of one task: takes encoded tile records sorted by index, gathers those sharing an
- * index into one group (the Avro array that is the MapFile value), refuses duplicate keys, compresses
- * and hands groups to the rolling {@link DataFileWriter}. No Spark in here.
+ * index into one group (the Avro array that is the MapFile value), refuses duplicate keys (a hash set
+ * of the group's keys) and groups over a size limit (one MapFile value is one Java array: the limit
+ * keeps it far from 2 GiB), compresses and hands groups to the rolling {@link DataFileWriter}. No Spark
+ * in here.
  */
 public final class GroupWriter implements Closeable {
     /** Room reserved at the head of the buffer for the group's record count varint. */
     private static final int HEAD = 10;
+    /** Default largest group (the encoded tiles sharing one SFC index), write option {@code maxGroupBytes}. */
+    public static final long DEFAULT_MAX_GROUP_BYTES = 256L << 20;
+    /** Largest allowed limit: a group is one byte array, and compression may need a second one. */
+    public static final long MAX_GROUP_BYTES_LIMIT = 1L << 30;
 
     private final DataFileWriter files;
     private final ValueCompression compression;
     private final boolean spaceTime;
+    private final long maxGroupBytes;
 
     private long currentIndex = -1;
     private int count;
     private byte[] buf = new byte[1 << 16];
     private int len;
     private final long[] key = new long[3];
-    private long[][] keys = new long[8][];
+    private Set<Key> keys = new HashSet<>();
+
+    private record Key(long col, long row, long time) { }
 
     public GroupWriter(DataFileWriter files, ValueCompression compression, KeyIndex keyIndex) {
+        this(files, compression, keyIndex, DEFAULT_MAX_GROUP_BYTES);
+    }
+
+    /** @param maxGroupBytes the largest group in bytes, 1..{@link #MAX_GROUP_BYTES_LIMIT} */
+    public GroupWriter(DataFileWriter files, ValueCompression compression, KeyIndex keyIndex, long maxGroupBytes) {
+        if (maxGroupBytes < 1 || maxGroupBytes > MAX_GROUP_BYTES_LIMIT) {
+            throw new SfcLayerException.InvalidArgument("maxGroupBytes " + maxGroupBytes + " is outside 1.."
+                + MAX_GROUP_BYTES_LIMIT + " (1 GiB)");
+        }
         this.files = files;
         this.compression = compression;
         this.spaceTime = keyIndex.isSpaceTime();
+        this.maxGroupBytes = maxGroupBytes;
     }
 
     /** Adds one encoded tile record; indexes must not decrease. */
@@ -50,6 +71,13 @@ public final class GroupWriter implements Closeable {
         }
         TileKeys.read(record, 0, spaceTime, key);
         checkDuplicate();
+        long size = (long) len - HEAD + record.length + 1;
+        if (size > maxGroupBytes) {
+            throw new SfcLayerException.InvalidInput("the tiles sharing SFC index " + currentIndex + " (the group of key "
+                + KeyIndex.describeKey(key[0], key[1], spaceTime, key[2]) + ", " + (count + 1) + " tiles so far) take "
+                + size + " bytes, over the limit of " + maxGroupBytes + " bytes per group (write option maxGroupBytes;"
+                + " for space-time layers a finer timeResolution splits groups)");
+        }
         ensure(len + record.length + 1);
         System.arraycopy(record, 0, buf, len, record.length);
         len += record.length;
@@ -57,20 +85,14 @@ public final class GroupWriter implements Closeable {
     }
 
     private void checkDuplicate() {
-        for (int i = 0; i < count; i++) {
-            long[] k = keys[i];
-            if (k[0] == key[0] && k[1] == key[1] && (!spaceTime || k[2] == key[2])) {
-                throw new SfcLayerException.InvalidInput("duplicate key " + KeyIndex.describeKey(key[0], key[1], spaceTime, key[2])
-                    + ": the input holds more than one tile for it (SFC index " + currentIndex + ")");
-            }
+        if (count == 0) {
+            if (keys.size() > 64) keys = new HashSet<>(); // clear() costs the table's capacity, every group
+            else keys.clear();
         }
-        if (count == keys.length) {
-            keys = Arrays.copyOf(keys, count * 2);
+        if (!keys.add(new Key(key[0], key[1], spaceTime ? key[2] : 0))) {
+            throw new SfcLayerException.InvalidInput("duplicate key " + KeyIndex.describeKey(key[0], key[1], spaceTime, key[2])
+                + ": the input holds more than one tile for it (SFC index " + currentIndex + ")");
         }
-        if (keys[count] == null) {
-            keys[count] = new long[3];
-        }
-        System.arraycopy(key, 0, keys[count], 0, 3);
     }
 
     private void ensure(int n) {

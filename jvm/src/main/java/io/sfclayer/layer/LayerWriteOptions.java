@@ -24,7 +24,8 @@ public final class LayerWriteOptions implements Serializable {
     /** Option names as users write them; matched case-insensitively, as Spark's options are. */
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
-        "compression", "extent", "crs", "indexInterval", "onExisting", "formatVersion", "repair",
+        "compression", "extent", "crs", "indexInterval", "onExisting", "raster",
+        "maxGroupBytes", "formatVersion", "repair",
     };
     public static final int DEFAULT_INDEX_INTERVAL = 4;
     public static final long DEFAULT_TIME_RESOLUTION_MICROS = 86_400_000_000L;
@@ -49,6 +50,22 @@ public final class LayerWriteOptions implements Serializable {
     public Object repair;
     /** What an append does with keys the layer already holds. */
     public MergeWriter.OnExisting onExisting = MergeWriter.OnExisting.REPLACE;
+    /** A raster layer's description (docs/FORMAT.md, "Raster layers"): a JSON object, kept verbatim. */
+    public Map<String, Object> raster;
+    /** The largest group of tiles sharing one SFC index, in bytes (see GroupWriter). */
+    public long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
+
+    /** Prefixes of Hadoop settings: options of reads and writes that go to their Hadoop configuration. */
+    public static final String[] HADOOP_PREFIXES = {"fs.", "dfs.", "hadoop.", "io."};
+
+    /** Whether an option is a Hadoop setting (see {@link #HADOOP_PREFIXES}) rather than an sfclayer option. */
+    public static boolean isHadoopSetting(String name) {
+        String k = name.toLowerCase(Locale.ROOT);
+        for (String p : HADOOP_PREFIXES) {
+            if (k.startsWith(p)) return true;
+        }
+        return false;
+    }
 
     public static LayerWriteOptions parse(Map<String, String> options) {
         Map<String, String> lower = new LinkedHashMap<>();
@@ -58,9 +75,13 @@ public final class LayerWriteOptions implements Serializable {
         }
         for (Map.Entry<String, String> e : options.entrySet()) {
             String k = e.getKey().toLowerCase(Locale.ROOT);
+            if (isHadoopSetting(k)) {
+                continue; // for the write's Hadoop configuration (spark.HadoopConfs), not for us
+            }
             if (!known.containsKey(k)) {
                 throw new SfcLayerException.InvalidArgument("unknown sfclayer write option '" + e.getKey()
-                    + "'; known options: " + String.join(", ", KNOWN));
+                    + "'; known options: " + String.join(", ", KNOWN) + ", and Hadoop settings ("
+                    + String.join("*, ", HADOOP_PREFIXES) + "*)");
             }
             lower.put(k, e.getValue());
         }
@@ -133,6 +154,12 @@ public final class LayerWriteOptions implements Serializable {
         if ((v = lower.get("indexinterval")) != null) {
             o.indexInterval = (int) positive("indexInterval", v, 1 << 20);
         }
+        if ((v = lower.get("maxgroupbytes")) != null) {
+            o.maxGroupBytes = parseBytes("maxGroupBytes", v);
+            if (o.maxGroupBytes < 1 || o.maxGroupBytes > GroupWriter.MAX_GROUP_BYTES_LIMIT) {
+                throw new SfcLayerException.InvalidArgument("option maxGroupBytes: " + v + " is outside 1 byte..1g");
+            }
+        }
         if ((v = lower.get("onexisting")) != null) {
             o.onExisting = MergeWriter.OnExisting.parse(v);
         }
@@ -151,7 +178,24 @@ public final class LayerWriteOptions implements Serializable {
                 throw new SfcLayerException.InvalidArgument("option repair: not JSON: " + e.getMessage());
             }
         }
+        if ((v = lower.get("raster")) != null) {
+            o.raster = jsonObject("raster", v);
+        }
         return o;
+    }
+
+    /** The option's value if it is one JSON object, else an error naming the option. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> jsonObject(String name, String v) {
+        try {
+            Object parsed = new com.fasterxml.jackson.databind.ObjectMapper().readValue(v, Object.class);
+            if (parsed instanceof Map) {
+                return (Map<String, Object>) parsed;
+            }
+        } catch (java.io.IOException e) {
+            // reported below
+        }
+        throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' is not a JSON object");
     }
 
     private static long positive(String name, String v, long max) {
@@ -269,7 +313,11 @@ public final class LayerWriteOptions implements Serializable {
         return micros;
     }
 
-    /** "2020-01-01", "2020-01-01T06:00:00", "2020-01-01T06:00:00Z" (no zone means UTC), or epoch micros. */
+    /**
+     * The one instant parser of the JVM side (options, commands, version documents' createdAt):
+     * "2020-01-01", "2020-01-01T06:00:00", "2020-01-01T06:00:00Z" or "+hh:mm" (no zone means UTC; a space
+     * may stand for the T), or epoch micros. Python's twin is {@code sfclayer.curves.to_micros}.
+     */
     public static long parseInstantMicros(String name, String v) {
         try {
             if (v.matches("-?\\d+")) {
@@ -279,7 +327,7 @@ public final class LayerWriteOptions implements Serializable {
             if (v.length() == 10) {
                 t = LocalDate.parse(v).atStartOfDay(ZoneOffset.UTC).toInstant();
             } else if (v.endsWith("Z") || v.matches(".*[+-]\\d\\d:\\d\\d$")) {
-                t = java.time.OffsetDateTime.parse(v).toInstant();
+                t = java.time.OffsetDateTime.parse(v.replace(' ', 'T')).toInstant();
             } else {
                 t = LocalDateTime.parse(v.replace(' ', 'T')).toInstant(ZoneOffset.UTC);
             }

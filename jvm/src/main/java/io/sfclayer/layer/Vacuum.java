@@ -11,7 +11,6 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
 import java.io.IOException;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -57,7 +56,7 @@ public final class Vacuum {
         for (int i = 0; i < versions.size(); i++) {
             LayerMetadata md = versions.get(i);
             boolean newest = i == versions.size() - 1;
-            if (newest || Instant.parse(md.createdAt).toEpochMilli() >= horizon) {
+            if (newest || Math.floorDiv(LayerWriteOptions.parseInstantMicros("createdAt", md.createdAt), 1000L) >= horizon) {
                 for (DataFile f : md.files) {
                     referenced.add(f.id());
                 }

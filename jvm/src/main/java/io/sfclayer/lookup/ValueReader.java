@@ -295,25 +295,6 @@ public final class ValueReader implements Closeable {
         return out.toByteArray();
     }
 
-    /**
-     * Times look-ups inside the JVM, for benchmarks: for each key packed as in {@link #getMany},
-     * the nanoseconds one {@link #getOrNull} took (negated when the key was missing).
-     */
-    public long[] timeGets(byte[] keys) throws IOException {
-        ByteBuffer in = ByteBuffer.wrap(keys);
-        long[] nanos = new long[keys.length / 16];
-        for (int i = 0; i < nanos.length; i++) {
-            int col = in.getInt();
-            int row = in.getInt();
-            long time = in.getLong();
-            long t0 = System.nanoTime();
-            byte[] r = getOrNull(col, row, time);
-            long t = System.nanoTime() - t0;
-            nanos[i] = r == null ? -t : t;
-        }
-        return nanos;
-    }
-
     @Override
     public void close() {
         List<CachedFile> all;

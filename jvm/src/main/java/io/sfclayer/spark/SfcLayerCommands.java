@@ -30,7 +30,7 @@ public final class SfcLayerCommands {
     }
 
     private static Configuration conf(SparkSession spark) {
-        return new Configuration(spark.sparkContext().hadoopConfiguration());
+        return HadoopConfs.forOptions(spark, java.util.Map.of()); // run-time spark.hadoop.* settings count
     }
 
     private static String json(Object o) {

@@ -1,6 +1,7 @@
 package io.sfclayer.spark;
 
 import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.TileGrid;
@@ -12,7 +13,6 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 
 /**
  * What every task of a scan shares: the Hadoop configuration, the tile codec, the query boxes and
@@ -97,7 +97,7 @@ final class SfcLayerPartitionReaderFactory implements PartitionReaderFactory {
         try {
             return new SfcLayerPartitionReader(this, (SfcLayerInputPartition) partition);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot open data file " + ((SfcLayerInputPartition) partition).file, e);
+            throw DataFileReader.failure("cannot open data file " + ((SfcLayerInputPartition) partition).file, e);
         }
     }
 }

@@ -8,14 +8,8 @@ import io.sfclayer.curve.RangeMerge;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
-import io.sfclayer.layer.TileGrid;
-import org.apache.hadoop.fs.BlockLocation;
-import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.read.Batch;
-import org.apache.spark.sql.connector.read.InputPartition;
-import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
@@ -30,13 +24,12 @@ import java.util.OptionalLong;
 import java.util.stream.Collectors;
 
 /**
- * A planned layer scan (the design's "Bounding Box Queries", driver side), and its batch: the key
- * boxes decompose into SFC ranges with the layer's key index, and the data files are pruned by the
- * first index in their names against those ranges. No data file is opened here; the version's
- * listing is made once (and only when some range remains). One input partition per selected file,
- * holding that file's clipped ranges.
+ * A planned layer scan (the design's "Bounding Box Queries", driver side): the key boxes decompose
+ * into SFC ranges with the layer's key index, and the data files are pruned by the first index in
+ * their names against those ranges. No data file is opened here; the version's listing is made once
+ * (and only when some range remains). Partitioning is the batch's ({@link SfcLayerBatch}).
  */
-final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
+final class SfcLayerScan implements Scan, SupportsReportStatistics {
     /** Boxes EXPLAIN spells out before summarising the rest. */
     private static final int BOXES_SHOWN = 4;
 
@@ -49,6 +42,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
     private final OnCorrupt onCorrupt;
     private List<IndexRange> ranges;
     private List<DataFileListing.Selection> selected;
+    private SfcLayerBatch batch;
 
     /**
      * @param bbox the bbox option as given (its box is among {@code boxes} already), or null
@@ -96,7 +90,7 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
         try {
             selected = layer.listing().select(ranges);
         } catch (IOException e) {
-            throw new SfcLayerException("cannot list the data files of layer " + layer.path() + ": " + e, e);
+            throw new SfcLayerException.StorageError("cannot list the data files of layer " + layer.path() + ": " + e, e);
         }
     }
 
@@ -122,61 +116,14 @@ final class SfcLayerScan implements Scan, Batch, SupportsReportStatistics {
             + (bbox == null ? "" : " bbox=[" + bbox.trim() + "]");
     }
 
+    /** One batch per scan, as when the scan was its own batch (Spark compares batches by identity). */
     @Override
-    public Batch toBatch() {
-        return this;
-    }
-
-    @Override
-    public InputPartition[] planInputPartitions() {
-        plan();
-        InputPartition[] out = new InputPartition[selected.size()];
-        FileSystem fs = localityFileSystem(selected.size());
-        for (int i = 0; i < out.length; i++) {
-            DataFileListing.Selection s = selected.get(i);
-            long[] pairs = new long[2 * s.ranges.size()];
-            for (int j = 0; j < s.ranges.size(); j++) {
-                pairs[2 * j] = s.ranges.get(j).lo;
-                pairs[2 * j + 1] = s.ranges.get(j).hi;
-            }
-            Path file = new Path(s.path);
-            out[i] = new SfcLayerInputPartition(file.toString(), layer.entry(s.name), pairs,
-                fs == null ? null : blockHosts(fs, file));
+    public synchronized Batch toBatch() {
+        if (batch == null) {
+            plan();
+            batch = new SfcLayerBatch(layer, readSchema, boxes, selected, onCorrupt);
         }
-        return out;
-    }
-
-    /** Asking for block hosts costs one NameNode call per file: done for moderate scans only. */
-    static final int MAX_FILES_FOR_LOCALITY = 2000;
-
-    /** The filesystem to ask for block hosts, or null when locality is moot (local files) or too costly. */
-    private FileSystem localityFileSystem(int files) {
-        if (files == 0 || files > MAX_FILES_FOR_LOCALITY) {
-            return null;
-        }
-        try {
-            FileSystem fs = layer.path().getFileSystem(layer.conf());
-            return "file".equals(fs.getScheme()) ? null : fs;
-        } catch (IOException | UnsupportedOperationException e) {
-            return null;
-        }
-    }
-
-    /** Hosts of the data file's (single) block; none if they cannot be had: locality is only a hint. */
-    private static String[] blockHosts(FileSystem fs, Path mapFile) {
-        try {
-            BlockLocation[] blocks = fs.getFileBlockLocations(new Path(mapFile, "data"), 0, 1);
-            return blocks.length == 0 ? null : blocks[0].getHosts();
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
-    }
-
-    @Override
-    public PartitionReaderFactory createReaderFactory() {
-        LayerMetadata md = layer.metadata();
-        return new SfcLayerPartitionReaderFactory(new SerializableConf(layer.conf()), md.valueSchemaJson,
-            md.isSpaceTime(), md.compression, TileGrid.of(md), readSchema, boxes.toArray(new QueryBox[0]), onCorrupt);
+        return batch;
     }
 
     @Override

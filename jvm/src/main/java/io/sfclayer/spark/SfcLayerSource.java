@@ -41,6 +41,7 @@ public final class SfcLayerSource implements TableProvider, DataSourceRegister, 
 
     @Override
     public StructType inferSchema(CaseInsensitiveStringMap options) {
+        ReadOptions.check(options); // reads only (writes pass their schema): fail at load(), before any job
         return new SfcLayerTable(options.asCaseSensitiveMap()).schema();
     }
 

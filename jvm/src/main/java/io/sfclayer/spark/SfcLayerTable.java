@@ -1,17 +1,20 @@
 package io.sfclayer.spark;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.TileGrid;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.catalog.MetadataColumn;
+import org.apache.spark.sql.connector.catalog.SupportsDelete;
 import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
@@ -20,6 +23,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +34,7 @@ import java.util.Set;
  * only to ask its capabilities, when there may be no layer yet. No {@code BATCH_WRITE}, on purpose
  * (writes take the V1 fallback, see {@link SfcLayerWrite}).
  */
-public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumns {
+public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumns, SupportsDelete {
     public static final String INDEX_COLUMN = "_sfc_index";
     public static final String FILE_COLUMN = "_file";
 
@@ -56,10 +60,10 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
     synchronized Layer layer() {
         if (layer == null) {
             try {
-                layer = Layer.open(SparkSession.active().sparkContext().hadoopConfiguration(), path(),
+                layer = Layer.open(HadoopConfs.forOptions(SparkSession.active(), options), path(),
                     versionAsOf(options), timestampAsOfMillis(options));
             } catch (IOException e) {
-                throw new SfcLayerException("cannot open layer " + path() + ": " + e, e);
+                throw new SfcLayerException.StorageError("cannot open layer " + path() + ": " + e, e);
             }
         }
         return layer;
@@ -141,9 +145,65 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
         return EnumSet.of(TableCapability.BATCH_READ);
     }
 
+    /**
+     * Scan options may ask for another version than the table's ({@code SELECT ... FROM t WITH
+     * ('versionAsOf' = '3')}); that version must have the table's schema.
+     */
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scanOptions) {
-        return new SfcLayerScanBuilder(layer(), schema(), scanOptions);
+        ReadOptions.check(scanOptions);
+        Layer pinned = layer();
+        Map<String, String> o = scanOptions.asCaseSensitiveMap();
+        long version = versionAsOf(o);
+        long asOf = timestampAsOfMillis(o);
+        if ((version >= 0 && version != pinned.metadata().version) || asOf >= 0) {
+            try {
+                pinned = Layer.open(HadoopConfs.forOptions(SparkSession.active(), options), path(), version, asOf);
+            } catch (IOException e) {
+                throw new SfcLayerException("cannot open layer " + path() + ": " + e, e);
+            }
+            if (!schemaOf(pinned.metadata()).equals(schema())) {
+                throw new SfcLayerException.InvalidArgument("version " + pinned.metadata().version + " of layer "
+                    + path() + " has another schema than the table's (" + schemaOf(pinned.metadata()).simpleString()
+                    + "); read it with spark.read.format(\"sfclayer\").option(\"versionAsOf\", ...)");
+            }
+        }
+        return new SfcLayerScanBuilder(pinned, schemaOf(pinned.metadata()), scanOptions);
+    }
+
+    /** SQL DELETE: only conditions that translate exactly into key boxes (keys, times, envelopes). */
+    @Override
+    public boolean canDeleteWhere(Filter[] filters) {
+        deleteBoxes(filters);
+        return true;
+    }
+
+    private List<QueryBox> deleteBoxes(Filter[] filters) {
+        LayerMetadata md = layer().metadata();
+        FilterTranslator.Result r = new FilterTranslator(md.keyIndex.bounds(), md.isSpaceTime(), TileGrid.of(md))
+            .translateAll(filters, null);
+        if (r.postScan.length > 0) {
+            throw new SfcLayerException.InvalidArgument("DELETE FROM layer " + path() + ": the condition "
+                + Arrays.toString(r.postScan) + " is not a box of keys (col, row" + (md.isSpaceTime() ? ", time" : "")
+                + (md.extent != null ? ", or the envelope columns" : "") + "), so sfclayer cannot delete by it");
+        }
+        return r.boxes;
+    }
+
+    @Override
+    public void deleteWhere(Filter[] filters) {
+        List<QueryBox> boxes = deleteBoxes(filters);
+        if (boxes.isEmpty()) {
+            return;
+        }
+        try {
+            SfcLayerUpdate.delete(SparkSession.active(), path(), boxes);
+        } catch (IOException e) {
+            throw new SfcLayerException("cannot delete from layer " + path() + ": " + e, e);
+        }
+        synchronized (this) {
+            layer = null; // the table shows the new version from now on
+        }
     }
 
     @Override

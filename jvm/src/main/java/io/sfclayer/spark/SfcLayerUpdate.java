@@ -314,7 +314,7 @@ public final class SfcLayerUpdate {
      * Returns the metadata of the new version, or of the newest one when no tile matched.
      */
     public static LayerMetadata delete(SparkSession spark, String path, List<QueryBox> boxes) throws IOException {
-        Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
+        Configuration conf = HadoopConfs.forOptions(spark, java.util.Map.of());
         Layer base = Layer.open(conf, path);
         KeyIndex ki = base.metadata().keyIndex;
         List<IndexRange> ranges = SfcLayerScan.ranges(ki, boxes, SfcLayerScanBuilder.DEFAULT_MAX_RANGES);
@@ -349,7 +349,7 @@ public final class SfcLayerUpdate {
      * (unchanged when there was nothing to compact).
      */
     public static LayerMetadata compact(SparkSession spark, String path) throws IOException {
-        Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
+        Configuration conf = HadoopConfs.forOptions(spark, java.util.Map.of());
         Layer base = Layer.open(conf, path);
         long small = base.metadata().blockSize / 4;
         List<List<DataFile>> runs = new ArrayList<>();

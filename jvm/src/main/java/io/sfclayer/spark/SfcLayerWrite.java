@@ -73,7 +73,7 @@ public final class SfcLayerWrite {
         try {
             return write(spark, data, path, mode, options);
         } catch (IOException e) {
-            throw new SfcLayerException("cannot write layer " + path + ": " + e, e);
+            throw new SfcLayerException.StorageError("cannot write layer " + path + ": " + e, e);
         } catch (RuntimeException e) {
             // A failed task reaches the driver wrapped in SparkException: surface sfclayer's own error.
             SfcLayerException own = findOwn(e);
@@ -121,7 +121,7 @@ public final class SfcLayerWrite {
         StructType valueSchema = new StructType(valueNames.stream().map(n -> schema.apply(n)).toArray(StructField[]::new));
         TileSchema tileSchema = TileSchema.fromSpark(valueSchema, spaceTime);
 
-        Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
+        Configuration conf = HadoopConfs.forOptions(spark, options);
         VersionLog log = new VersionLog(conf, new Path(path));
         FileSystem fs = log.fileSystem();
         List<Long> versions = log.versions();
@@ -166,6 +166,7 @@ public final class SfcLayerWrite {
         UpdateTask task = new UpdateTask(confB, log.layerPath().toString(), job.dataDirName, blockSize,
             opts.indexInterval, job.writeId, opts.compression, keyIndex, valueSchema.json(), null, Set.of(),
             MergeWriter.OnExisting.REPLACE, List.of()).withFormatVersion(opts.formatVersion);
+        task.maxGroupBytes = opts.maxGroupBytes;
         job.formatVersion = opts.formatVersion;
         job.repair = opts.repair;
         boolean committed = false;
@@ -181,6 +182,9 @@ public final class SfcLayerWrite {
             md.indexInterval = opts.indexInterval;
             md.extent = opts.extent;
             md.crs = opts.crs;
+            if (opts.raster != null) {
+                md.extras.put("raster", opts.raster);
+            }
             md.operation = base == null ? "write" : "overwrite";
             md.readVersion = base == null ? -1 : base.metadata().version;
             LayerMetadata out = job.commit(md, base == null ? List.of() : base.files(), results, true);

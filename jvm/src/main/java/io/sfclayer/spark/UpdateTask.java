@@ -63,6 +63,8 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
     private final List<QueryBox> deleteBoxes;
     /** The format of the files written (the current one; the formatVersion write option may ask for 2). */
     private int formatVersion = io.sfclayer.format.LayerMetadata.FORMAT_VERSION;
+    /** The largest group of tiles sharing an index (write option maxGroupBytes). */
+    long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
 
     UpdateTask(Broadcast<SerializableConf> conf, String layer, String dataDirName, long blockSize, int indexInterval,
                String writeId, ValueCompression compression, KeyIndex keyIndex, String valueSchemaJson,
@@ -99,7 +101,7 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
             : perTask.value().get(partition);
         DataFileWriter out = new DataFileWriter(c, new Path(layerPath, dir), partition, blockSize, indexInterval,
             writeId, formatVersion);
-        GroupWriter groups = new GroupWriter(out, compression, keyIndex);
+        GroupWriter groups = new GroupWriter(out, compression, keyIndex, maxGroupBytes);
         MergeWriter merge = new MergeWriter(c, layerPath, files, rewrite, groups,
             TileSchema.fromJson(valueSchemaJson, keyIndex.isSpaceTime()), compression, onExisting, deleteBoxes);
         try {

@@ -115,8 +115,9 @@ public class CurvePropertiesTest {
         assertEquals(ctx, want, have);
     }
 
+    /** A capped decomposition within the planning budget: the exact ranges with the smallest gaps bridged. */
     private static void assertCapped(String ctx, List<IndexRange> exact, List<IndexRange> capped, int cap) {
-        assertTrue(ctx, capped.size() <= cap);
+        assertCovers(ctx, exact, capped, cap);
         assertEquals(ctx, Math.min(cap, exact.size()), capped.size());
         for (IndexRange r : exact) {
             boolean in = false;
@@ -124,8 +125,23 @@ public class CurvePropertiesTest {
             assertTrue(ctx + ": " + r + " not covered by " + capped, in);
         }
         if (!exact.isEmpty()) {
+            assertEquals(ctx, RangeMerge.capRanges(exact, cap), capped);
             assertEquals(exact.get(0).lo, capped.get(0).lo);
             assertEquals(exact.get(exact.size() - 1).hi, capped.get(capped.size() - 1).hi);
+        }
+    }
+
+    /**
+     * Any capped decomposition: at most {@code cap} sorted, disjoint ranges covering every exact one (past
+     * the planning budget the cover is coarser than the exact ranges capped, see CappedDescent).
+     */
+    private static void assertCovers(String ctx, List<IndexRange> exact, List<IndexRange> capped, int cap) {
+        assertTrue(ctx, capped.size() <= cap);
+        for (int k = 1; k < capped.size(); k++) assertTrue(ctx, capped.get(k).lo > capped.get(k - 1).hi + 1);
+        for (IndexRange r : exact) {
+            boolean in = false;
+            for (IndexRange c : capped) in |= c.lo <= r.lo && r.hi <= c.hi;
+            assertTrue(ctx + ": " + r + " not covered by " + capped, in);
         }
     }
 
@@ -172,7 +188,7 @@ public class CurvePropertiesTest {
             long cells = 0;
             for (IndexRange r : exact) cells += r.hi - r.lo + 1;
             assertEquals(1_000_000L, cells);
-            assertCapped(ki.kind(), exact, ki.ranges(box, 64), 64);
+            assertCovers(ki.kind(), exact, ki.ranges(box, 64), 64); // past the budget of cap 64: coarser
         }
         // the full 2^21 cube: its single range ends at Long.MAX_VALUE (side^3 wraps and unwraps)
         List<IndexRange> full = Z3.ranges(0, 0, 0, Z3.LIMIT - 1, Z3.LIMIT - 1, Z3.LIMIT - 1, 0);

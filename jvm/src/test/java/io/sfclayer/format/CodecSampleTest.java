@@ -66,7 +66,7 @@ public class CodecSampleTest {
         TileSchema schema = TileSchema.fromSpark(VALUES, true);
         int[] ords = new int[VALUES.size()];
         for (int i = 0; i < ords.length; i++) ords[i] = 3 + i;
-        TileWriter w = new TileWriter(schema, 0, 1, 2, ords);
+        TileGroupWriter w = new TileGroupWriter(new TileWriter(schema, 0, 1, 2, ords));
         w.beginGroup();
         w.add(row(1, 2, 1_700_000_000_000_000L, 1.5, UTF8String.fromString("héllo ✓"), new byte[]{0, 1, 2, (byte) 255},
                 19000, 1_600_000_000_123_456L, Decimal.apply(new BigDecimal("12345.67"), 10, 2), floats(1.0f, 2.5f, -3.25f),

@@ -1,5 +1,9 @@
 package io.sfclayer.format;
 
+// Over 500 lines on purpose: every Spark type through TileWriter and TileCursor, each round trip
+// checked against Avro's own reader, plus the malformed-input cases; they share the fixtures above
+// the first test (rows, projections, the Avro reference decoder).
+
 import io.sfclayer.SfcLayerException;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericDatumReader;
@@ -79,11 +83,11 @@ public class TileCodecTest {
         return spaceTime ? s.add("time", DataTypes.TimestampType, false) : s;
     }
 
-    static TileWriter writer(TileSchema schema) {
+    static TileGroupWriter writer(TileSchema schema) {
         int n = schema.numValues();
         int[] ords = new int[n];
         for (int i = 0; i < n; i++) ords[i] = i;
-        return new TileWriter(schema, n + 1, n + 2, schema.spaceTime() ? n + 3 : -1, ords);
+        return new TileGroupWriter(new TileWriter(schema, n + 1, n + 2, schema.spaceTime() ? n + 3 : -1, ords));
     }
 
     static List<Tile> randomTiles(StructType values, int count, Random r) {
@@ -96,7 +100,7 @@ public class TileCodecTest {
     }
 
     static byte[] encode(TileSchema schema, List<Tile> tiles, boolean unsafe) {
-        TileWriter w = writer(schema);
+        TileGroupWriter w = writer(schema);
         UnsafeProjection proj = unsafe ? projection(inputSchema(schema.valueSchema(), schema.spaceTime())) : null;
         w.beginGroup();
         for (Tile t : tiles) {
@@ -215,7 +219,7 @@ public class TileCodecTest {
     @Test
     public void emptyGroupIsASingleZero() {
         TileSchema schema = TileSchema.fromSpark(CodecTestData.allTypes(), false);
-        TileWriter w = writer(schema);
+        TileGroupWriter w = writer(schema);
         w.beginGroup();
         assertArrayEquals(new byte[]{0}, w.endGroup());
         TileCursor c = new TileCursor(schema);
@@ -252,7 +256,7 @@ public class TileCodecTest {
     @Test
     public void bufferIsReusedAcrossGroupsAndGrows() {
         TileSchema schema = TileSchema.fromSpark(struct(f("px", DataTypes.createArrayType(DataTypes.DoubleType, false), false)), false);
-        TileWriter w = writer(schema);
+        TileGroupWriter w = writer(schema);
         Random r = new Random(3);
         for (int g = 0; g < 3; g++) {
             List<Tile> tiles = new ArrayList<>();
@@ -263,10 +267,9 @@ public class TileCodecTest {
             }
             w.beginGroup();
             for (Tile t : tiles) w.add(inputRow(t, false));
-            int len = w.finishGroup();
-            byte[] copy = Arrays.copyOfRange(w.buffer(), w.groupOffset(), w.groupOffset() + len);
-            assertArrayEquals(encode(schema, tiles, true), copy);
-            assertDecodes(schema, tiles, w.buffer(), w.groupOffset(), len);
+            byte[] group = w.endGroup();
+            assertArrayEquals(encode(schema, tiles, true), group);
+            assertDecodes(schema, tiles, group, 0, group.length);
         }
     }
 
@@ -362,7 +365,7 @@ public class TileCodecTest {
         TileSchema schema = TileSchema.fromSpark(CodecTestData.allTypes(), true);
         List<Tile> tiles = randomTiles(schema.valueSchema(), 8, r);
         byte[] group = encode(schema, tiles, false);
-        TileWriter w = writer(schema);
+        TileGroupWriter w = writer(schema);
         Schema record = new Schema.Parser().parse(schema.avroSchemaJson());
         GenericDatumReader<GenericRecord> reader = new GenericDatumReader<>(record);
         TileCursor c = new TileCursor(schema);
@@ -396,7 +399,7 @@ public class TileCodecTest {
         Random r = new Random(6);
         TileSchema schema = TileSchema.fromSpark(CodecTestData.allTypes(), false);
         List<Tile> tiles = randomTiles(schema.valueSchema(), 3, r);
-        TileWriter w = writer(schema);
+        TileGroupWriter w = writer(schema);
         w.beginGroup();
         List<byte[]> records = new ArrayList<>();
         for (Tile t : tiles) {
@@ -637,7 +640,7 @@ public class TileCodecTest {
         TileSchema schema = TileSchema.fromSpark(struct(f("a", DataTypes.IntegerType, false),
                 f("arr", DataTypes.createArrayType(DataTypes.DoubleType, false), true),
                 f("st", struct(f("x", DataTypes.StringType, false)), true)), false);
-        TileWriter w = writer(schema);
+        TileGroupWriter w = writer(schema);
         w.beginGroup();
         Tile good = new Tile(1, 1, 0, new Object[]{1, null, null});
         w.add(inputRow(good, false));
@@ -672,7 +675,7 @@ public class TileCodecTest {
     public void decimalsThatDoNotFitAreRejected() {
         TileSchema schema = TileSchema.fromSpark(struct(f("small", DataTypes.createDecimalType(3, 1), true),
                 f("big", DataTypes.createDecimalType(20, 0), true)), false);
-        TileWriter w = writer(schema);
+        TileGroupWriter w = writer(schema);
         w.beginGroup();
         Object[][] bad = {{Decimal.apply(new BigDecimal("100.0"), 4, 1), null},
                 {null, Decimal.apply(new BigDecimal("123456789012345678901"), 21, 0)}};
@@ -766,8 +769,9 @@ public class TileCodecTest {
                 throw new AssertionError("round " + round + ": " + t + " for " + CodecTestData.hex(b), t);
             }
         }
-        assertTrue(corrupt > 1000);
-        assertTrue(ok >= 0);
+        assertTrue("corrupt " + corrupt, corrupt > 1000);
+        // and it does not call everything corrupt: most flipped bits land in values, which still decode
+        assertTrue("decoded " + ok, ok > 500);
     }
 
     @Test

@@ -202,7 +202,7 @@ public class TileSchemaTest {
         try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
             small = (TileSchema) in.readObject();
         }
-        TileWriter w = new TileWriter(small, 1, 2, -1, new int[]{0});
+        TileGroupWriter w = new TileGroupWriter(new TileWriter(small, 1, 2, -1, new int[]{0}));
         w.beginGroup();
         w.add(new GenericInternalRow(new Object[]{null, 5, 6}));
         byte[] group = w.endGroup();

@@ -1,0 +1,44 @@
+"""The benchmark studies, one line each: ``make bench STUDY=<name>`` runs one, ``make bench`` all.
+
+A study is a module under bench/. Either it plugs into the shared run (``per_size(ctx, size)``
+and/or ``once(ctx)``, see common.py; its figures go into ``ctx.report`` and report.py renders them),
+or it stands alone with a ``main(argv)`` (run in its own process as ``python bench/<module>.py``;
+it writes its own block of RESULTS.md with ``report.write_section``). A study whose module is not
+there yet is skipped with a note, so a line can land before its module does.
+"""
+
+import importlib
+import importlib.util
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# name: (module under bench/, what it measures)
+STUDIES = {
+    "writes": ("writes", "write throughput: sfclayer, Parquet plain, Parquet Z-sorted"),
+    "boxes": ("boxes", "bounding-box queries against Parquet and a full scan"),
+    "lookup": ("points", "point look-ups: cold, warm, socket, py4j, through Spark; get_many batches"),
+    "tiles": ("tile_sizes", "look-ups by tile size (2 to 128 KiB), per transport"),
+    "intervals": ("intervals", "the MapFile index interval's look-up trade-off"),
+    "updates": ("updates", "appends, upserts, deletes, compaction (issue 10)"),
+    "lookups": ("lookups", "random look-ups over many files, cold opens, cache sizes (issue 16)"),
+    "ingest": ("ingest", "GeoTIFF ingest and pyramids (issue 13)"),
+    "serving": ("serving", "the tile server under load (issue 14)"),
+}
+
+
+def available(name):
+    """Whether the study's module exists under bench/."""
+    return os.path.exists(os.path.join(HERE, STUDIES[name][0] + ".py"))
+
+
+def load(name):
+    """The study's module, or None when it is not there yet."""
+    if name not in STUDIES:
+        raise KeyError(f"unknown study {name!r} (expected one of {', '.join(STUDIES)})")
+    return importlib.import_module(STUDIES[name][0]) if available(name) else None
+
+
+def is_shared(module):
+    """Whether the study plugs into the shared run (else it runs alone through its main)."""
+    return hasattr(module, "per_size") or hasattr(module, "once")

@@ -1,0 +1,90 @@
+package io.sfclayer.spark;
+
+import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.DataFileListing;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.TileGrid;
+import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.types.StructType;
+
+import java.io.IOException;
+import java.util.List;
+
+/**
+ * The batch of a planned {@link SfcLayerScan}: one input partition per selected data file, holding
+ * that file's clipped ranges (and its block's hosts, as a locality hint), and the reader factory.
+ */
+final class SfcLayerBatch implements Batch {
+    private final Layer layer;
+    private final StructType readSchema;
+    private final List<QueryBox> boxes;
+    private final List<DataFileListing.Selection> selected;
+    private final OnCorrupt onCorrupt;
+
+    SfcLayerBatch(Layer layer, StructType readSchema, List<QueryBox> boxes, List<DataFileListing.Selection> selected,
+                  OnCorrupt onCorrupt) {
+        this.onCorrupt = onCorrupt;
+        this.layer = layer;
+        this.readSchema = readSchema;
+        this.boxes = boxes;
+        this.selected = selected;
+    }
+
+    @Override
+    public InputPartition[] planInputPartitions() {
+        InputPartition[] out = new InputPartition[selected.size()];
+        FileSystem fs = localityFileSystem(selected.size());
+        for (int i = 0; i < out.length; i++) {
+            DataFileListing.Selection s = selected.get(i);
+            long[] pairs = new long[2 * s.ranges.size()];
+            for (int j = 0; j < s.ranges.size(); j++) {
+                pairs[2 * j] = s.ranges.get(j).lo;
+                pairs[2 * j + 1] = s.ranges.get(j).hi;
+            }
+            Path file = new Path(s.path);
+            out[i] = new SfcLayerInputPartition(file.toString(), layer.entry(s.name), pairs,
+                fs == null ? null : blockHosts(fs, file));
+        }
+        return out;
+    }
+
+    /** Asking for block hosts costs one NameNode call per file: done for moderate scans only. */
+    static final int MAX_FILES_FOR_LOCALITY = 2000;
+
+    /** The filesystem to ask for block hosts, or null when locality is moot (local files) or too costly. */
+    private FileSystem localityFileSystem(int files) {
+        if (files == 0 || files > MAX_FILES_FOR_LOCALITY) {
+            return null;
+        }
+        try {
+            FileSystem fs = layer.path().getFileSystem(layer.conf());
+            return "file".equals(fs.getScheme()) ? null : fs;
+        } catch (IOException | UnsupportedOperationException e) {
+            return null;
+        }
+    }
+
+    /** Hosts of the data file's (single) block; none if they cannot be had: locality is only a hint. */
+    private static String[] blockHosts(FileSystem fs, Path mapFile) {
+        try {
+            BlockLocation[] blocks = fs.getFileBlockLocations(new Path(mapFile, "data"), 0, 1);
+            return blocks.length == 0 ? null : blocks[0].getHosts();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public PartitionReaderFactory createReaderFactory() {
+        LayerMetadata md = layer.metadata();
+        return new SfcLayerPartitionReaderFactory(new SerializableConf(layer.conf()), md.valueSchemaJson,
+            md.isSpaceTime(), md.compression, TileGrid.of(md), readSchema, boxes.toArray(new QueryBox[0]),
+            onCorrupt);
+    }
+}

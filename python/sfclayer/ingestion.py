@@ -1,0 +1,423 @@
+"""GeoTIFF ingest: rasters onto a standard tile grid, written as a layer of raster tiles.
+
+The driver reads only the sources' headers (CRS, transform, size: their footprints) and lists the
+target tiles they touch; executors render one target tile at a time from a windowed read of each
+source it needs (``rasterio.warp.reproject`` onto the tile's pixel grid); tiles holding only nodata
+are dropped; then the ordinary one-shuffle write. So an executor holds a few tiles and windows,
+whatever the sources' size.
+
+Target grids (:class:`Grid`): a morecantile tile matrix set at one zoom (the layer's key bounds are
+the whole tile matrix, so ``col``/``row`` are the matrix's own column/row: XYZ ``x``/``y`` for
+``WebMercatorQuad``; extent and CRS are the matrix's), or ``tms=None``: the first source's own
+pixel grid cut into ``tile_size`` tiles from its top-left corner.
+
+Mosaic rule: sources are drawn in the order given, each over the previous ones, wherever it has a
+valid pixel (a pixel is valid when any band differs from nodata); so where sources overlap **the
+last one wins**, and nodata in a later source lets earlier ones show (as ``gdalwarp`` and
+``gdalbuildvrt`` order their inputs).
+
+Examples
+--------
+>>> import sfclayer
+>>> sfclayer.ingest(spark, ["a.tif", "b.tif"], "/tmp/world", tms="WebMercatorQuad")  # doctest: +SKIP
+>>> Grid.from_tms("WebMercatorQuad", 2).bounds
+(0, 0, 3, 3)
+"""
+
+import dataclasses
+import functools
+import math
+import time
+
+import numpy as np
+
+from . import raster
+from .errors import InvalidArgument, InvalidInput
+
+__all__ = ["Grid", "Source", "IngestReport", "ingest", "RESAMPLING"]
+
+#: Resampling methods ingest accepts (rasterio.enums.Resampling names).
+RESAMPLING = ("nearest", "bilinear", "cubic", "cubic_spline", "lanczos", "average", "mode")
+
+# GDAL's block cache on executors: bounded, so memory does not grow with the sources' size.
+_GDAL_CACHEMAX_MB = 64
+# GDAL's warp buffer per tile (MB).
+_WARP_MEM_MB = 32
+
+
+@dataclasses.dataclass(frozen=True)
+class Grid:
+    """A tile grid: ``width`` × ``height`` tiles of ``tile_width`` × ``tile_height`` px over ``extent``.
+
+    Tile ``(col, row)`` covers the box docs/FORMAT.md's georeferencing rule gives for key bounds
+    ``(0, 0, width - 1, height - 1)``: row 0 is the top.
+    """
+
+    crs: str
+    extent: tuple  # xmin, ymin, xmax, ymax of the whole grid
+    width: int
+    height: int
+    tile_width: int
+    tile_height: int
+    tms: str = None
+    zoom: int = None
+
+    @classmethod
+    def from_tms(cls, tms, zoom):
+        """The grid of a morecantile tile matrix set (name or object) at ``zoom``."""
+        t = _tms(tms)
+        if not (t.minzoom <= zoom <= t.maxzoom):
+            raise InvalidArgument(f"zoom {zoom} is outside {t.id}'s zooms {t.minzoom}..{t.maxzoom}")
+        m = t.matrix(zoom)
+        if getattr(m, "variableMatrixWidths", None):
+            raise InvalidArgument(f"{t.id} has variable matrix widths at zoom {zoom}; sfclayer needs a regular grid")
+        first = t.xy_bounds(0, 0, zoom)
+        last = t.xy_bounds(m.matrixWidth - 1, m.matrixHeight - 1, zoom)
+        extent = (min(first.left, last.left), min(first.bottom, last.bottom),
+                  max(first.right, last.right), max(first.top, last.top))
+        return cls(_crs_name(t.rasterio_crs), tuple(float(v) for v in extent), int(m.matrixWidth),
+                   int(m.matrixHeight), int(m.tileWidth), int(m.tileHeight), t.id, int(zoom))
+
+    @property
+    def bounds(self):
+        """The layer's key bounds: ``(0, 0, width - 1, height - 1)``."""
+        return (0, 0, self.width - 1, self.height - 1)
+
+    def tile_bounds(self, col, row):
+        """``(xmin, ymin, xmax, ymax)`` of tile ``(col, row)`` in the grid's CRS."""
+        x0, y0, x1, y1 = self.extent
+        tw, th = (x1 - x0) / self.width, (y1 - y0) / self.height
+        return (x0 + col * tw, y1 - (row + 1) * th, x0 + (col + 1) * tw, y1 - row * th)
+
+    def tile_transform(self, col, row):
+        """The affine transform of tile ``(col, row)``'s pixels."""
+        from rasterio.transform import from_bounds
+
+        return from_bounds(*self.tile_bounds(col, row), self.tile_width, self.tile_height)
+
+    def raster_metadata(self, bands, dtype, nodata):
+        """The ``raster`` object of the layer's metadata (docs/FORMAT.md, "Raster layers")."""
+        return {"tileWidth": self.tile_width, "tileHeight": self.tile_height, "bands": int(bands),
+                "dtype": np.dtype(dtype).name, "nodata": _nodata_json(nodata), "tms": self.tms, "zoom": self.zoom}
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """A source raster's header: what the driver knows of it (no pixels)."""
+
+    uri: str
+    crs: str  # WKT
+    transform: tuple  # affine a, b, c, d, e, f
+    width: int
+    height: int
+    bands: int
+    dtype: str
+    nodata: float = None
+
+    @classmethod
+    def open(cls, uri):
+        """Read a raster's header with rasterio."""
+        import rasterio
+
+        try:
+            with rasterio.open(uri) as ds:
+                if ds.crs is None:
+                    raise InvalidInput(f"raster {uri} has no CRS; sfclayer cannot place it on a grid")
+                t = ds.transform
+                if t.b != 0 or t.d != 0 or t.a <= 0 or t.e >= 0:
+                    raise InvalidInput(f"raster {uri} is rotated or not north-up (transform {tuple(t)[:6]}); "
+                                       "warp it north-up first (gdalwarp)")
+                dtypes = set(ds.dtypes)
+                if len(dtypes) != 1:
+                    raise InvalidInput(f"raster {uri} has bands of different types {sorted(dtypes)}")
+                return cls(str(uri), ds.crs.to_wkt(), tuple(t)[:6], ds.width, ds.height, ds.count,
+                           ds.dtypes[0], ds.nodata)
+        except rasterio.errors.RasterioIOError as e:
+            raise InvalidInput(f"cannot open raster {uri}: {e}") from e
+
+    @property
+    def affine(self):
+        from affine import Affine
+
+        return Affine(*self.transform)
+
+    @property
+    def bounds(self):
+        """``(left, bottom, right, top)`` in the source's CRS."""
+        a, _, c, _, e, f = self.transform
+        return (c, f + e * self.height, c + a * self.width, f)
+
+
+@dataclasses.dataclass
+class IngestReport:
+    """What :func:`ingest` did."""
+
+    path: str
+    grid: Grid
+    sources: list
+    candidates: int  # target tiles the footprints touch
+    tiles: int  # tiles written (candidates less those holding only nodata)
+    nodata: float
+    seconds: float
+
+
+def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="bilinear", tile_size=256,
+           nodata=None, mode="errorifexists", **write_options):
+    """Write raster files as a layer of raster tiles on a standard tile grid.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    sources : str or list of str
+        Raster files or URIs rasterio opens, on the driver and on every executor (local or shared
+        paths, ``/vsicurl/``, ``/vsis3/``...). Several sources mosaic into one layer: the last wins
+        where they overlap. They must share band count and dtype.
+    path : str
+        The layer to write (any Hadoop filesystem path).
+    tms : str or morecantile.TileMatrixSet or None
+        The target tile matrix set (``WebMercatorQuad``, ``WorldCRS84Quad`` or any morecantile
+        knows); None keeps the first source's pixel grid (the others must share it).
+    zoom : int, optional
+        The tile matrix; by default the one closest to the finest source's resolution at its centre.
+    resampling : str
+        One of :data:`RESAMPLING` (unused with ``tms=None``, which copies pixels).
+    tile_size : int
+        Tile side in pixels for ``tms=None``; with a tile matrix set it must equal the set's.
+    nodata : float, optional
+        The layer's nodata value: by default the first source's, else 0 for integer rasters and
+        NaN for floating-point ones. Pixels no source covers get it; tiles holding only it are
+        not written.
+    mode : {'errorifexists', 'overwrite', 'ignore'}
+    **write_options
+        Other write options (``key_index``, ``block_size``, ``partitions``, ``compression``...);
+        ``bounds``, ``extent``, ``crs`` and ``raster`` come from the grid.
+
+    Returns
+    -------
+    IngestReport
+
+    Examples
+    --------
+    >>> r = sfclayer.ingest(spark, "dem.tif", "/tmp/dem", tms="WebMercatorQuad", zoom=12)  # doctest: +SKIP
+    >>> r.grid.zoom, r.tiles                                                                 # doctest: +SKIP
+    (12, 42)
+    """
+    from . import layer as _layer
+
+    t0 = time.perf_counter()
+    for fixed in ("bounds", "extent", "crs", "raster"):
+        if fixed in write_options:
+            raise InvalidArgument(f"ingest sets the write option {fixed!r} from the tile grid; leave it out")
+    if resampling not in RESAMPLING:
+        raise InvalidArgument(f"unknown resampling {resampling!r}; choose one of {', '.join(RESAMPLING)}")
+    uris = [sources] if isinstance(sources, str) else [str(s) for s in sources]
+    if not uris:
+        raise InvalidArgument("ingest needs at least one source raster")
+    srcs = [Source.open(u) for u in uris]
+    first = srcs[0]
+    for s in srcs[1:]:
+        if (s.bands, s.dtype) != (first.bands, first.dtype):
+            raise InvalidInput(f"source {s.uri} has {s.bands} bands of {s.dtype}; {first.uri} has "
+                               f"{first.bands} of {first.dtype}: sources of one layer must agree")
+    if nodata is None:
+        nodata = first.nodata if first.nodata is not None else (
+            float("nan") if np.dtype(first.dtype).kind == "f" else 0)
+    nodata = float(nodata)
+
+    if tms is None:
+        if zoom is not None:
+            raise InvalidArgument(f"zoom={zoom} needs a tile matrix set; tms=None keeps the source's own grid")
+        grid, tasks = _native_plan(srcs, int(tile_size))
+    else:
+        t = _tms(tms)
+        z = _zoom_for(t, srcs) if zoom is None else int(zoom)
+        grid = Grid.from_tms(t, z)
+        if grid.tile_width != tile_size or grid.tile_height != tile_size:
+            raise InvalidArgument(f"{grid.tms} has {grid.tile_width} × {grid.tile_height} px tiles; "
+                                  f"tile_size={tile_size} does not fit it (leave tile_size at its default)")
+        tasks = _tms_plan(t, grid, srcs)
+
+    sc = spark.sparkContext
+    emitted = sc.accumulator(0)
+    # Tiles are rendered one at a time (memory per task does not grow with the slice), so slices are
+    # large enough to amortise task overhead and many enough to keep every core busy.
+    slices = max(1, min(len(tasks), max(2 * sc.defaultParallelism, len(tasks) // 256)))
+    render = functools.partial(_render_partition, grid, srcs, resampling, first.dtype, nodata, emitted)
+    rdd = sc.parallelize(tasks, slices).mapPartitions(render)
+    df = spark.createDataFrame(rdd, raster.spark_schema(), verifySchema=False)
+    _layer.write(df, path, mode=mode, bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
+                 raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)
+    return IngestReport(path, grid, srcs, len(tasks), int(emitted.value), nodata, time.perf_counter() - t0)
+
+
+# --------------------------------------------------------------------------------------------------
+# Driver: grids and the target tiles of the footprints
+
+
+def _tms(tms):
+    import morecantile
+
+    if isinstance(tms, str):
+        try:
+            return morecantile.tms.get(tms)
+        except Exception as e:  # morecantile's InvalidIdentifier
+            raise InvalidArgument(f"unknown tile matrix set {tms!r}; morecantile knows "
+                                  f"{', '.join(morecantile.tms.list())}") from e
+    return tms
+
+
+def _crs_name(crs):
+    """``EPSG:3857``, ``OGC:CRS84``, or WKT when the CRS has no authority code."""
+    from rasterio.crs import CRS
+
+    crs = CRS.from_user_input(crs)
+    auth = crs.to_authority()
+    return f"{auth[0]}:{auth[1]}" if auth else crs.to_wkt()
+
+
+def _nodata_json(nodata):
+    if nodata is None:
+        return None
+    return "NaN" if math.isnan(nodata) else float(nodata)
+
+
+def _zoom_for(t, srcs):
+    """The zoom whose resolution is closest to the finest source's pixel size at its centre."""
+    from rasterio.warp import transform
+
+    best = math.inf
+    for s in srcs:
+        a, _, c, _, e, f = s.transform
+        cx, cy = c + a * s.width / 2, f + e * s.height / 2
+        xs, ys = transform(s.crs, t.rasterio_crs, [cx, cx + a, cx], [cy, cy, cy + e])
+        res = min(math.hypot(xs[1] - xs[0], ys[1] - ys[0]), math.hypot(xs[2] - xs[0], ys[2] - ys[0]))
+        best = min(best, res)
+    return int(t.zoom_for_res(best))
+
+
+def _tms_plan(t, grid, srcs):
+    """Target tiles ``(col, row, source indexes)`` of the sources' footprints (morecantile's tiles)."""
+    from rasterio.warp import transform_bounds
+
+    touched = {}
+    for i, s in enumerate(srcs):
+        w, so, e, n = transform_bounds(s.crs, "EPSG:4326", *s.bounds, densify_pts=21)
+        for tile in t.tiles(w, so, e, n, [grid.zoom]):
+            touched.setdefault((tile.x, tile.y), []).append(i)
+    return [(c, r, tuple(ix)) for (c, r), ix in sorted(touched.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
+
+
+def _native_plan(srcs, tile_size):
+    """The first source's pixel grid in ``tile_size`` tiles, and the tiles each source covers."""
+    from rasterio.crs import CRS
+
+    if tile_size < 1:
+        raise InvalidArgument(f"tile_size must be positive, got {tile_size}")
+    first = srcs[0]
+    a, _, c0, _, e, f0 = first.transform
+    crs0 = CRS.from_wkt(first.crs)
+    offsets = []
+    for s in srcs:
+        sa, _, sc, _, se, sf = s.transform
+        dc, dr = (sc - c0) / a, (sf - f0) / e
+        if CRS.from_wkt(s.crs) != crs0 or not (math.isclose(sa, a) and math.isclose(se, e)) \
+                or abs(dc - round(dc)) > 1e-6 or abs(dr - round(dr)) > 1e-6:
+            raise InvalidInput(f"with tms=None every source must share {first.uri}'s CRS and pixel grid; "
+                               f"{s.uri} does not (give a tile matrix set to reproject)")
+        offsets.append((round(dc), round(dr)))
+    # The grid starts at the top-left pixel of all sources together.
+    oc = min(dc for dc, _ in offsets)
+    orow = min(dr for _, dr in offsets)
+    width_px = max(dc + s.width for (dc, _), s in zip(offsets, srcs)) - oc
+    height_px = max(dr + s.height for (_, dr), s in zip(offsets, srcs)) - orow
+    ncols, nrows = math.ceil(width_px / tile_size), math.ceil(height_px / tile_size)
+    x0, y1 = c0 + oc * a, f0 + orow * e
+    extent = (x0, y1 + nrows * tile_size * e, x0 + ncols * tile_size * a, y1)
+    grid = Grid(_crs_name(crs0), extent, ncols, nrows, tile_size, tile_size)
+    touched = {}
+    for i, ((dc, dr), s) in enumerate(zip(offsets, srcs)):
+        c_lo, r_lo = (dc - oc) // tile_size, (dr - orow) // tile_size
+        c_hi, r_hi = (dc - oc + s.width - 1) // tile_size, (dr - orow + s.height - 1) // tile_size
+        for r in range(r_lo, r_hi + 1):
+            for c in range(c_lo, c_hi + 1):
+                touched.setdefault((c, r), []).append(i)
+    return grid, [(c, r, tuple(ix)) for (c, r), ix in sorted(touched.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
+
+
+# --------------------------------------------------------------------------------------------------
+# Executors: one target tile at a time
+
+
+def _render_partition(grid, srcs, resampling, dtype, nodata, emitted, tasks):
+    import rasterio
+
+    open_sets = {}
+    try:
+        with rasterio.Env(GDAL_CACHEMAX=_GDAL_CACHEMAX_MB):
+            for col, row, ix in tasks:
+                tile = np.full((srcs[0].bands, grid.tile_height, grid.tile_width), nodata, dtype=dtype)
+                for i in ix:
+                    ds = open_sets.get(i)
+                    if ds is None:
+                        ds = open_sets[i] = rasterio.open(srcs[i].uri)
+                    part = render_tile(ds, srcs[i], grid, col, row, resampling, nodata)
+                    if part is not None:
+                        valid = _valid(part, nodata)
+                        tile[:, valid] = part[:, valid]
+                if raster.is_empty(tile, nodata):
+                    continue
+                emitted.add(1)
+                v = raster.from_numpy(tile, nodata)
+                yield (col, row, v["pixels"], v["width"], v["height"], v["bands"], v["dtype"], v["nodata"])
+    finally:
+        for ds in open_sets.values():
+            ds.close()
+
+
+def _valid(a, nodata):
+    """(h, w): pixels where any band holds data."""
+    invalid = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, dtype=bool)
+    if not math.isnan(nodata):
+        invalid |= a == a.dtype.type(nodata)
+    return ~invalid.all(axis=0)
+
+
+def _same(a, b):
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def render_tile(ds, src, grid, col, row, resampling, nodata):
+    """Tile ``(col, row)`` of ``grid`` drawn from the open dataset ``ds`` alone, or None if it misses it.
+
+    Reads only the window of ``ds`` the tile needs (padded for the resampling kernel); pixels the
+    source does not cover hold ``nodata``; None when the source has nothing for the tile.
+    """
+    from rasterio.enums import Resampling
+    from rasterio.warp import reproject
+    from rasterio.windows import Window
+
+    shape = (src.bands, grid.tile_height, grid.tile_width)
+    if grid.tms is None:  # the source's own grid: a pixel copy
+        a, _, c, _, e, f = src.transform
+        x0, _, _, y1 = grid.tile_bounds(col, row)
+        c0, r0 = round((x0 - c) / a), round((y1 - f) / e)
+        ic0, ir0 = max(c0, 0), max(r0, 0)
+        ic1, ir1 = min(c0 + grid.tile_width, src.width), min(r0 + grid.tile_height, src.height)
+        if ic0 >= ic1 or ir0 >= ir1:
+            return None
+        data = ds.read(window=Window(ic0, ir0, ic1 - ic0, ir1 - ir0))
+        if src.nodata is not None and not _same(src.nodata, nodata):
+            data[data == data.dtype.type(src.nodata)] = nodata
+        out = np.full(shape, nodata, dtype=data.dtype)
+        out[:, ir0 - r0:ir1 - r0, ic0 - c0:ic1 - c0] = data
+        return out
+    # GDAL's warper reads the source window the tile needs, padded for the kernel, itself: from
+    # the dataset rather than from an array we cut, so the kernel scale it derives from that
+    # window is the one a warp of the whole source would use (identical pixels).
+    from rasterio import band
+
+    out = np.full(shape, nodata, dtype=np.dtype(src.dtype))
+    reproject(band(ds, list(range(1, src.bands + 1))), out, src_nodata=src.nodata,
+              dst_transform=grid.tile_transform(col, row), dst_crs=grid.crs, dst_nodata=nodata,
+              resampling=Resampling[resampling], warp_mem_limit=_WARP_MEM_MB)
+    return out

@@ -1,0 +1,156 @@
+"""Pyramids over ingested real rasters: each parent against a numpy 2 × 2 downsample of its children
+(written here), level counts and extents against morecantile, zoom-level reads and look-ups, the base
+ignoring ``_pyramid/``, stale pyramids refused."""
+
+import collections
+
+import numpy as np
+import pytest
+
+import sfclayer
+from sfclayer import pyramids, raster
+
+from tests.raster_sources import DEM_NODATA, dem_tif, world_tif  # noqa: F401 - fixtures
+from tests.test_ingest import check_grid_metadata
+
+morecantile = pytest.importorskip("morecantile")
+
+
+def reference_parent(children, size, bands, dtype, nodata, resampling):
+    """The parent of up to four children {(dx, dy): (bands, size, size)}: mean / top-left of each 2 × 2."""
+    block = np.full((bands, 2 * size, 2 * size), nodata, dtype=dtype)
+    for (dx, dy), a in children.items():
+        block[:, dy * size:(dy + 1) * size, dx * size:(dx + 1) * size] = a
+    if resampling == "nearest":
+        return block[:, ::2, ::2]
+    # numpy's masked mean over each 2 × 2 block, masking pixels where every band is nodata.
+    invalid = np.broadcast_to((block == nodata).all(axis=0), block.shape)
+    blocks = np.ma.masked_array(block, mask=invalid).reshape(bands, size, 2, size, 2).astype(np.float64)
+    out = np.rint(blocks.mean(axis=(2, 4))).filled(nodata).astype(dtype)
+    return out
+
+
+def tiles_at(spark, path, zoom):
+    rows = sfclayer.read(spark, path, zoom=zoom).select("col", "row", *raster.COLUMNS).collect()
+    return {(r["col"], r["row"]): raster.to_numpy(r) for r in rows}
+
+
+def check_levels(spark, path, tms_name, base, levels, nodata, resampling, bands, dtype):
+    t = morecantile.tms.get(tms_name)
+    for z in sorted(levels, reverse=True):
+        children, parents = tiles_at(spark, path, z + 1), tiles_at(spark, path, z)
+        expected = {(c // 2, r // 2) for c, r in children}
+        assert set(parents) <= expected
+        for (c, r) in sorted(expected):
+            kids = {(dx, dy): children[(2 * c + dx, 2 * r + dy)] for dx in (0, 1) for dy in (0, 1)
+                    if (2 * c + dx, 2 * r + dy) in children}
+            size = next(iter(kids.values())).shape[1]
+            want = reference_parent(kids, size, bands, dtype, nodata, resampling)
+            if raster.is_empty(want, nodata):
+                assert (c, r) not in parents
+            else:
+                np.testing.assert_array_equal(parents[(c, r)], want, err_msg=f"zoom {z} tile {(c, r)}")
+        with sfclayer.open(spark, path, zoom=z) as layer:
+            check_grid_metadata(layer.metadata, tms_name, z, bands, dtype, float(nodata))
+            # Every tile of the level intersects the base's footprint, as morecantile's tiles say.
+            assert layer.metadata["recordCount"] == len(parents)
+        m = t.matrix(z)
+        assert all(0 <= c < m.matrixWidth and 0 <= r < m.matrixHeight for c, r in parents)
+
+
+@pytest.fixture(scope="module")
+def world_layer(spark, world_tif, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("pyr") / "world")
+    sfclayer.ingest(spark, world_tif, path, tms="WorldCRS84Quad", zoom=2)
+    return path
+
+
+def test_world_pyramid_average(spark, world_layer):
+    before = sfclayer.read(spark, world_layer).count()
+    assert sfclayer.pyramid(spark, world_layer) == [0, 1]
+    assert sfclayer.pyramid_levels(spark, world_layer) == [0, 1, 2]
+    check_levels(spark, world_layer, "WorldCRS84Quad", 2, [0, 1], 0, "average", 3, "uint8")
+    # Whole-world levels are whole tile matrices: 2 × 1 tiles at zoom 0, 4 × 2 at zoom 1.
+    assert sorted(tiles_at(spark, world_layer, 0)) == [(0, 0), (1, 0)]
+    assert len(tiles_at(spark, world_layer, 1)) == 8
+    # The base layer ignores _pyramid/: same tiles as before, and its zoom is its own.
+    assert sfclayer.read(spark, world_layer).count() == before == 32
+    assert sfclayer.read(spark, world_layer, zoom=2).count() == 32
+    with sfclayer.open(spark, world_layer, zoom=0) as layer:
+        np.testing.assert_array_equal(raster.to_numpy(layer.get(1, 0)), tiles_at(spark, world_layer, 0)[(1, 0)])
+    with pytest.raises(sfclayer.LayerNotFound, match=r"no zoom level 3; it has \[0, 1, 2\]"):
+        sfclayer.read(spark, world_layer, zoom=3)
+
+
+def test_dem_pyramid_with_nodata(spark, dem_tif, tmp_path):
+    path = str(tmp_path / "dem")
+    sfclayer.ingest(spark, dem_tif, path, zoom=12)
+    assert sfclayer.pyramid(spark, path, min_zoom=10) == [10, 11]
+    check_levels(spark, path, "WebMercatorQuad", 12, [10, 11], DEM_NODATA, "average", 1, "int16")
+    assert sfclayer.pyramid(spark, path, min_zoom=11, resampling="nearest") == [11]
+    check_levels(spark, path, "WebMercatorQuad", 12, [11], DEM_NODATA, "nearest", 1, "int16")
+    # The rebuilt pyramid lists only what it built.
+    assert sfclayer.pyramid_levels(spark, path) == [11, 12]
+
+
+def test_mode_downsample():
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 4, size=(2, 8, 10)).astype("uint8")  # values 0..3, 0 = nodata
+    got = pyramids.downsample(a, 0, "mode")
+    valid = (a != 0).any(axis=0)
+    for i in range(4):
+        for j in range(5):
+            order = [(2 * i, 2 * j), (2 * i, 2 * j + 1), (2 * i + 1, 2 * j), (2 * i + 1, 2 * j + 1)]
+            for b in range(2):
+                vals = [int(a[b, y, x]) for y, x in order if valid[y, x]]
+                if not vals:
+                    assert got[b, i, j] == 0
+                    continue
+                counts = collections.Counter(vals)
+                top = max(counts.values())
+                assert got[b, i, j] == next(v for v in vals if counts[v] == top)
+
+
+def test_stale_pyramid_and_bad_layers(spark, world_tif, tmp_path):
+    path = str(tmp_path / "w")
+    sfclayer.ingest(spark, world_tif, path, tms="WorldCRS84Quad", zoom=1)
+    sfclayer.pyramid(spark, path)
+    assert sfclayer.pyramid_levels(spark, path) == [0, 1]
+    with sfclayer.open(spark, path) as layer:
+        desc = layer.metadata["raster"]
+        tile = layer.get(0, 0)
+    # An append (a new base version) keeps the raster description but leaves the pyramid stale.
+    tile["pixels"] = bytes(255 - np.frombuffer(tile["pixels"], "uint8"))
+    df = spark.createDataFrame([(0, 0, *(tile[c] for c in raster.COLUMNS))], raster.spark_schema())
+    sfclayer.write(df, path, mode="append")
+    with sfclayer.open(spark, path) as layer:
+        assert layer.metadata["version"] == 2 and layer.metadata["raster"] == desc
+    with pytest.raises(sfclayer.LayerNotFound, match="built from version 1 and the layer is at version 2: rebuild"):
+        sfclayer.open(spark, path, zoom=0)
+    assert sfclayer.pyramid_levels(spark, path) == [1]
+    sfclayer.pyramid(spark, path)
+    assert sfclayer.pyramid_levels(spark, path) == [0, 1]
+    with pytest.raises(sfclayer.InvalidArgument, match="resampling 'bilinear'"):
+        sfclayer.pyramid(spark, path, resampling="bilinear")
+    with pytest.raises(sfclayer.InvalidArgument, match=r"min_zoom 2 must be in 0..1"):
+        sfclayer.pyramid(spark, path, min_zoom=2)
+    native = str(tmp_path / "native")
+    sfclayer.ingest(spark, world_tif, native, tms=None, tile_size=256)
+    with pytest.raises(sfclayer.InvalidArgument, match="has no zoom level: only raster layers ingested onto a tile"):
+        sfclayer.pyramid(spark, native)
+
+
+def test_cli_ingest_pyramid_info(spark, dem_tif, tmp_path, capsys):
+    from sfclayer import cli
+
+    path = str(tmp_path / "dem")
+    assert cli.main(["ingest", dem_tif, path, "--zoom", "11", "--resampling", "nearest"]) == 0
+    out = capsys.readouterr().out
+    assert "on WebMercatorQuad zoom 11 (2048 × 2048 tiles)" in out
+    assert cli.main(["pyramid", path, "--min-zoom", "9"]) == 0
+    assert "built zoom levels 9..10" in capsys.readouterr().out
+    assert sfclayer.pyramid_levels(spark, path) == [9, 10, 11]
+    assert cli.main(["info", path]) == 0
+    assert "raster       256 × 256 px tiles, 1 × int16, nodata -32768.0; WebMercatorQuad zoom 11" in capsys.readouterr().out
+    assert cli.main(["ingest", dem_tif, path, "--zoom", "11"]) == 1  # errorifexists
+    assert "already exists" in capsys.readouterr().err

@@ -1,0 +1,52 @@
+"""The Python tables of options and errors are the JVM's: read from the connector jar, so neither
+side can gain or lose an option or an error class without the other."""
+
+import inspect
+import re
+import zipfile
+
+import pytest
+
+import sfclayer
+from sfclayer import _jvm, errors, layer
+
+
+def test_error_table_is_the_jars_exception_classes():
+    with zipfile.ZipFile(sfclayer.jar_path()) as jar:
+        java = {n[:-len(".class")].replace("/", ".") for n in jar.namelist()
+                if re.fullmatch(r"io/sfclayer/SfcLayerException(\$\w+)?\.class", n)}
+    assert java == set(_jvm._JAVA_ERRORS)
+    # each Java class has the Python class of the same name, and every Python error is in the table
+    for name, cls in _jvm._JAVA_ERRORS.items():
+        assert name.rsplit("$", 1)[-1] in (cls.__name__, "io.sfclayer.SfcLayerException"), name
+    python = {c for c in vars(errors).values() if inspect.isclass(c) and issubclass(c, errors.SfcLayerError)}
+    assert python == set(_jvm._JAVA_ERRORS.values())
+    assert set(errors.__all__) == {c.__name__ for c in python}
+    assert set(errors.__all__) <= set(sfclayer.__all__)
+
+
+def _java_read_options(jvm):
+    read = jvm.io.sfclayer.spark.ReadOptions
+    try:
+        return {str(k) for k in read.KNOWN.keySet()}
+    except Exception:  # a connector before the read-option table: the names its classes read
+        builder, table = jvm.io.sfclayer.spark.SfcLayerScanBuilder, jvm.io.sfclayer.spark.SfcLayerTable
+        return {"path", str(builder.OPTION_BBOX), str(builder.OPTION_MAX_RANGES), str(table.OPTION_VERSION_AS_OF),
+                str(table.OPTION_TIMESTAMP_AS_OF)}
+
+
+def test_option_table_is_the_jvms(spark):
+    jvm = spark.sparkContext._jvm
+    java = {str(n) for n in jvm.io.sfclayer.layer.LayerWriteOptions.KNOWN} | _java_read_options(jvm)
+    python = set(layer._OPTION_NAMES.values()) | set(layer._READ_ARGUMENTS.values()) | {"path"}
+    assert python == java, (f"only in Python: {sorted(python - java)}; only in the JVM: {sorted(java - python)}")
+
+
+def test_write_options_passes_connector_names_through():
+    assert layer.write_options(keyIndex="z", key_index=None) == {"keyIndex": "z"}
+
+
+@pytest.mark.parametrize("name", sorted(layer._OPTION_NAMES))
+def test_every_keyword_is_snake_case_of_its_option(name):
+    option = layer._OPTION_NAMES[name]
+    assert re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), option) == name
