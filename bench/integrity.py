@@ -69,6 +69,7 @@ def lookups(layer, keys):
 
 
 def run(side, boxes, rounds, n_lookups, work):
+    load_start = os.getloadavg()
     spark = session()
     df = tiles(spark, side)
     df.count()
@@ -116,7 +117,7 @@ def run(side, boxes, rounds, n_lookups, work):
             layer.close()
     md = {n: sfclayer.open(spark, paths[n]).metadata for n in names}
     spark.stop()
-    return {"side": side, "names": names, "write": write_s, "scan": scan, "full": full, "looks": looks,
+    return {"load": (load_start, os.getloadavg()), "side": side, "names": names, "write": write_s, "scan": scan, "full": full, "looks": looks,
             "box_tiles": w * w, "md": md, "boxes": boxes, "rounds": rounds, "n_lookups": n_lookups}
 
 
@@ -128,7 +129,9 @@ def section(r, command):
                  f"(bench/integrity.py). {n:,} tiles of {TILE_BYTES:,} bytes, written twice: "
                  f"{r['md'][a]['fileCount']} files each; format 3 records carry a CRC32C every read checks, "
                  "format 2 is the same layout without checks (read by the same code with the checks off). "
-                 "Both run side by side, in alternating order; medians.")
+                 "Both run side by side, in alternating order; medians. Machine: "
+                 f"{os.cpu_count()} cores, load average (1 min) {r['load'][0][0]:.1f} at start, "
+                 f"{r['load'][1][0]:.1f} at end (other work shared the machine: ratios are what counts).")
     lines.append("")
     lines.append("| workload | format 2 (no checks) | format 3 (checked) | checked / unchecked |")
     lines.append("|---|---:|---:|---:|")
