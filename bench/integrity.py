@@ -158,19 +158,11 @@ def section(r, command):
 
 
 def write_section(text, results_md):
-    try:
-        with open(results_md) as f:
-            old = f.read()
-    except FileNotFoundError:
-        old = ""
-    if SECTION in old:
-        start = old.index(SECTION)
-        nxt = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + text + (old[nxt + 1:] if nxt >= 0 else "")
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    with open(results_md, "w") as f:
-        f.write(new)
+    """Replace (or add) this study's block of RESULTS.md; every other block stays."""
+    sys.path.insert(0, HERE)
+    import report
+
+    report.write_section("integrity", text, results_md)
 
 
 def main(argv=None):

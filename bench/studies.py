@@ -24,6 +24,7 @@ STUDIES = {
     "lookups": ("lookups", "random look-ups over many files, cold opens, cache sizes (issue 16)"),
     "ingest": ("ingest", "GeoTIFF ingest and pyramids (issue 13)"),
     "serving": ("serving", "the tile server under load (issue 14)"),
+    "integrity": ("integrity", "the cost of checking every record: format 3 vs 2, scans and look-ups (issue 11)"),
 }
 
 

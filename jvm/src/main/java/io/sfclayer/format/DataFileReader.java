@@ -136,8 +136,10 @@ public final class DataFileReader implements Closeable {
         try {
             st = fs.getFileStatus(dataPath);
         } catch (FileNotFoundException e) {
-            wholeFile(fs.exists(path) ? "its data file is missing" : "the listed data file is missing", true);
+            wholeFile(fs.exists(path) ? "its data file is missing" : "the listed data file is missing", true, e);
             return;
+        } catch (IOException e) {
+            throw failure("cannot open data file " + path, e);
         }
         try {
             in = fs.open(dataPath);
@@ -151,14 +153,14 @@ public final class DataFileReader implements Closeable {
             if (failure("", e) instanceof SfcLayerException.StorageError && !(e instanceof DataFileHeader.BadHeader)) {
                 throw failure("cannot open data file " + path, e);
             }
-            wholeFile("its header is unreadable (" + e.getMessage() + ")", false);
+            wholeFile("its header is unreadable (" + e.getMessage() + ")", false, e);
             return;
         }
         if (RecordFrame.checked(entry.formatVersion) && !RecordFrame.checked(header.formatVersion)) {
             // a checked file must not be read unchecked: its header is damaged
             closeQuietly();
             wholeFile("its header says format version " + header.formatVersion + " but the layer's version document "
-                + "lists it as a format " + entry.formatVersion + " file", false);
+                + "lists it as a format " + entry.formatVersion + " file", false, null);
             return;
         }
         checked = RecordFrame.checked(header.formatVersion);
@@ -192,10 +194,10 @@ public final class DataFileReader implements Closeable {
     }
 
     /** The whole file is lost: fail, or report it and read as empty. */
-    private void wholeFile(String why, boolean missing) {
+    private void wholeFile(String why, boolean missing, Throwable cause) {
         String what = "data file " + path + " (" + entry.indexRange() + ") is unreadable: " + why;
         if (sink == null) {
-            throw corrupt(what);
+            throw corrupt(what, cause);
         }
         report(new Damage(path.toString(), -1, null, null, -1, Math.max(1, entry.indexes), what + "; skipped whole",
             missing));
@@ -203,7 +205,11 @@ public final class DataFileReader implements Closeable {
     }
 
     private SfcLayerException.CorruptLayer corrupt(String what) {
-        return new SfcLayerException.CorruptLayer("layer " + entry.layer + ": " + what + ". " + advice(), null);
+        return corrupt(what, null);
+    }
+
+    private SfcLayerException.CorruptLayer corrupt(String what, Throwable cause) {
+        return new SfcLayerException.CorruptLayer("layer " + entry.layer + ": " + what + ". " + advice(), cause);
     }
 
     /** What to do next, for messages. */
