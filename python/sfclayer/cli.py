@@ -562,8 +562,6 @@ def build_parser():
                                    "left as it is.")
     r.add_argument("path", metavar="PATH", help="the layer")
     r.set_defaults(func=_cmd_repair)
-    return 0
-
 
     from .ingestion import RESAMPLING
     from .pyramids import DOWNSAMPLING
