@@ -30,6 +30,7 @@ _OPTION_NAMES = {
     "max_group_bytes": "maxGroupBytes",
     "max_ranges": "maxRanges",
     "on_corrupt": "onCorrupt",
+    "repair": "repair",
     "format_version": "formatVersion",
     "on_existing": "onExisting",
     "raster": "raster",

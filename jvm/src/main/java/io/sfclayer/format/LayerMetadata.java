@@ -205,8 +205,8 @@ public final class LayerMetadata implements Serializable {
         try {
             m = JSON.readValue(bytes, new TypeReference<Map<String, Object>>() { });
         } catch (IOException e) {
-            throw new SfcLayerException.CorruptLayer("version document " + source + " is damaged or truncated: "
-                + (damage != null ? damage + "; " : "") + "not JSON (" + e.getMessage() + ")");
+            throw new SfcLayerException.CorruptLayer("bad layer metadata in " + source + ": the version document is"
+                + " damaged or truncated: " + (damage != null ? damage + "; " : "") + "not JSON (" + e.getMessage() + ")");
         }
         // A newer format may check itself differently: refuse it by name before judging its checksum.
         Object fv = m == null ? null : m.get("formatVersion");
