@@ -59,7 +59,7 @@ public final class LayerRepair {
         md.operation = "repair";
         md.readVersion = latest; // no rebase: nothing newer than the damaged document is read
         md.writeId = VersionLog.newWriteId();
-        md.createdAt = Instant.now().toString();
+        md.createdAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString();
         md.removedFiles = new ArrayList<>();
         md.changedRanges = new ArrayList<>();
         Map<String, Object> dropped = new LinkedHashMap<>();

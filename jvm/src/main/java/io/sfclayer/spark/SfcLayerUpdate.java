@@ -117,7 +117,7 @@ public final class SfcLayerUpdate {
             files.addAll(added);
             md.formatVersion = formatVersion;
             md.writeId = writeId;
-            md.createdAt = Instant.now().toString();
+            md.createdAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString(); // microseconds: what readers parse
             md.dataDir = dataDirName;
             md.setFiles(files);
             md.removedFiles = new ArrayList<>(removedIds);
