@@ -131,27 +131,7 @@ def write_demo_layer(spark, path):
     return ncols, nrows
 
 
-BEGIN, END = "<!-- serving-bench:begin -->", "<!-- serving-bench:end -->"
-
-
-def replace_section(section):
-    """Put ``section`` between this study's markers in bench/RESULTS.md (appended the first time)."""
-    path = os.path.join(HERE, "RESULTS.md")
-    old = open(path).read() if os.path.exists(path) else "# sfclayer benchmark results\n"
-    block = f"{BEGIN}\n{section.rstrip()}\n{END}\n"
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + block + old[old.index(END) + len(END):].lstrip("\n")
-    elif SECTION in old:  # written before the markers: up to the next section or the end
-        start = old.index(SECTION)
-        end = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + block + (old[end + 1:] if end >= 0 else "")
-    else:
-        new = old.rstrip("\n") + "\n\n" + block
-    with open(path, "w") as f:
-        f.write(new)
-
-
-def main():
+def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, default=4.0, help="time per run")
     p.add_argument("--rounds", type=int, default=3, help="runs per configuration (medians are reported)")
@@ -159,7 +139,9 @@ def main():
     p.add_argument("--clients", default="1,8,32")
     p.add_argument("--client", nargs=6, metavar=("URL", "ENDPOINT", "CLIENTS", "SECONDS", "NCOLS", "NROWS"),
                    help=argparse.SUPPRESS)
-    args = p.parse_args()
+    args = p.parse_args(argv)
+    if os.environ.get("SFCLAYER_BENCH_QUICK") == "1":  # make bench's --quick
+        args.seconds, args.rounds, args.clients = min(args.seconds, 1.0), 1, "1,8"
     if args.client:
         url, endpoint, clients, seconds, ncols, nrows = args.client
         return client_main(url, endpoint, int(clients), float(seconds), int(ncols), int(nrows))
@@ -255,7 +237,10 @@ def main():
               "batching does not shorten. So the server's default (`DEFAULT_COALESCE_MS` in "
               "python/sfclayer/server/__init__.py) is off; `--coalesce-ms 2` turns it on, meant for slow storage "
               "(cold HDFS reads), where reading each file once, in order, is what counts."]
-    replace_section("\n".join(lines))
+    sys.path.insert(0, HERE)
+    import report
+
+    report.write_section("serving", "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -3,8 +3,8 @@ appends before and after compact, planning with a long history. Runs alone:
 
     .venv/bin/python bench/updates.py [--log2-tiles 18] [--tile-bytes 256] [--versions 100]
 
-and writes its section into bench/RESULTS.md (between the ``updates`` markers; other sections are
-kept). Every ratio is measured side by side in one run, on one SparkSession.
+and writes its block of bench/RESULTS.md (``report.write_section``; other blocks are kept). Also
+``make bench STUDY=updates``. Every ratio is measured side by side in one run, on one SparkSession.
 """
 
 import argparse
@@ -23,7 +23,6 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import sfclayer  # noqa: E402
 
-BEGIN, END = "<!-- updates:begin -->", "<!-- updates:end -->"
 
 
 def tiles(spark, side, col0, row0, width, height, tile_bytes, mult):
@@ -164,7 +163,6 @@ def section(res, command):
     a, r, p = res["append"], res["reads"], res["planning"]
     mib = 1 << 20
     lines = [
-        BEGIN,
         "## Updates (living layers)",
         "",
         f"`{command}` — {res['tiles']} tiles of ~{res['tile_bytes']} B, 1 MiB blocks, local filesystem, one run.",
@@ -192,28 +190,18 @@ def section(res, command):
         f"{p['one_ms']:.2f} ms = **{p['ratio']:.2f}×** | ≤ 1.2× |",
         "",
         "The append reads and rewrites only the files its box falls in and references the others where "
-        "they are; planning reads only the newest version document (no directory listing), so a long "
-        "history costs one listing of `_sfclayer/`.",
-        END,
+        "they are; planning reads only the newest version document, found through `_sfclayer/_last_version` "
+        "(no directory listing).",
     ]
     return "\n".join(lines) + "\n"
 
 
-def write_section(path, text):
-    old = open(path).read() if os.path.exists(path) else ""
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text + old[old.index(END) + len(END) + 1:]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    with open(path, "w") as f:
-        f.write(new)
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--log2-tiles", type=int, default=18)
+    quick = bool(os.environ.get("SFCLAYER_BENCH_QUICK"))  # make bench QUICK=1: a smoke run
+    p.add_argument("--log2-tiles", type=int, default=12 if quick else 18)
     p.add_argument("--tile-bytes", type=int, default=256)
-    p.add_argument("--versions", type=int, default=100)
+    p.add_argument("--versions", type=int, default=10 if quick else 100)
     p.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     args = p.parse_args(argv)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -228,7 +216,9 @@ def main(argv=None):
         shutil.rmtree(work, ignore_errors=True)
     command = "python bench/updates.py" + "".join(f" --{k.replace('_', '-')} {v}" for k, v in vars(args).items()
                                                    if k != "out")
-    write_section(args.out, section(res, command))
+    import report
+
+    report.write_section("updates", section(res, command), path=args.out)
     print(json.dumps(res, indent=2))
     return res
 

@@ -200,7 +200,7 @@ def test_missing_tiles_404_and_transparent_option(client):
     ("/layers/dem/tiles/0/1/1.png?rescale=9,1", "min < max"),
     ("/layers/dem/tiles/0/1/1.png?empty=maybe", "empty='maybe'"),
     ("/layers/dem/tiles/0/1/1.png?bogus=1", "unknown query parameter(s) bogus"),
-    ("/layers/st/tiles/0/1/1.png?time=yesterday", "time 'yesterday' is not ISO-8601"),
+    ("/layers/st/tiles/0/1/1.png?time=yesterday", "not a time: 'yesterday'"),
     ("/layers/rgb/values/x/1", "col 'x'"),
 ])
 def test_bad_requests_answer_400_json(client, path, fragment):

@@ -50,3 +50,43 @@ def test_write_options_passes_connector_names_through():
 def test_every_keyword_is_snake_case_of_its_option(name):
     option = layer._OPTION_NAMES[name]
     assert re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), option) == name
+
+
+# One pattern for bad options, on both sides: "option <name>: '<value>' <why, and what is allowed>".
+BAD_WRITE_OPTIONS = [
+    ("keyIndex", "quadtree", "choose z, hilbert or rowmajor"),
+    ("bounds", "0,0,9", "must be colMin,rowMin,colMax,rowMax"),
+    ("blockSize", "12q", "is not a size"),
+    ("timeResolution", "soon", "is not a duration"),
+    ("extent", "0,0,1", "must be four numbers"),
+    ("indexInterval", "0", "is not an integer in 1.."),
+]
+
+
+@pytest.fixture(scope="module")
+def small_layer(spark, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("tables") / "layer")
+    df = spark.range(4).selectExpr("int(id % 2) AS col", "int(id DIV 2) AS row", "id AS v")
+    sfclayer.write(df, path, bounds=(0, 0, 1, 1), extent=(0, 0, 2, 2))
+    return path, df
+
+
+@pytest.mark.parametrize("name, value, allowed", BAD_WRITE_OPTIONS, ids=[b[0] for b in BAD_WRITE_OPTIONS])
+def test_bad_write_option_messages_follow_the_pattern(spark, small_layer, tmp_path, name, value, allowed):
+    _, df = small_layer
+    options = {"bounds": "0,0,1,1", name: value}
+    with pytest.raises(sfclayer.InvalidArgument, match=rf"^option {name}: .*{re.escape(value)}.*{re.escape(allowed)}"):
+        with _jvm.translated():
+            df.write.format("sfclayer").options(**options).save(str(tmp_path / "bad"))
+
+
+@pytest.mark.parametrize("name, value, allowed", [
+    ("bbox", "0,0,1", "must be four numbers"),
+    ("maxRanges", "-1", "must be a whole number >= 0"),
+    ("versionAsOf", "first", "is not a version number"),
+])
+def test_bad_read_option_messages_follow_the_pattern(spark, small_layer, name, value, allowed):
+    path, _ = small_layer
+    with pytest.raises(sfclayer.InvalidArgument, match=rf"^option {name}: .*{re.escape(value)}.*{re.escape(allowed)}"):
+        with _jvm.translated():
+            spark.read.format("sfclayer").option(name, value).load(path).count()

@@ -287,3 +287,38 @@ def test_newer_format_version_is_refused_by_name(spark, layer_path):
         json.dump(md, f)
     with pytest.raises(sfclayer.CorruptLayer, match="format version 4; this sfclayer reads format versions 1..3"):
         sfclayer.read(spark, layer_path).count()
+
+
+def test_sql_delete_and_time_travel_through_a_view(spark, layer_path):
+    sfclayer.write(tiles(spark, 8, 8), layer_path, bounds=(0, 0, 7, 7))
+    name = f"living_{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE TABLE {name} USING sfclayer LOCATION '{layer_path}'")
+    try:
+        with _jvm.translated():
+            spark.sql(f"DELETE FROM {name} WHERE col BETWEEN 0 AND 1 AND row < 2")
+        assert spark.sql(f"SELECT count(*) AS n FROM {name}").collect()[0]["n"] == 60
+        assert [v.operation for v in sfclayer.history(spark, layer_path)] == ["write", "delete"]
+        with pytest.raises(sfclayer.InvalidArgument, match=r"GreaterThan\(v,3\).* is not a box of keys"), \
+                _jvm.translated():
+            spark.sql(f"DELETE FROM {name} WHERE v > 3")
+        # Spark refuses VERSION AS OF on session-catalog tables; a view with the read option works
+        spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name}_v1 USING sfclayer "
+                  f"OPTIONS (path '{layer_path}', versionAsOf '1')")
+        assert spark.sql(f"SELECT count(*) AS n FROM {name}_v1").collect()[0]["n"] == 64
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"DROP VIEW IF EXISTS {name}_v1")
+    assert helpers.versions(layer_path) == [1, 2]  # dropping the external table kept the layer
+
+
+def test_updates_keep_the_raster_description_and_other_fields(spark, layer_path):
+    raster = {"tileWidth": 4, "tileHeight": 4, "bands": 1, "dtype": "uint8", "nodata": None, "tms": None,
+              "zoom": None}
+    sfclayer.write(tiles(spark, 4, 4), layer_path, bounds=(0, 0, 7, 7), raster=raster)
+    sfclayer.write(tiles(spark, 2, 2, col0=6, row0=6), layer_path, mode="append")
+    sfclayer.delete(spark, layer_path, keys=(0, 0, 0, 0))
+    sfclayer.compact(spark, layer_path)
+    for v in helpers.versions(layer_path):
+        assert helpers.metadata(layer_path, v)["raster"] == raster
+    with sfclayer.open(spark, layer_path) as layer:
+        assert layer.metadata["raster"] == raster and layer.version == helpers.versions(layer_path)[-1]

@@ -5,6 +5,7 @@ import os
 import uuid
 
 import pytest
+from pyspark.errors import SparkRuntimeException
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -167,7 +168,7 @@ def test_failed_write_leaves_the_previous_layer_intact(spark, layer_path):
     # A failure on the map side (a value that cannot be computed).
     boom = tiles(spark, 16, 16).withColumn("v", F.when(F.col("col") == 7, F.raise_error(F.lit("boom")))
                                            .otherwise(F.col("v")))
-    with pytest.raises(Exception, match="boom"):
+    with pytest.raises(SparkRuntimeException, match="boom"):  # Spark's own error, passed through as it is
         sfclayer.write(boom, layer_path, mode="overwrite", bounds=(0, 0, 15, 15))
     assert helpers.metadata(layer_path) == before
     assert sorted(os.listdir(layer_path)) == entries_before  # failed writes removed their data

@@ -1,14 +1,12 @@
 """The only module that touches py4j: JVM calls, and Java errors turned into sfclayer's."""
 
 import contextlib
-import socket
-import struct
-import threading
 
 from . import errors
 
-__all__ = ["translated", "open_value_reader", "reader_call", "LookupClient", "command", "read_text", "write_text",
-           "verify_layer", "layer_metadata_json", "restore_document"]  # what layer, maintenance, pyramids, integrity use
+__all__ = ["translated", "open_value_reader", "reader_call", "start_lookup_server", "server_call",
+           "error_from_payload", "command", "read_text", "write_text", "verify_layer", "layer_metadata_json",
+           "restore_document"]  # what layer, maintenance, pyramids and integrity use
 
 # The error table: every io.sfclayer.SfcLayerException class and its Python class
 # (tests/test_tables.py checks it against the jar).
@@ -67,9 +65,11 @@ def translated():
         raise mine from exc
 
 
-def open_value_reader(spark, path, cache_size, version=-1, as_of_millis=-1, options=None):
-    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path``: the newest version, or
-    ``version`` (>= 1), or the newest committed at or before ``as_of_millis`` (>= 0).
+def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_driver=True, version=-1,
+                      as_of_millis=-1, options=None):
+    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path`` (None: the reader's defaults):
+    the newest version, or ``version`` (>= 1), or the newest committed at or before ``as_of_millis``
+    (>= 0).
 
     Its Hadoop configuration is the session's, as Spark's file sources make it: settings given with
     ``spark.conf.set("spark.hadoop.…")`` at run time count, and so do Hadoop ``options`` (``fs.*``).
@@ -78,9 +78,13 @@ def open_value_reader(spark, path, cache_size, version=-1, as_of_millis=-1, opti
     jmap = jvm.java.util.HashMap()
     for key, value in (options or {}).items():
         jmap.put(str(key), str(value))
+    cls = jvm.io.sfclayer.lookup.ValueReader
     with translated():
         conf = jvm.io.sfclayer.spark.HadoopConfs.forOptions(spark._jsparkSession, jmap)
-        return jvm.io.sfclayer.lookup.ValueReader.open(conf, path, int(cache_size), int(version), int(as_of_millis))
+        size = cls.DEFAULT_CACHE_SIZE if cache_size is None else cache_size
+        nbytes = cls.DEFAULT_CACHE_BYTES if cache_bytes is None else cache_bytes
+        return cls.open(conf, path, int(size), int(nbytes), bool(index_in_driver), int(version),
+                        int(as_of_millis))
 
 
 def command(spark, name, *args):
@@ -129,80 +133,37 @@ def _error_from_java(payload):
     return _JAVA_ERRORS.get(cls, errors.SfcLayerError)(message)
 
 
-class LookupClient:
-    """Look-ups through the JVM's ``io.sfclayer.lookup.LookupServer``, a loopback socket.
+def start_lookup_server(spark, reader, max_connections=None, auth_timeout_ms=None, io_timeout_ms=None,
+                        bind_host=None):
+    """Starts a JVM ``LookupServer`` on ``reader``: (server, host, port, token).
 
-    py4j moves a tile as base64 text in several writes, which Nagle's algorithm and delayed ACKs
-    turn into ~40 ms per tile above a few KiB; this socket moves it in one write. One connection
-    per Python thread, so concurrent callers don't wait on each other.
+    Limits left as None take the server's defaults; ``bind_host`` (a loopback address such as
+    ``"::1"``) defaults to the JVM's loopback address.
     """
+    jvm = spark.sparkContext._jvm
+    cls = jvm.io.sfclayer.lookup.LookupServer
+    with translated():
+        if max_connections is None and auth_timeout_ms is None and io_timeout_ms is None and bind_host is None:
+            server = cls(reader)
+        else:
+            bind = (jvm.java.net.InetAddress.getByName(bind_host) if bind_host is not None
+                    else jvm.java.net.InetAddress.getLoopbackAddress())
+            server = cls(reader, bind,
+                         int(max_connections or cls.DEFAULT_MAX_CONNECTIONS),
+                         int(auth_timeout_ms or cls.DEFAULT_AUTH_TIMEOUT_MILLIS),
+                         int(io_timeout_ms or cls.DEFAULT_IO_TIMEOUT_MILLIS))
+        return server, str(server.host()), int(server.port()), bytes(server.token())
 
-    def __init__(self, spark, reader):
-        jvm = spark.sparkContext._jvm
-        with translated():
-            self._server = jvm.io.sfclayer.lookup.LookupServer(reader)
-            self._port = int(self._server.port())
-            self._token = bytes(self._server.token())
-        self._local = threading.local()
-        self._sockets = []
-        self._lock = threading.Lock()
 
-    def _conn(self):
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            sock = socket.create_connection(("127.0.0.1", self._port))
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.sendall(self._token)
-            conn = (sock, sock.makefile("rb", buffering=1 << 16))
-            self._local.conn = conn
-            with self._lock:
-                self._sockets.append(conn)
-        return conn
+def server_call(server, method, *args):
+    """Call ``method`` on a JVM look-up server, translating errors."""
+    with translated():
+        return getattr(server, method)(*args)
 
-    @staticmethod
-    def _read_answer(stream):
-        """One response: record bytes, None for a missing key; raises for an error."""
-        head = stream.read(4)
-        if len(head) < 4:
-            raise errors.SfcLayerError("the JVM's look-up server closed the connection")
-        (n,) = struct.unpack(">i", head)
-        if n == -1:
-            return None
-        if n == -2:
-            (m,) = struct.unpack(">i", stream.read(4))
-            raise _error_from_java(stream.read(m))
-        return stream.read(n)
 
-    def get(self, col, row, time_micros):
-        """The encoded tile record at the key, or None."""
-        sock, stream = self._conn()
-        sock.sendall(struct.pack(">biiq", 71, col, row, time_micros))  # 71 = 'G'
-        return self._read_answer(stream)
-
-    def get_many(self, packed_keys):
-        """Records (or None) for keys packed as big-endian (int col, int row, long time)."""
-        n = len(packed_keys) // 16
-        sock, stream = self._conn()
-        sock.sendall(struct.pack(">bi", 77, n) + packed_keys)  # 77 = 'M'
-        out = []
-        error = None
-        for _ in range(n):
-            try:
-                out.append(self._read_answer(stream))
-            except errors.SfcLayerError as e:  # read every answer before raising
-                error = e
-        if error is not None:
-            raise error
-        return out
-
-    def close(self):
-        with self._lock:
-            for sock, stream in self._sockets:
-                stream.close()
-                sock.close()
-            self._sockets = []
-        with translated():
-            self._server.close()
+def error_from_payload(payload):
+    """An sfclayer error from a LookupServer error payload ``"ErrorClass\tmessage"``."""
+    return _error_from_java(payload)
 
 
 def _hadoop_path(spark, path):

@@ -18,6 +18,9 @@
 Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
 when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
 on purpose print ``sfclayer: error: <message>`` and exit with status 1.
+
+Over 500 lines on purpose: one handler per command, each a screen long, next to the one argparse
+tree (:func:`build_parser`) that documents them; the work itself is in the library modules.
 """
 
 import argparse

@@ -36,7 +36,11 @@ class KeyOutOfBounds(SfcLayerError, ValueError):
 
 
 class InvalidArgument(SfcLayerError, ValueError):
-    """A bad option, bound or argument."""
+    """A bad option, bound or argument.
+
+    The message names the value and what is allowed: ``option <name>: '<value>' <why>`` for
+    connector options, ``<what> <value> <why>`` for arguments (``z2 x = -1 is outside 0..2^31-1``).
+    """
 
 
 class InvalidInput(SfcLayerError, ValueError):

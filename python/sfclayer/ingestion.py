@@ -238,16 +238,18 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
         tasks = _tms_plan(t, grid, srcs)
 
     sc = spark.sparkContext
-    emitted = sc.accumulator(0)
     # Tiles are rendered one at a time (memory per task does not grow with the slice), so slices are
     # large enough to amortise task overhead and many enough to keep every core busy.
     slices = max(1, min(len(tasks), max(2 * sc.defaultParallelism, len(tasks) // 256)))
-    render = functools.partial(_render_partition, grid, srcs, resampling, first.dtype, nodata, emitted)
+    render = functools.partial(_render_partition, grid, srcs, resampling, first.dtype, nodata)
     rdd = sc.parallelize(tasks, slices).mapPartitions(render)
     df = spark.createDataFrame(rdd, raster.spark_schema(), verifySchema=False)
     _layer.write(df, path, mode=mode, bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
                  raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)
-    return IngestReport(path, grid, srcs, len(tasks), int(emitted.value), nodata, time.perf_counter() - t0)
+    # The committed version's count, not the accumulator's (a retried task would count twice).
+    with _layer.open(spark, path) as written:
+        tiles = int(written.metadata["recordCount"])
+    return IngestReport(path, grid, srcs, len(tasks), tiles, nodata, time.perf_counter() - t0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -348,7 +350,7 @@ def _native_plan(srcs, tile_size):
 # Executors: one target tile at a time
 
 
-def _render_partition(grid, srcs, resampling, dtype, nodata, emitted, tasks):
+def _render_partition(grid, srcs, resampling, dtype, nodata, tasks):
     import rasterio
 
     open_sets = {}
@@ -366,7 +368,6 @@ def _render_partition(grid, srcs, resampling, dtype, nodata, emitted, tasks):
                         tile[:, valid] = part[:, valid]
                 if raster.is_empty(tile, nodata):
                     continue
-                emitted.add(1)
                 v = raster.from_numpy(tile, nodata)
                 yield (col, row, v["pixels"], v["width"], v["height"], v["bands"], v["dtype"], v["nodata"])
     finally:

@@ -9,6 +9,7 @@ import struct
 import fastavro
 
 from . import _jvm
+from ._lookup import LookupClient
 
 from .errors import InvalidArgument, KeyNotFound
 
@@ -238,7 +239,8 @@ def _check_time_range(time):
     return time
 
 
-def open(spark, path, cache_size=16, version=None, as_of=None, zoom=None):  # noqa: A001 - like io.open, by intent
+def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None,  # noqa: A001
+         _open_mode="index"):  # sfclayer.open, like io.open, by intent
     """Open a layer for point look-ups.
 
     Parameters
@@ -246,8 +248,11 @@ def open(spark, path, cache_size=16, version=None, as_of=None, zoom=None):  # no
     spark : pyspark.sql.SparkSession
         Its driver JVM does the reading.
     path : str
-    cache_size : int
-        How many data files to keep open (an LRU).
+    cache_size : int, optional
+        Most data files kept open (an LRU; default 1024, a bound on file descriptors).
+    cache_bytes : int, optional
+        Most driver memory for open files and their indexes (default 256 MiB); the cache is sized
+        by this first.
     version : int, optional
         Pin this version; the newest by default. The layer stays on the version it opened (see
         :meth:`Layer.refresh`).
@@ -255,6 +260,9 @@ def open(spark, path, cache_size=16, version=None, as_of=None, zoom=None):  # no
         Pin the newest version committed at or before this time.
     zoom : int, optional
         For raster layers with a pyramid: open that zoom level (:func:`sfclayer.pyramid_levels`).
+    _open_mode : {'index', 'mapfile'}
+        For benchmarks: 'mapfile' opens data files with Hadoop's MapFile.Reader (the index read
+        at every open) instead of keeping each file's index.
 
     Returns
     -------
@@ -275,27 +283,33 @@ def open(spark, path, cache_size=16, version=None, as_of=None, zoom=None):  # no
         from .pyramids import level_path
 
         path = level_path(spark, path, zoom)
-    return Layer(spark, path, cache_size, version=version, as_of=as_of)
+    return Layer(spark, path, cache_size, cache_bytes, version=version, as_of=as_of, _open_mode=_open_mode)
 
 
 class Layer:
-    """Point look-ups on one version of a layer (see :func:`open`)."""
+    """Point look-ups and box queries on one version of a layer (see :func:`open`)."""
 
-    def __init__(self, spark, path, cache_size=16, version=None, as_of=None):
+    def __init__(self, spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None,
+                 _open_mode="index"):
         self.path = path
         self._spark = spark
-        self._cache_size = cache_size
+        self._cache = (cache_size, cache_bytes, _open_mode == "index")
         self._reader = None
         self._open(version, as_of)
 
     def _open(self, version, as_of):
         _as_of_options(version, as_of)  # checks the pair
         as_of_millis = -1 if as_of is None else _micros(as_of) // 1000
-        reader = _jvm.open_value_reader(self._spark, self.path, self._cache_size,
-                                        -1 if version is None else int(version), as_of_millis)
+        reader = _jvm.open_value_reader(self._spark, self.path, *self._cache,
+                                        version=-1 if version is None else int(version), as_of_millis=as_of_millis)
+        try:
+            server, host, port, token = _jvm.start_lookup_server(self._spark, reader)
+        except BaseException:
+            _jvm.reader_call(reader, "close")
+            raise
         self.close()
-        self._reader = reader
-        self._client = _jvm.LookupClient(self._spark, self._reader)
+        self._reader, self._server = reader, server
+        self._client = LookupClient(host, port, token, _jvm.error_from_payload)
         self.metadata = json.loads(_jvm.reader_call(self._reader, "metadataJson"))
         from .curves import key_index_from_json
 
@@ -330,6 +344,7 @@ class Layer:
         """Close the layer's open files."""
         if self._reader is not None:
             self._client.close()
+            _jvm.server_call(self._server, "close")
             _jvm.reader_call(self._reader, "close")
             self._reader = None
 
@@ -407,6 +422,80 @@ class Layer:
         records = self._client.get_many(bytes(packed))
         return [None if r is None else self._decode(r) for r in records]
 
+    def _spec(self, bbox, keys, time, limit):
+        """The text form of a box query (``io.sfclayer.lookup.BoxQuery``), checked as :func:`read` checks."""
+        bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
+        keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
+        time = _check_time_range(time)
+        lines = []
+        if bbox is not None:
+            lines.append("bbox=" + ",".join(repr(v) for v in bbox))
+        if keys is not None:
+            lines.append("keys=" + ",".join(str(v) for v in keys))
+        if time is not None:
+            if not self.space_time:
+                raise InvalidArgument(f"time: layer {self.path} is spatial: its keys have no time")
+            lines.append("time=" + ",".join(str(_micros(t)) for t in time))
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+                raise InvalidArgument(f"limit: {limit!r} must be a whole number >= 0")
+            lines.append(f"limit={limit}")
+        return "\n".join(lines)
+
+    def query(self, bbox=None, keys=None, time=None, limit=None):
+        """The tiles in a box, read by the driver JVM without a Spark job.
+
+        The same box rules as :func:`read` (files pruned by name, the ranges traversed with this
+        layer's open files, records refined), answered over the look-up connection in batches: a
+        large box streams, it is never built as one answer.
+
+        Parameters
+        ----------
+        bbox : tuple of float, optional
+            (xmin, ymin, xmax, ymax) in map units: tiles whose envelope intersects it (layers with an extent).
+        keys : tuple of int, optional
+            (col_min, row_min, col_max, row_max), inclusive.
+        time : tuple, optional
+            (start, end), inclusive, for space-time layers.
+        limit : int, optional
+            Stop after this many tiles.
+
+        Returns
+        -------
+        iterator of dict
+            Each tile's ``col``, ``row`` (``time``, a UTC datetime) and value columns, in index order.
+
+        Examples
+        --------
+        >>> with sfclayer.open(spark, "/tmp/dem") as layer:  # doctest: +SKIP
+        ...     [t["col"] for t in layer.query(keys=(0, 0, 1, 0))]
+        [0, 1]
+        """
+        spec = self._spec(bbox, keys, time, limit)  # checked now, not at the first next()
+        self._require_open()
+        return self._stream(spec)
+
+    def _stream(self, spec):
+        for batch in self._client.query(spec):
+            for record in batch:
+                yield fastavro.schemaless_reader(io.BytesIO(record), self._schema)
+
+    def count(self, bbox=None, keys=None, time=None):
+        """How many tiles :meth:`query` would return (keys are read, values never decoded).
+
+        Examples
+        --------
+        >>> layer.count(keys=(0, 0, 9, 9))  # doctest: +SKIP
+        100
+        """
+        spec = self._spec(bbox, keys, time, None)
+        self._require_open()
+        return self._client.count(spec)
+
+    def _require_open(self):
+        if self._reader is None:
+            raise InvalidArgument(f"layer {self.path} is closed")
+
     def __getitem__(self, key):
         return self.get(*key)
 
@@ -418,9 +507,11 @@ class Layer:
             return False
 
     def stats(self):
-        """Look-up counters: files opened, cache hits, files open now."""
+        """Look-up counters: files opened, cache hits, files open now, cache memory, indexes kept."""
         return {
             "files_opened": int(_jvm.reader_call(self._reader, "filesOpened")),
             "cache_hits": int(_jvm.reader_call(self._reader, "cacheHits")),
             "open_files": int(_jvm.reader_call(self._reader, "openFiles")),
+            "cached_bytes": int(_jvm.reader_call(self._reader, "cachedBytes")),
+            "indexes_kept": int(_jvm.reader_call(self._reader, "indexesKept")),
         }

@@ -23,8 +23,8 @@ def to_micros(t):
         An ``int`` is taken as microseconds already. A naive ``datetime`` is taken as UTC; an aware
         one is converted. A ``date`` is its midnight UTC. A ``str`` is ISO-8601, as the JVM's
         ``LayerWriteOptions.parseInstantMicros`` reads it: ``2020-09-01`` (midnight UTC),
-        ``2020-09-01T12:00:00`` (naive: UTC; a space may stand for the ``T``; seconds and up to six
-        fractional digits optional), with ``Z`` or ``+hh:mm`` for an offset; or epoch microseconds.
+        ``2020-09-01T12:00:00`` (naive: UTC; a space may stand for the ``T``; seconds and up to nine
+        fractional digits optional, truncated to microseconds), with ``Z`` or ``+hh:mm`` for an offset; or epoch microseconds.
 
     Raises
     ------
@@ -61,7 +61,7 @@ def to_micros(t):
     return _int(t, "time")
 
 
-_ISO = _re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?")
+_ISO = _re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?")
 
 
 def _parse_iso(text):
@@ -71,6 +71,8 @@ def _parse_iso(text):
         return int(s)
     t = None
     if _ISO.fullmatch(s):
+        # beyond microseconds (the JVM writes nanoseconds) digits are dropped, as the JVM's parser does
+        s = _re.sub(r"(\.\d{6})\d+", r"\1", s)
         try:
             t = _dt.datetime.fromisoformat(s)
         except ValueError:

@@ -11,7 +11,6 @@ ingested onto (the ``raster`` metadata object) — and how its tiles hold pixels
 """
 
 import dataclasses
-import datetime as _dt
 import os
 import re
 
@@ -54,14 +53,10 @@ def layer_names(specs):
 
 
 def parse_time(text):
-    """Epoch microseconds of an ISO-8601 date or date-time (naive = UTC)."""
+    """Epoch microseconds of an ISO-8601 date or date-time (naive = UTC): sfclayer's one reader."""
     from ..curves import to_micros
 
-    try:
-        t = _dt.datetime.fromisoformat(text)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"time {text!r} is not ISO-8601 (e.g. 2024-05-01 or 2024-05-01T12:00:00Z)") from None
-    return to_micros(t)
+    return to_micros(str(text))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,17 +73,6 @@ class Grid:
     tile_height: int = None
     tms: str = None             # a morecantile tile matrix set id, e.g. "WebMercatorQuad"
     zoom: int = 0
-
-    def envelope(self, col, row):
-        """(xmin, ymin, xmax, ymax) of a tile in map units (docs/FORMAT.md's georeferencing rule)."""
-        if self.extent is None:
-            return float(col), float(-row - 1), float(col + 1), float(-row)
-        x0, y0, x1, y1 = self.extent
-        tw = (x1 - x0) / (self.col_max - self.col_min + 1)
-        th = (y1 - y0) / (self.row_max - self.row_min + 1)
-        xmin = x0 + (col - self.col_min) * tw
-        ymax = y1 - (row - self.row_min) * th
-        return xmin, ymax - th, xmin + tw, ymax
 
     def to_json(self):
         return {

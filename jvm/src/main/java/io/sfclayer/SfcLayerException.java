@@ -27,7 +27,13 @@ public class SfcLayerException extends RuntimeException {
         public KeyNotFound(String message) { super(message); }
     }
 
-    /** A bad option, bound or argument given by the caller. */
+    /**
+     * A bad option, bound or argument given by the caller. Messages name the value and what is
+     * allowed, in one pattern: {@code option <name>: '<value>' <why, and what is allowed>} for
+     * options (Python's InvalidArgument the same; tests/test_tables.py pins it), and
+     * {@code <what> <value> <why>} for arguments of the API (e.g. {@code z2 x = -1 is outside 0..2^31-1},
+     * shared with Python through tests/vectors/curves.json).
+     */
     public static class InvalidArgument extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         public InvalidArgument(String message) { super(message); }

@@ -1,5 +1,6 @@
 package io.sfclayer.format;
 
+import io.sfclayer.SfcLayerException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
@@ -22,6 +23,10 @@ import java.util.zip.CRC32C;
  * against the CRC32C the version document records (format 3) before it is parsed, so damaged bytes
  * never reach the decompressor, and checked for order: keys and offsets strictly increase, offsets
  * lie inside {@code data}.
+ *
+ * <p>Kept as two arrays (16 bytes an entry): a look-up reads it once and hands it to every later open
+ * of the file ({@link DataFileReader#DataFileReader(Configuration, Path, DataFileEntry,
+ * DataFileReader.DamageSink, DataFileIndex)}), which then opens only the {@code data} file.
  */
 public final class DataFileIndex {
     public final long[] keys;
@@ -40,6 +45,35 @@ public final class DataFileIndex {
     public int floor(long index) {
         int pos = Arrays.binarySearch(keys, index);
         return pos >= 0 ? pos : -pos - 2;
+    }
+
+    public long key(int i) {
+        return keys[i];
+    }
+
+    public long position(int i) {
+        return offsets[i];
+    }
+
+    /** Approximate heap bytes held. */
+    public long bytes() {
+        return 16L * keys.length + 64;
+    }
+
+    /**
+     * The checked index of the MapFile directory {@code mapFile}, read through a reader of its data
+     * file (the header gives where records start); {@link SfcLayerException.CorruptLayer} when it is
+     * damaged or missing. Unknown to the version document: no recorded checksum is compared.
+     */
+    public static DataFileIndex read(Configuration conf, Path mapFile) throws IOException {
+        return read(conf, mapFile, DataFileEntry.unknown(mapFile.getName(), mapFile.toString()));
+    }
+
+    /** As {@link #read(Configuration, Path)}, checked against what the version document records. */
+    public static DataFileIndex read(Configuration conf, Path mapFile, DataFileEntry entry) throws IOException {
+        try (DataFileReader r = new DataFileReader(conf, mapFile, entry, null)) {
+            return r.loadedIndex();
+        }
     }
 
     /** The CRC32C of an index file's bytes, as the version document records it. */

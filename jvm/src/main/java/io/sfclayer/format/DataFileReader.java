@@ -33,11 +33,16 @@ import java.util.Arrays;
  * next offset where a whole record checks (or a sync marker, for unchecked formats). A file whose
  * header is unreadable or that is missing reads as empty; a damaged index is not used (the file is
  * read from its start). Not thread-safe; callers that share one synchronize on it.
+ *
+ * <p>Given the file's {@link DataFileIndex} read (and checked) earlier, a reader opens only the
+ * {@code data} file: look-ups keep each file's index so reopening an evicted file is cheap.
  */
 public final class DataFileReader implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(DataFileReader.class);
     /** Most bytes searched for the next intact record after damaged lengths (files stay under a block). */
     private static final int RESYNC_WINDOW = 256 << 20;
+    /** The record buffer's starting size: what an open reader holds at least. */
+    public static final int WINDOW_BYTES = 64 * 1024;
 
     /** One damaged stretch of a data file. */
     public static final class Damage implements Serializable {
@@ -101,7 +106,7 @@ public final class DataFileReader implements Closeable {
     private long streamPos = -1;
     private long pos;
     private final byte[] prefix = new byte[RecordFrame.PREFIX_BYTES];
-    private byte[] buf = new byte[1 << 16];
+    private byte[] buf = new byte[WINDOW_BYTES];
     private int groupLength;
     private long key;
     private boolean haveLast;
@@ -126,6 +131,26 @@ public final class DataFileReader implements Closeable {
      * @param sink  where damage goes; null to fail on it
      */
     public DataFileReader(Configuration conf, Path path, DataFileEntry entry, DamageSink sink) throws IOException {
+        this(conf, path, entry, sink, null);
+    }
+
+    /** A file unknown to any version document, opened with its index read before. */
+    public DataFileReader(Configuration conf, Path path, DataFileIndex index) throws IOException {
+        this(conf, path, DataFileEntry.unknown(path.getName(), String.valueOf(layerOf(path))), null, index);
+    }
+
+    /**
+     * @param entry what the version document says about the file
+     * @param sink  where damage goes; null to fail on it
+     * @param index the file's index as read (and checked) by an earlier reader of it, so that this one
+     *              opens only the data file; null to read it when first needed
+     */
+    public DataFileReader(Configuration conf, Path path, DataFileEntry entry, DamageSink sink, DataFileIndex index)
+            throws IOException {
+        if (index != null) {
+            this.index = index;
+            this.indexLoaded = true;
+        }
         this.path = path;
         this.dataPath = new Path(path, "data");
         this.entry = entry;
@@ -243,6 +268,20 @@ public final class DataFileReader implements Closeable {
 
     public int formatVersion() {
         return header == null ? entry.formatVersion : header.formatVersion;
+    }
+
+    /** The file's checked index (read now if not yet), to hand to later readers of it; null if unusable. */
+    public DataFileIndex loadedIndex() throws IOException {
+        if (in == null) {
+            return null;
+        }
+        loadIndex();
+        return index;
+    }
+
+    /** Approximate heap bytes this reader holds (its record buffer and stream buffers; not the index). */
+    public long bytesHeld() {
+        return buf.length + 8192L;
     }
 
     /** Moves to the first group whose index is ≥ {@code target}; false if there is none. */

@@ -44,9 +44,11 @@ public final class DataFileWriter implements Closeable {
         public final long dataBytes;
         /** CRC32C of the {@code index} file (format 3). */
         public final long indexCrc32c;
+        /** Column statistics of the file, or null when the writer collected none. */
+        public final FileStats stats;
 
         FileStat(String name, long firstIndex, long lastIndex, long records, long indexes, long dataBytes,
-                 long indexCrc32c) {
+                 long indexCrc32c, FileStats stats) {
             this.name = name;
             this.firstIndex = firstIndex;
             this.lastIndex = lastIndex;
@@ -54,6 +56,7 @@ public final class DataFileWriter implements Closeable {
             this.indexes = indexes;
             this.dataBytes = dataBytes;
             this.indexCrc32c = indexCrc32c;
+            this.stats = stats;
         }
     }
 
@@ -80,6 +83,9 @@ public final class DataFileWriter implements Closeable {
     private long last = -1;
     private long records;
     private long groups;
+    /** Statistics of the open file; null while a group without statistics was appended to it. */
+    private FileStats stats;
+    private boolean statsComplete;
 
     public DataFileWriter(Configuration conf, Path dir, int partition, long blockSize, int indexInterval,
                           String writeId) throws IOException {
@@ -112,6 +118,15 @@ public final class DataFileWriter implements Closeable {
      * @param recordCount how many tile records the group holds (for the statistics)
      */
     public void append(long sfcIndex, byte[] group, int offset, int length, int recordCount) throws IOException {
+        append(sfcIndex, group, offset, length, recordCount, null);
+    }
+
+    /**
+     * As {@link #append(long, byte[], int, int, int)}, with the group's column statistics (merged into
+     * its file's); a file any of whose groups came without statistics gets none.
+     */
+    public void append(long sfcIndex, byte[] group, int offset, int length, int recordCount, FileStats groupStats)
+            throws IOException {
         if (data != null && sfcIndex <= last) {
             throw new IllegalStateException("indexes must strictly increase: " + sfcIndex + " after " + last);
         }
@@ -139,6 +154,11 @@ public final class DataFileWriter implements Closeable {
         last = sfcIndex;
         groups++;
         records += recordCount;
+        if (groupStats == null) {
+            statsComplete = false;
+        } else if (statsComplete) {
+            stats.merge(groupStats);
+        }
     }
 
     private void open(long firstIndex) throws IOException {
@@ -164,6 +184,8 @@ public final class DataFileWriter implements Closeable {
         first = firstIndex;
         records = 0;
         groups = 0;
+        stats = new FileStats();
+        statsComplete = true;
     }
 
     private void roll() throws IOException {
@@ -171,7 +193,8 @@ public final class DataFileWriter implements Closeable {
         data.close();
         index.close();
         long indexCrc = DataFileIndex.crc32c(fs, new Path(new Path(dir, currentName), "index"));
-        finished.add(new FileStat(currentName, first, last, records, groups, length, indexCrc));
+        finished.add(new FileStat(currentName, first, last, records, groups, length, indexCrc,
+            statsComplete ? stats : null));
         data = null;
         index = null;
     }

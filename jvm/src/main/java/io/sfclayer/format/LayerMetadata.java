@@ -37,7 +37,7 @@ public final class LayerMetadata implements Serializable {
     /** Top-level fields this class reads; any other field is kept as it is when a version is rebuilt. */
     private static final Set<String> KNOWN = Set.of("format", "formatVersion", "version", "writeId", "createdAt",
         "dataDir", "keyIndex", "keyColumns", "compression", "blockSize", "indexInterval", "extent", "crs",
-        "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation", "raster",
+        "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation",
         "checksum");
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);

@@ -96,11 +96,43 @@ public final class VersionLog {
         return !versions().isEmpty();
     }
 
+    /**
+     * Parsed version documents, shared by every reader in this JVM (the driver's planning of each query
+     * opened and parsed the document again). A version document is written once and never changed, so
+     * its path, length and modification time identify its content; a layer deleted and rewritten at the
+     * same path gets new documents, hence new keys. Callers treat cached metadata as read-only (updates
+     * work on a {@link LayerMetadata#copy()}).
+     */
+    private static final int CACHED_DOCUMENTS = 256;
+    private static final java.util.Map<String, LayerMetadata> DOCUMENTS = java.util.Collections.synchronizedMap(
+        new java.util.LinkedHashMap<String, LayerMetadata>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(java.util.Map.Entry<String, LayerMetadata> eldest) {
+                return size() > CACHED_DOCUMENTS;
+            }
+        });
+
     /** The metadata of the newest version; LayerNotFound naming the path if there is none. */
     public LayerMetadata current() throws IOException {
         long hinted = newestFromHint();
         if (hinted > 0) {
             return read(hinted);
+        }
+        FileStatus newest = null;
+        long newestVersion = -1;
+        try {
+            for (FileStatus st : fs.listStatus(logDir())) {
+                Matcher m = VERSION_FILE.matcher(st.getPath().getName());
+                if (m.matches() && Long.parseLong(m.group(1)) > newestVersion) {
+                    newestVersion = Long.parseLong(m.group(1));
+                    newest = st;
+                }
+            }
+        } catch (FileNotFoundException e) {
+            // no log: below
+        }
+        if (newest != null) {
+            return read(newestVersion, newest);
         }
         List<Long> vs = versions();
         if (vs.isEmpty()) {
@@ -114,6 +146,33 @@ public final class VersionLog {
     }
 
     public LayerMetadata read(long version) throws IOException {
+        FileStatus st;
+        try {
+            st = fs.getFileStatus(new Path(logDir(), versionFileName(version)));
+        } catch (FileNotFoundException e) {
+            st = null;
+        }
+        return read(version, st);
+    }
+
+    /** Reads a version document, from the cache when {@code st} (its status, or null) matches an entry. */
+    private LayerMetadata read(long version, FileStatus st) throws IOException {
+        String key = st == null ? null
+            : fs.makeQualified(st.getPath()) + "#" + st.getLen() + "#" + st.getModificationTime();
+        if (key != null) {
+            LayerMetadata cached = DOCUMENTS.get(key);
+            if (cached != null) {
+                return cached;
+            }
+        }
+        LayerMetadata md = parse(version);
+        if (key != null) {
+            DOCUMENTS.put(key, md);
+        }
+        return md;
+    }
+
+    private LayerMetadata parse(long version) throws IOException {
         Path p = new Path(logDir(), versionFileName(version));
         byte[] bytes;
         try (FSDataInputStream in = fs.open(p)) {

@@ -3,6 +3,8 @@ package io.sfclayer.layer;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.format.DataFileWriter;
+import io.sfclayer.format.FileStats;
+import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.Varint;
 
@@ -39,6 +41,9 @@ public final class GroupWriter implements Closeable {
     private int len;
     private final long[] key = new long[3];
     private Set<Key> keys = new HashSet<>();
+    /** Collects each group's column statistics (seed 003), or null: files get none. */
+    private final FileStats.Collector collector;
+    private final FileStats groupStats = new FileStats();
 
     private record Key(long col, long row, long time) { }
 
@@ -48,6 +53,15 @@ public final class GroupWriter implements Closeable {
 
     /** @param maxGroupBytes the largest group in bytes, 1..{@link #MAX_GROUP_BYTES_LIMIT} */
     public GroupWriter(DataFileWriter files, ValueCompression compression, KeyIndex keyIndex, long maxGroupBytes) {
+        this(files, compression, keyIndex, maxGroupBytes, null);
+    }
+
+    /**
+     * @param maxGroupBytes the largest group in bytes, 1..{@link #MAX_GROUP_BYTES_LIMIT}
+     * @param schema        the tiles' schema, to collect per-file statistics (null: none)
+     */
+    public GroupWriter(DataFileWriter files, ValueCompression compression, KeyIndex keyIndex, long maxGroupBytes,
+                       TileSchema schema) {
         if (maxGroupBytes < 1 || maxGroupBytes > MAX_GROUP_BYTES_LIMIT) {
             throw new SfcLayerException.InvalidArgument("maxGroupBytes " + maxGroupBytes + " is outside 1.."
                 + MAX_GROUP_BYTES_LIMIT + " (1 GiB)");
@@ -56,6 +70,17 @@ public final class GroupWriter implements Closeable {
         this.compression = compression;
         this.spaceTime = keyIndex.isSpaceTime();
         this.maxGroupBytes = maxGroupBytes;
+        this.collector = schema == null ? null : new FileStats.Collector(schema);
+    }
+
+    /** The statistics of an uncompressed group, or null without a collector. */
+    private FileStats statsOf(byte[] plain, int off, int len) {
+        if (collector == null) {
+            return null;
+        }
+        groupStats.clear();
+        collector.addGroup(plain, off, len, groupStats);
+        return groupStats;
     }
 
     /** Adds one encoded tile record; indexes must not decrease. */
@@ -110,11 +135,12 @@ public final class GroupWriter implements Closeable {
         int start = Varint.writeLongBefore(buf, HEAD, count);
         ensure(len + 1);
         buf[len++] = 0;
+        FileStats stats = statsOf(buf, start, len - start);
         if (compression == ValueCompression.NONE) {
-            files.append(currentIndex, buf, start, len - start, count);
+            files.append(currentIndex, buf, start, len - start, count, stats);
         } else {
             byte[] stored = compression.compress(buf, start, len - start);
-            files.append(currentIndex, stored, 0, stored.length, count);
+            files.append(currentIndex, stored, 0, stored.length, count, stats);
         }
         count = 0;
     }
@@ -124,12 +150,25 @@ public final class GroupWriter implements Closeable {
      * group that an update keeps unchanged is copied without being decoded.
      */
     public void addStored(long index, byte[] stored, int off, int len, int records) throws IOException {
+        addStored(index, stored, off, len, records, null);
+    }
+
+    /**
+     * As {@link #addStored(long, byte[], int, int, int)}; {@code plain} is the group uncompressed (for
+     * its statistics), or null to have it decompressed here when statistics are collected.
+     */
+    public void addStored(long index, byte[] stored, int off, int len, int records, byte[] plain) throws IOException {
         if (index <= currentIndex) {
             throw new IllegalStateException("records out of index order: " + index + " after " + currentIndex);
         }
         flush();
         currentIndex = index;
-        files.append(index, stored, off, len, records);
+        FileStats stats = null;
+        if (collector != null) {
+            byte[] p = plain != null ? plain : compression.decompress(stored, off, len);
+            stats = statsOf(p, 0, p.length);
+        }
+        files.append(index, stored, off, len, records, stats);
     }
 
     /** Closes the current file, so the next group starts a new one (an update's untouched file lies between). */

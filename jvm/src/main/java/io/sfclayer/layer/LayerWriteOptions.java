@@ -157,7 +157,7 @@ public final class LayerWriteOptions implements Serializable {
         if ((v = lower.get("maxgroupbytes")) != null) {
             o.maxGroupBytes = parseBytes("maxGroupBytes", v);
             if (o.maxGroupBytes < 1 || o.maxGroupBytes > GroupWriter.MAX_GROUP_BYTES_LIMIT) {
-                throw new SfcLayerException.InvalidArgument("option maxGroupBytes: " + v + " is outside 1 byte..1g");
+                throw new SfcLayerException.InvalidArgument("option maxGroupBytes: '" + v + "' is outside 1 byte..1g");
             }
         }
         if ((v = lower.get("onexisting")) != null) {

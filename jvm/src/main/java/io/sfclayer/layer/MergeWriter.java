@@ -185,7 +185,7 @@ public final class MergeWriter implements Closeable {
             }
         }
         if (!dropAny) {
-            out.addStored(open.index(), open.bytes(), open.offset(), open.length(), kept);
+            out.addStored(open.index(), open.bytes(), open.offset(), open.length(), kept, group);
             return;
         }
         cursor.reset(group, 0, group.length);

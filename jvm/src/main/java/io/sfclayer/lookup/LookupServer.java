@@ -1,20 +1,32 @@
 package io.sfclayer.lookup;
 
 import io.sfclayer.SfcLayerException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.Closeable;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A loopback socket that serves a {@link ValueReader}'s look-ups to a local client (sfclayer's Python
@@ -22,25 +34,110 @@ import java.security.SecureRandom;
  * algorithm against the client's delayed ACKs then costs ~40 ms per tile larger than a few KiB; here a
  * tile is one length-prefixed write on a TCP_NODELAY socket.
  *
- * <p>Protocol (big-endian): the client first sends the 16-byte token ({@link #token()}); then
- * requests: {@code 'G' int col, int row, long timeMicros} → one response; {@code 'M' int n, n × (int col,
- * int row, long time)} → n responses. A response is {@code int length, bytes} (the encoded tile record),
- * {@code -1} for a missing key, or {@code -2, int length, UTF-8 "ErrorClass\tmessage"} for an error.
- * Only loopback connections are accepted.
+ * <p>Protocol (big-endian). The client first sends the 16-byte token ({@link #token()}), within
+ * {@code authTimeout}; then requests, each answered before the next is read:
+ * <ul>
+ * <li>{@code 'G' int col, int row, long timeMicros} → one answer;
+ * <li>{@code 'M' int n, n × (int col, int row, long time)}, {@code 0 <= n <=} {@value #MAX_KEYS} → n ×
+ *     ({@code int position}, answer), in index order (position: the key's place in the request);
+ * <li>{@code 'Q' int length, length bytes} (a {@link BoxQuery} spec, at most {@value #MAX_QUERY_BYTES}
+ *     bytes) → batches {@code int count > 0, count × answer}, ended by {@code int 0} or by an error answer;
+ * <li>{@code 'C' int length, spec} → one answer of 8 bytes: the count (a long).
+ * </ul>
+ * An answer is {@code int length, bytes} (an encoded tile record), {@code -1} for a missing key, or
+ * {@code -2, int length, UTF-8 "ErrorClass\tmessage"} for an error.
+ *
+ * <p>Hardened for a hostile local client: only loopback connections; the token compared in constant
+ * time; a bounded pool of connection threads (a connection over the limit gets an error answer and is
+ * closed, not queued); a connection that has not authenticated within {@code authTimeout}, or stalls
+ * for {@code ioTimeout} in the middle of a request or while its answer is being written (a client that
+ * never reads), is closed by a reaper; a malformed request (unknown op, a key count or length out of
+ * range) gets an error answer and its connection is closed; an error inside a request is answered
+ * and the connection goes on; nothing that happens on a connection reaches the accept loop.
+ * {@link #close()} closes every open connection.
  */
 public final class LookupServer implements Closeable {
+    public static final int DEFAULT_MAX_CONNECTIONS = 32;
+    public static final long DEFAULT_AUTH_TIMEOUT_MILLIS = 3_000;
+    public static final long DEFAULT_IO_TIMEOUT_MILLIS = 30_000;
+    /** Most keys one 'M' request may carry (the Python client splits larger batches). */
+    public static final int MAX_KEYS = 1 << 16;
+    /** Most bytes of a query spec. */
+    public static final int MAX_QUERY_BYTES = 4096;
+    public static final int TOKEN_BYTES = 16;
+    static final int MISSING = -1;
+    static final int ERROR = -2;
+    private static final long IDLE = Long.MAX_VALUE;
+    private static final long REAPER_PERIOD_MILLIS = 100;
+    private static final Logger LOG = LoggerFactory.getLogger(LookupServer.class);
+
     private final ValueReader reader;
     private final ServerSocket server;
-    private final byte[] token = new byte[16];
+    private final byte[] token = new byte[TOKEN_BYTES];
+    private final int maxConnections;
+    private final long authTimeoutMillis;
+    private final long ioTimeoutMillis;
+    private final ThreadPoolExecutor pool;
+    private final ScheduledExecutorService reaper;
+    private final Set<Connection> open = ConcurrentHashMap.newKeySet();
+    private final AtomicLong refused = new AtomicLong();
+    private final AtomicLong reaped = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
     private volatile boolean closed;
 
     public LookupServer(ValueReader reader) throws IOException {
+        this(reader, DEFAULT_MAX_CONNECTIONS, DEFAULT_AUTH_TIMEOUT_MILLIS, DEFAULT_IO_TIMEOUT_MILLIS);
+    }
+
+    /**
+     * @param maxConnections    connections served at once; more are refused with an error answer
+     * @param authTimeoutMillis time a new connection has to send its token
+     * @param ioTimeoutMillis   longest stall allowed inside a request or while writing an answer
+     */
+    public LookupServer(ValueReader reader, int maxConnections, long authTimeoutMillis, long ioTimeoutMillis)
+            throws IOException {
+        this(reader, InetAddress.getLoopbackAddress(), maxConnections, authTimeoutMillis, ioTimeoutMillis);
+    }
+
+    /** @param bind a loopback address to listen on (e.g. ::1); nothing else is accepted */
+    public LookupServer(ValueReader reader, InetAddress bind, int maxConnections, long authTimeoutMillis,
+                        long ioTimeoutMillis) throws IOException {
+        if (!bind.isLoopbackAddress()) {
+            throw new SfcLayerException.InvalidArgument("look-up server: " + bind.getHostAddress()
+                + " is not a loopback address; the look-up socket listens on loopback only");
+        }
+        if (maxConnections < 1 || authTimeoutMillis < 1 || ioTimeoutMillis < 1) {
+            throw new SfcLayerException.InvalidArgument("look-up server: maxConnections, authTimeout and ioTimeout"
+                + " must be positive, got " + maxConnections + ", " + authTimeoutMillis + " ms, " + ioTimeoutMillis + " ms");
+        }
         this.reader = reader;
+        this.maxConnections = maxConnections;
+        this.authTimeoutMillis = authTimeoutMillis;
+        this.ioTimeoutMillis = ioTimeoutMillis;
         new SecureRandom().nextBytes(token);
-        this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        Thread acceptor = new Thread(this::acceptLoop, "sfclayer-lookup-" + server.getLocalPort());
+        this.server = new ServerSocket();
+        server.bind(new InetSocketAddress(bind, 0), 64);
+        String name = "sfclayer-lookup-" + server.getLocalPort();
+        AtomicInteger threads = new AtomicInteger();
+        this.pool = new ThreadPoolExecutor(0, maxConnections, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+            Thread t = new Thread(r, name + "-conn-" + threads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, name + "-reaper");
+            t.setDaemon(true);
+            return t;
+        });
+        reaper.scheduleWithFixedDelay(this::reap, REAPER_PERIOD_MILLIS, REAPER_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+        Thread acceptor = new Thread(this::acceptLoop, name);
         acceptor.setDaemon(true);
         acceptor.start();
+    }
+
+    /** The address to connect to, as the server bound it ("127.0.0.1", or "::1" on an IPv6-only loopback). */
+    public String host() {
+        return server.getInetAddress().getHostAddress();
     }
 
     public int port() {
@@ -51,87 +148,314 @@ public final class LookupServer implements Closeable {
         return token.clone();
     }
 
+    /** Connections open now (authenticated or not). */
+    public int openConnections() {
+        return open.size();
+    }
+
+    /** Connections refused because all {@code maxConnections} were in use. */
+    public long refusedConnections() {
+        return refused.get();
+    }
+
+    /** Connections closed by a timeout (no token in time, a stall mid-request, an answer never read). */
+    public long timedOutConnections() {
+        return reaped.get();
+    }
+
+    /** Connections ended by a bad token, a malformed request or an unexpected error. */
+    public long failedConnections() {
+        return failed.get();
+    }
+
     private void acceptLoop() {
         while (!closed) {
+            Socket s;
             try {
-                Socket s = server.accept();
-                Thread t = new Thread(() -> serve(s), "sfclayer-lookup-conn");
-                t.setDaemon(true);
-                t.start();
+                s = server.accept();
             } catch (IOException e) {
                 if (closed) {
                     return;
                 }
+                LOG.warn("sfclayer look-up server on port {}: accept failed: {}", port(), e.toString());
+                pause(); // e.g. out of file descriptors: don't spin
+                continue;
+            } catch (Throwable t) {
+                LOG.error("sfclayer look-up server on port {}: accept failed", port(), t);
+                pause();
+                continue;
+            }
+            try {
+                Connection c = new Connection(s);
+                open.add(c);
+                try {
+                    pool.execute(c);
+                } catch (RejectedExecutionException e) {
+                    open.remove(c);
+                    refused.incrementAndGet();
+                    c.refuse();
+                }
+            } catch (Throwable t) {
+                LOG.error("sfclayer look-up server on port {}: cannot serve a connection", port(), t);
+                closeQuietly(s);
             }
         }
     }
 
-    private void serve(Socket s) {
-        try (Socket socket = s) {
+    private static void pause() {
+        try {
+            Thread.sleep(50);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void reap() {
+        long now = System.nanoTime();
+        for (Connection c : open) {
+            if (now - c.deadline > 0 && c.deadline != IDLE) {
+                reaped.incrementAndGet();
+                LOG.debug("sfclayer look-up server on port {}: closing a connection that timed out ({})", port(), c.stage);
+                closeQuietly(c.socket);
+            }
+        }
+    }
+
+    /** The client stopped reading or went away while an answer was being written. */
+    private static final class ClientGone extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ClientGone(IOException cause) {
+            super(cause);
+        }
+    }
+
+    /** A request that breaks the protocol: answered with an error, then the connection is closed. */
+    private static final class ProtocolError extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        ProtocolError(String message) {
+            super(message);
+        }
+    }
+
+    private final class Connection implements Runnable {
+        final Socket socket;
+        /** System.nanoTime() by which the current stage must progress; IDLE between requests. */
+        volatile long deadline;
+        volatile String stage = "authentication";
+        DataInputStream in;
+        DataOutputStream out;
+
+        Connection(Socket socket) {
+            this.socket = socket;
+            this.deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(authTimeoutMillis);
+        }
+
+        void refuse() {
+            try (Socket s = socket) {
+                DataOutputStream o = new DataOutputStream(s.getOutputStream());
+                writeError(o, SfcLayerException.class.getName(), "sfclayer look-up server busy: all " + maxConnections
+                    + " connections are in use; retry later");
+                o.flush();
+            } catch (IOException ignored) {
+                // the client is gone already
+            }
+        }
+
+        void progress(String what) {
+            stage = what;
+            deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ioTimeoutMillis);
+        }
+
+        @Override
+        public void run() {
+            try {
+                serve();
+            } catch (ClientGone | IOException e) {
+                LOG.debug("sfclayer look-up connection ended: {}", e.toString());
+            } catch (ProtocolError e) {
+                failed.incrementAndGet();
+                LOG.info("sfclayer look-up server on port {}: closing a connection: {}", port(), e.getMessage());
+                try {
+                    writeError(out, SfcLayerException.InvalidArgument.class.getName(), e.getMessage());
+                    out.flush();
+                } catch (IOException ignored) {
+                    // closing anyway
+                }
+            } catch (Throwable t) {
+                failed.incrementAndGet();
+                LOG.warn("sfclayer look-up server on port {}: a connection failed", port(), t);
+            } finally {
+                open.remove(this);
+                closeQuietly(socket);
+            }
+        }
+
+        private void serve() throws IOException, ProtocolError {
             socket.setTcpNoDelay(true);
-            DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
-            DataOutputStream out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream(), 1 << 16));
-            byte[] given = new byte[16];
-            in.readFully(given);
-            if (!MessageDigest.isEqual(given, token)) {
+            in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+            out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream(), 1 << 16));
+            if (closed) {
                 return;
             }
+            byte[] given = new byte[TOKEN_BYTES];
+            in.readFully(given);
+            if (!MessageDigest.isEqual(given, token)) {
+                throw new ProtocolError("wrong look-up token");
+            }
             while (!closed) {
-                int op;
-                try {
-                    op = in.readUnsignedByte();
-                } catch (EOFException e) {
+                stage = "idle";
+                deadline = IDLE; // an authenticated, pooled connection may wait for its next request
+                int op = in.read();
+                if (op < 0) {
                     return;
                 }
-                if (op == 'G') {
-                    answer(out, in.readInt(), in.readInt(), in.readLong());
-                } else if (op == 'M') {
-                    int n = in.readInt();
-                    byte[] keys = new byte[Math.multiplyExact(n, 16)];
-                    in.readFully(keys);
-                    byte[] packed;
-                    try {
-                        packed = reader.getMany(keys);
-                    } catch (RuntimeException | IOException e) {
-                        for (int i = 0; i < n; i++) {
-                            error(out, e);
-                        }
-                        out.flush();
-                        continue;
-                    }
-                    out.write(packed);
-                } else {
-                    return; // not our protocol: drop the connection
+                progress("request '" + (char) op + "'");
+                switch (op) {
+                    case 'G':
+                        get(in.readInt(), in.readInt(), in.readLong());
+                        break;
+                    case 'M':
+                        many();
+                        break;
+                    case 'Q':
+                        query(spec());
+                        break;
+                    case 'C':
+                        count(spec());
+                        break;
+                    default:
+                        throw new ProtocolError("unknown look-up request " + op);
                 }
+                progress("answer");
                 out.flush();
             }
-        } catch (IOException e) {
-            // the client went away
+        }
+
+        private void get(int col, int row, long time) throws IOException {
+            byte[] record;
+            try {
+                record = reader.getOrNull(col, row, time);
+            } catch (RuntimeException | IOException e) {
+                writeError(out, e);
+                return;
+            }
+            writeRecord(out, record);
+        }
+
+        private String spec() throws IOException, ProtocolError {
+            int n = in.readInt();
+            if (n < 0 || n > MAX_QUERY_BYTES) {
+                throw new ProtocolError("a box query of " + n + " bytes: give 0 to " + MAX_QUERY_BYTES + " bytes");
+            }
+            byte[] b = new byte[n];
+            in.readFully(b);
+            return new String(b, StandardCharsets.UTF_8);
+        }
+
+        private void query(String spec) throws IOException {
+            try {
+                reader.query(reader.boxQuery(spec), batch -> {
+                    try {
+                        out.writeInt(batch.size());
+                        for (byte[] r : batch) {
+                            writeRecord(out, r);
+                        }
+                        out.flush();
+                        progress("answer");
+                    } catch (IOException e) {
+                        throw new ClientGone(e);
+                    }
+                });
+            } catch (ClientGone e) {
+                throw e;
+            } catch (RuntimeException | IOException e) {
+                writeError(out, e); // in place of the next batch count: ends the answer
+                return;
+            }
+            out.writeInt(0);
+        }
+
+        private void count(String spec) throws IOException {
+            long n;
+            try {
+                n = reader.count(reader.boxQuery(spec));
+            } catch (RuntimeException | IOException e) {
+                writeError(out, e);
+                return;
+            }
+            out.writeInt(8);
+            out.writeLong(n);
+        }
+
+        private void many() throws IOException, ProtocolError {
+            int n = in.readInt();
+            if (n < 0 || n > MAX_KEYS) {
+                throw new ProtocolError("a look-up request for " + n + " keys: give 0 to " + MAX_KEYS
+                    + " keys per request");
+            }
+            int[] cols = new int[n];
+            int[] rows = new int[n];
+            long[] times = new long[n];
+            for (int i = 0; i < n; i++) {
+                cols[i] = in.readInt();
+                rows[i] = in.readInt();
+                times[i] = in.readLong();
+            }
+            boolean[] answered = new boolean[n];
+            try {
+                reader.getMany(cols, rows, times, (i, record) -> {
+                    try {
+                        out.writeInt(i);
+                        writeRecord(out, record);
+                        progress("answer");
+                    } catch (IOException e) {
+                        throw new ClientGone(e);
+                    }
+                    answered[i] = true;
+                });
+            } catch (ClientGone e) {
+                throw e;
+            } catch (RuntimeException | IOException e) {
+                for (int i = 0; i < n; i++) {
+                    if (!answered[i]) {
+                        out.writeInt(i);
+                        writeError(out, e);
+                    }
+                }
+            }
         }
     }
 
-    private void answer(DataOutputStream out, int col, int row, long time) throws IOException {
-        byte[] record;
-        try {
-            record = reader.getOrNull(col, row, time);
-        } catch (RuntimeException | IOException e) {
-            error(out, e);
-            return;
-        }
+    private static void writeRecord(DataOutputStream out, byte[] record) throws IOException {
         if (record == null) {
-            out.writeInt(-1);
+            out.writeInt(MISSING);
         } else {
             out.writeInt(record.length);
             out.write(record);
         }
     }
 
-    private static void error(DataOutputStream out, Exception e) throws IOException {
+    private static void writeError(DataOutputStream out, Exception e) throws IOException {
         String cls = e instanceof SfcLayerException ? e.getClass().getName() : SfcLayerException.class.getName();
-        byte[] msg = (cls + "\t" + e.getMessage()).getBytes(StandardCharsets.UTF_8);
-        out.writeInt(-2);
+        String msg = e instanceof SfcLayerException ? e.getMessage() : e.toString();
+        writeError(out, cls, msg);
+    }
+
+    private static void writeError(DataOutputStream out, String cls, String message) throws IOException {
+        byte[] msg = (cls + "\t" + message).getBytes(StandardCharsets.UTF_8);
+        out.writeInt(ERROR);
         out.writeInt(msg.length);
         out.write(msg);
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException | RuntimeException ignored) {
+            // closing anyway
+        }
     }
 
     @Override
@@ -142,5 +466,10 @@ public final class LookupServer implements Closeable {
         } catch (IOException ignored) {
             // closing anyway
         }
+        for (Connection c : open) {
+            closeQuietly(c.socket);
+        }
+        pool.shutdownNow();
+        reaper.shutdownNow();
     }
 }

@@ -1,7 +1,11 @@
 package io.sfclayer.lookup;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.DataFileEntry;
+import io.sfclayer.format.DataFileIndex;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.LayerMetadata;
@@ -9,7 +13,10 @@ import io.sfclayer.format.TileCursor;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.QueryPlan;
+import io.sfclayer.layer.RangeTraversal;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
 
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
@@ -21,18 +28,32 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Point look-ups on one pinned layer version (the design's "Single Value Queries"): the file listing
  * is read once; a key maps to its index, the file with the greatest first index ≤ it is found by
- * binary search and read through an LRU cache of open MapFile readers; the group at the index is
- * searched for the exact key, since several keys can share an index.
+ * binary search and read through an LRU cache of open data files; the group at the index is
+ * searched for the exact key, since several keys can share an index. Box queries ({@link #query})
+ * traverse the same open files.
  *
- * <p>Safe for concurrent callers: the cache is guarded by one lock, each open file by its own, and a
- * reader evicted while in use is closed only after its user is done.
+ * <p>Cold opens are cheap: each file's index is read once and kept (while the indexes fit in half the
+ * cache's memory; for layers of up to {@value #PRELOAD_MAX_FILES} files, all of them are read in the
+ * background as the reader opens), so a first or repeated open of a file opens only its data file. The cache is sized by
+ * memory ({@code cacheBytes}, counting {@value #OPEN_FILE_BYTES} bytes per open file plus the kept
+ * indexes) and by a count of open files (a bound on file descriptors).
+ *
+ * <p>Safe for concurrent callers: the cache is guarded by one lock under which no file-system call
+ * is made, each open file by its own; a reader evicted while in use is closed only after its user is done.
  */
 public final class ValueReader implements Closeable {
-    public static final int DEFAULT_CACHE_SIZE = 16;
+    /** Most data files kept open by default: a bound on file descriptors; memory is bounded by bytes. */
+    public static final int DEFAULT_CACHE_SIZE = 1024;
+    /** Memory for open files and kept indexes by default: small next to a driver's heap (16 GiB: 1.6%). */
+    public static final long DEFAULT_CACHE_BYTES = 256L << 20;
+    /** What one open data file is counted as holding (its read window, stream buffers, cursor). */
+    static final long OPEN_FILE_BYTES = DataFileReader.WINDOW_BYTES + (64 << 10);
 
     private final Layer layer;
     private final LayerMetadata md;
@@ -41,26 +62,78 @@ public final class ValueReader implements Closeable {
     private final TileSchema schema;
     private final ValueCompression compression;
     private final int cacheSize;
+    private final long cacheBytes;
+    /** Whether files are opened from an index kept here (else by Hadoop's MapFile.Reader, index and all). */
+    private final boolean indexInDriver;
+    /** Every file's index once read, while they fit in half of {@code cacheBytes}: a reopen reads data only. */
+    private final ConcurrentHashMap<Integer, DataFileIndex> indexes = new ConcurrentHashMap<>();
+    private final AtomicLong indexBytes = new AtomicLong();
     private final LinkedHashMap<Integer, CachedFile> cache = new LinkedHashMap<>(16, 0.75f, true);
     private boolean closed;
     private long opens;
     private long hits;
 
-    /** One open data file; {@code closed} is set, under its lock, when it is evicted. */
+    /**
+     * One data file of the cache. Its reader is opened outside the reader-wide lock by the first
+     * caller that needs it (others wait on this entry, not on the cache); {@code closed} is set,
+     * under its lock, when it is evicted or its open failed.
+     */
     private static final class CachedFile {
-        final DataFileReader reader;
-        final TileCursor cursor;
+        volatile DataFileReader reader;
+        TileCursor cursor;
+        /** Why the open failed, for the callers that waited on it. */
+        IOException failure;
+        RuntimeException runtimeFailure;
         boolean closed;
 
-        CachedFile(DataFileReader reader, TileCursor cursor) {
-            this.reader = reader;
+        /** Publishes the open reader; false (and the reader closed) if the entry was closed meanwhile. */
+        synchronized boolean opened(DataFileReader reader, TileCursor cursor) throws IOException {
+            if (closed) {
+                reader.close();
+                return false;
+            }
             this.cursor = cursor;
+            this.reader = reader;
+            notifyAll();
+            return true;
+        }
+
+        synchronized void failed(IOException io, RuntimeException rt) {
+            this.failure = io;
+            this.runtimeFailure = rt;
+            this.closed = true;
+            notifyAll();
+        }
+
+        /** Waits (on this entry only) until the opening caller is done; rethrows its failure. */
+        synchronized void awaitOpen() throws IOException {
+            boolean interrupted = false;
+            while (reader == null && !closed) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            if (failure != null) {
+                throw new IOException(failure.getMessage(), failure);
+            }
+            if (runtimeFailure != null) {
+                throw runtimeFailure;
+            }
         }
     }
 
-    private ValueReader(Layer layer, int cacheSize) throws IOException {
+    private ValueReader(Layer layer, int cacheSize, long cacheBytes, boolean indexInDriver) throws IOException {
         if (cacheSize < 1) {
             throw new SfcLayerException.InvalidArgument("look-up cache size must be at least 1, got " + cacheSize);
+        }
+        if (cacheBytes < OPEN_FILE_BYTES) {
+            throw new SfcLayerException.InvalidArgument("look-up cache bytes must be at least " + OPEN_FILE_BYTES
+                + " (one open file), got " + cacheBytes);
         }
         this.layer = layer;
         this.md = layer.metadata();
@@ -69,16 +142,71 @@ public final class ValueReader implements Closeable {
         this.schema = TileSchema.fromJson(md.valueSchemaJson, md.isSpaceTime());
         this.compression = ValueCompression.parse(md.compression);
         this.cacheSize = cacheSize;
+        this.cacheBytes = cacheBytes;
+        this.indexInDriver = indexInDriver;
+        if (indexInDriver && listing.size() > 1 && listing.size() <= PRELOAD_MAX_FILES) {
+            Thread t = new Thread(this::preloadIndexes, "sfclayer-index-preload");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    /** Layers with at most this many files have every index read in the background when opened. */
+    static final int PRELOAD_MAX_FILES = 4096;
+
+    /**
+     * Reads every file's index, in the background, while they fit: the first look-up in a file then
+     * opens only its data file. Failures are left for that look-up to report.
+     */
+    private void preloadIndexes() {
+        for (int i = 0; i < listing.size(); i++) {
+            synchronized (this) {
+                if (closed) {
+                    return;
+                }
+            }
+            if (indexes.containsKey(i)) {
+                continue;
+            }
+            try {
+                DataFileIndex index = DataFileIndex.read(layer.conf(), listing.path(i), layer.entry(listing.name(i)));
+                if (indexBytes.get() + index.bytes() > cacheBytes / 2) {
+                    return;
+                }
+                if (indexes.putIfAbsent(i, index) == null) {
+                    indexBytes.addAndGet(index.bytes());
+                }
+            } catch (IOException | RuntimeException e) {
+                // the look-up that needs this file reads it again and reports what is wrong
+            }
+        }
     }
 
     public static ValueReader open(Configuration conf, String path, int cacheSize) throws IOException {
-        return new ValueReader(Layer.open(conf, path), cacheSize);
+        return open(conf, path, cacheSize, DEFAULT_CACHE_BYTES, true);
+    }
+
+    /**
+     * @param cacheSize     most data files open at once
+     * @param cacheBytes    most memory for open files ({@value #OPEN_FILE_BYTES} bytes each) and kept indexes
+     * @param indexInDriver keep each file's index once read and open only its data file (cheap reopens);
+     *                      false: Hadoop's MapFile.Reader, which reads the index again at every open
+     */
+    public static ValueReader open(Configuration conf, String path, int cacheSize, long cacheBytes,
+                                   boolean indexInDriver) throws IOException {
+        return new ValueReader(Layer.open(conf, path), cacheSize, cacheBytes, indexInDriver);
     }
 
     /** A reader pinned to {@code version} (≥ 1), or the newest version at {@code asOfMillis} (≥ 0), or the newest. */
     public static ValueReader open(Configuration conf, String path, int cacheSize, long version, long asOfMillis)
             throws IOException {
-        return new ValueReader(Layer.open(conf, path, version, asOfMillis), cacheSize);
+        return open(conf, path, cacheSize, DEFAULT_CACHE_BYTES, true, version, asOfMillis);
+    }
+
+    /** The same with every setting: the cache's bounds, how files open, and the version. */
+    public static ValueReader open(Configuration conf, String path, int cacheSize, long cacheBytes,
+                                   boolean indexInDriver, long version, long asOfMillis) throws IOException {
+        return new ValueReader(Layer.open(conf, path, version, asOfMillis), cacheSize, cacheBytes, indexInDriver);
     }
 
     public LayerMetadata metadata() {
@@ -104,6 +232,16 @@ public final class ValueReader implements Closeable {
 
     public synchronized int openFiles() {
         return cache.size();
+    }
+
+    /** Memory counted against {@code cacheBytes}: open files and kept indexes. */
+    public synchronized long cachedBytes() {
+        return cache.size() * OPEN_FILE_BYTES + indexBytes.get();
+    }
+
+    /** Indexes kept in memory. */
+    public int indexesKept() {
+        return indexes.size();
     }
 
     /**
@@ -176,16 +314,8 @@ public final class ValueReader implements Closeable {
 
     /** The record for the key in the current group of {@code f}, or null: keys sharing an index are told apart here. */
     private byte[] match(CachedFile f, int col, int row, long time) {
-        byte[] buf = f.reader.bytes();
-        int off = f.reader.offset();
-        int len = f.reader.length();
-        if (compression != ValueCompression.NONE) {
-            buf = compression.decompress(buf, off, len);
-            off = 0;
-            len = buf.length;
-        }
+        byte[] buf = group(f);
         TileCursor c = f.cursor;
-        c.reset(buf, off, len);
         while (c.next()) {
             if (c.col() == col && c.row() == row && (!md.isSpaceTime() || c.timeMicros() == time)) {
                 int start = c.recordOffset();
@@ -197,9 +327,14 @@ public final class ValueReader implements Closeable {
         return null;
     }
 
+    /**
+     * The cache entry of {@code file}, open. No file-system call happens under the reader-wide lock:
+     * a missing entry is put in the cache as a placeholder, and its reader is opened afterwards by
+     * this caller, while callers wanting the same file wait on the entry and the others go on.
+     */
     private CachedFile acquire(int file) throws IOException {
-        List<CachedFile> evicted = new ArrayList<>();
         CachedFile f;
+        boolean mine = false;
         synchronized (this) {
             if (closed) {
                 throw new SfcLayerException("value reader on " + layer.path() + " is closed");
@@ -207,25 +342,75 @@ public final class ValueReader implements Closeable {
             f = cache.get(file);
             if (f != null) {
                 hits++;
-                return f;
+            } else {
+                f = new CachedFile();
+                opens++;
+                cache.put(file, f);
+                mine = true;
             }
-            DataFileReader r;
+        }
+        if (!mine) {
+            f.awaitOpen();
+            return f;
+        }
+        try {
+            if (!f.opened(openFile(file), new TileCursor(schema))) {
+                throw new SfcLayerException("value reader on " + layer.path() + " is closed");
+            }
+        } catch (IOException | RuntimeException e) {
+            synchronized (this) {
+                cache.remove(file, f);
+            }
+            f.failed(e instanceof IOException ? (IOException) e : null,
+                e instanceof RuntimeException ? (RuntimeException) e : null);
+            throw e;
+        }
+        evictBeyondCapacity(f);
+        return f;
+    }
+
+    private DataFileReader openFile(int file) throws IOException {
+        Path path = listing.path(file);
+        try {
+            DataFileEntry entry = layer.entry(listing.name(file));
+            if (!indexInDriver) {
+                return new DataFileReader(layer.conf(), path, entry, null);
+            }
+            DataFileIndex index = indexes.get(file);
+            if (index != null) {
+                return new DataFileReader(layer.conf(), path, entry, null, index);
+            }
+            // the first open reads (and checks) the index; later opens of the file reuse it
+            DataFileReader r = new DataFileReader(layer.conf(), path, entry, null);
             try {
-                r = new DataFileReader(layer.conf(), listing.path(file), layer.entry(listing.name(file)), null);
-            } catch (SfcLayerException.CorruptLayer e) {
-                // name the pinned version: its files may have been vacuumed since it was opened
-                throw new SfcLayerException.CorruptLayer("layer " + layer.path() + " version " + md.version + ": "
-                    + e.getMessage() + " (a reader pinned to an old version loses it when vacuum removes its"
-                    + " files; refresh to the newest version)", e);
+                index = r.loadedIndex();
+            } catch (IOException | RuntimeException e) {
+                r.close();
+                throw e;
             }
-            f = new CachedFile(r, new TileCursor(schema));
-            opens++;
-            cache.put(file, f);
+            if (index != null && indexBytes.get() + index.bytes() <= cacheBytes / 2
+                    && indexes.putIfAbsent(file, index) == null) {
+                indexBytes.addAndGet(index.bytes());
+            }
+            return r;
+        } catch (SfcLayerException.CorruptLayer e) {
+            // name the pinned version: its files may have been vacuumed since it was opened
+            throw new SfcLayerException.CorruptLayer("layer " + layer.path() + " version " + md.version + ": "
+                + e.getMessage() + " (a reader pinned to an old version loses it when vacuum removes its"
+                + " files; refresh to the newest version)", e);
+        }
+    }
+
+    /** Drops the least recently used open entries beyond the capacity (never {@code keep}); closes them unlocked. */
+    private void evictBeyondCapacity(CachedFile keep) {
+        List<CachedFile> evicted = new ArrayList<>();
+        synchronized (this) {
             Iterator<Map.Entry<Integer, CachedFile>> it = cache.entrySet().iterator();
-            while (cache.size() > cacheSize && it.hasNext()) {
-                Map.Entry<Integer, CachedFile> eldest = it.next();
-                if (eldest.getValue() != f) {
-                    evicted.add(eldest.getValue());
+            while ((cache.size() > cacheSize || cache.size() * OPEN_FILE_BYTES + indexBytes.get() > cacheBytes)
+                    && it.hasNext()) {
+                CachedFile eldest = it.next().getValue();
+                if (eldest != keep && eldest.reader != null) {
+                    evicted.add(eldest);
                     it.remove();
                 }
             }
@@ -233,19 +418,48 @@ public final class ValueReader implements Closeable {
         for (CachedFile e : evicted) {
             closeFile(e);
         }
-        return f;
     }
 
     private static void closeFile(CachedFile f) {
         synchronized (f) {
             if (!f.closed) {
                 f.closed = true;
-                try {
-                    f.reader.close();
-                } catch (IOException ignored) {
-                    // nothing more to read from it
+                f.notifyAll(); // callers waiting for an open in progress see it closed
+                if (f.reader != null) {
+                    try {
+                        f.reader.close();
+                    } catch (IOException ignored) {
+                        // nothing more to read from it
+                    }
                 }
             }
+        }
+    }
+
+    /** Receives look-up answers: the key's position in the request, and its record or null. */
+    @FunctionalInterface
+    public interface Answers {
+        void accept(int position, byte[] record) throws IOException;
+    }
+
+    /**
+     * Many look-ups at once, answered in index order (not the keys' order) as they are found, so
+     * each file is opened and walked once and no answer waits for the others. A key outside the
+     * bounds is a miss (time ignored for spatial layers). {@code answers} is called with no lock held.
+     */
+    public void getMany(int[] cols, int[] rows, long[] times, Answers answers) throws IOException {
+        int n = cols.length;
+        long[] indexes = new long[n];
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+            indexes[i] = !inBounds(cols[i], rows[i], times[i]) ? -1
+                : md.isSpaceTime() ? keyIndex.index(cols[i], rows[i], times[i]) : keyIndex.index(cols[i], rows[i]);
+        }
+        Arrays.sort(order, (x, y) -> Long.compare(indexes[x], indexes[y]));
+        for (int k = 0; k < n; k++) {
+            int i = order[k];
+            answers.accept(i, indexes[i] < 0 ? null : find(cols[i], rows[i], times[i], indexes[i]));
         }
     }
 
@@ -264,24 +478,13 @@ public final class ValueReader implements Closeable {
         int[] cols = new int[n];
         int[] rows = new int[n];
         long[] times = new long[n];
-        long[] indexes = new long[n];
-        Integer[] order = new Integer[n];
         for (int i = 0; i < n; i++) {
             cols[i] = in.getInt();
             rows[i] = in.getInt();
             times[i] = in.getLong();
-            order[i] = i;
-            indexes[i] = !inBounds(cols[i], rows[i], times[i]) ? -1
-                : md.isSpaceTime() ? keyIndex.index(cols[i], rows[i], times[i]) : keyIndex.index(cols[i], rows[i]);
         }
-        Arrays.sort(order, (a, b) -> Long.compare(indexes[a], indexes[b]));
         byte[][] found = new byte[n][];
-        for (int k = 0; k < n; k++) {
-            int i = order[k];
-            if (indexes[i] >= 0) {
-                found[i] = find(cols[i], rows[i], times[i], indexes[i]);
-            }
-        }
+        getMany(cols, rows, times, (i, record) -> found[i] = record);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteBuffer len = ByteBuffer.allocate(4);
         for (byte[] r : found) {
@@ -293,6 +496,125 @@ public final class ValueReader implements Closeable {
             }
         }
         return out.toByteArray();
+    }
+
+    /** Receives a box query's records, a batch at a time. */
+    @FunctionalInterface
+    public interface Batches {
+        void accept(List<byte[]> records) throws IOException;
+    }
+
+    /** Records per batch of {@link #query}, and bytes: whichever comes first. */
+    static final int BATCH_RECORDS = 512;
+    static final int BATCH_BYTES = 1 << 20;
+
+    /**
+     * The encoded records of the tiles in a box, in index order, handed to {@code batches} a batch at
+     * a time with no lock held (a slow consumer never blocks look-ups). Files are pruned by name, the
+     * query's ranges traversed with the cache's open readers, records refined against the boxes: the
+     * same {@link QueryPlan} rules as a Spark read. Returns how many records were handed out.
+     */
+    public long query(BoxQuery q, Batches batches) throws IOException {
+        return walk(q, batches);
+    }
+
+    /** A box query on this reader's layer from its text form ({@link BoxQuery}). */
+    public BoxQuery boxQuery(String spec) {
+        return BoxQuery.parse(spec, md, layer.path());
+    }
+
+    /** How many tiles lie in the box (keys only: no value is decoded or copied). */
+    public long count(BoxQuery q) throws IOException {
+        return walk(q, null);
+    }
+
+    private long walk(BoxQuery q, Batches batches) throws IOException {
+        List<IndexRange> ranges = QueryPlan.ranges(keyIndex, q.boxes, q.maxRanges);
+        QueryBox[] boxes = q.boxes.toArray(new QueryBox[0]);
+        long left = q.limit < 0 ? Long.MAX_VALUE : q.limit;
+        long total = 0;
+        List<byte[]> batch = new ArrayList<>();
+        long batchBytes = 0;
+        for (DataFileListing.Selection s : ranges.isEmpty() ? List.<DataFileListing.Selection>of()
+                : listing.select(ranges)) {
+            int file = listing.fileFor(s.firstIndex);
+            long[] pairs = QueryPlan.pairs(s.ranges);
+            while (pairs != null && left > 0) {
+                CachedFile f = acquire(file);
+                long last;
+                synchronized (f) {
+                    if (f.closed) {
+                        continue; // evicted between acquire and lock: open it again
+                    }
+                    RangeTraversal t = new RangeTraversal(f.reader, pairs);
+                    last = -1;
+                    while (left > 0 && t.next()) {
+                        byte[] buf = group(f);
+                        TileCursor c = f.cursor;
+                        while (left > 0 && c.next()) {
+                            if (!QueryPlan.anyContains(boxes, c.col(), c.row(), c.timeMicros())) {
+                                continue;
+                            }
+                            if (batches != null) {
+                                int start = c.recordOffset();
+                                int length = c.recordLength();
+                                batch.add(Arrays.copyOfRange(buf, start, start + length));
+                                batchBytes += length;
+                            }
+                            total++;
+                            left--;
+                        }
+                        if (batches != null && (batch.size() >= BATCH_RECORDS || batchBytes >= BATCH_BYTES)) {
+                            last = f.reader.index(); // whole groups per batch: resume after this one
+                            break;
+                        }
+                    }
+                }
+                if (last >= 0 && left > 0) {
+                    batches.accept(batch);
+                    batch = new ArrayList<>();
+                    batchBytes = 0;
+                    pairs = after(pairs, last);
+                } else {
+                    pairs = null;
+                }
+            }
+            if (left == 0) {
+                break;
+            }
+        }
+        if (batches != null && !batch.isEmpty()) {
+            batches.accept(batch);
+        }
+        return total;
+    }
+
+    /** Puts {@code f}'s cursor on its reader's current group (decompressed) and returns the group's bytes. Under f's lock. */
+    private byte[] group(CachedFile f) {
+        byte[] buf = f.reader.bytes();
+        int off = f.reader.offset();
+        int len = f.reader.length();
+        if (compression != ValueCompression.NONE) {
+            buf = compression.decompress(buf, off, len);
+            off = 0;
+            len = buf.length;
+        }
+        f.cursor.reset(buf, off, len);
+        return buf;
+    }
+
+    /** The {@code lo, hi} pairs clipped to indexes after {@code index}; null when none is left. */
+    static long[] after(long[] pairs, long index) {
+        int k = 0;
+        while (k < pairs.length && pairs[k + 1] <= index) {
+            k += 2;
+        }
+        if (k == pairs.length || index == Long.MAX_VALUE) {
+            return null;
+        }
+        long[] out = Arrays.copyOfRange(pairs, k, pairs.length);
+        out[0] = Math.max(out[0], index + 1);
+        return out;
     }
 
     @Override

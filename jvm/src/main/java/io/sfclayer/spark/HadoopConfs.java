@@ -27,9 +27,13 @@ public final class HadoopConfs {
      */
     public static Configuration forOptions(SparkSession spark, Map<String, String> options) {
         Map<String, String> merged = new HashMap<>();
+        org.apache.spark.SparkConf startup = spark.sparkContext().getConf();
         for (Map.Entry<String, String> e : CollectionConverters.asJava(spark.sessionState().conf().getAllConfs())
                 .entrySet()) {
-            if (e.getKey().startsWith(SPARK_HADOOP) && e.getValue() != null) {
+            // only what changed since the SparkContext started: its own spark.hadoop.* settings are in
+            // hadoopConfiguration() already, possibly changed there since (which must then win)
+            if (e.getKey().startsWith(SPARK_HADOOP) && e.getValue() != null
+                    && !e.getValue().equals(startup.get(e.getKey(), null))) {
                 merged.put(e.getKey().substring(SPARK_HADOOP.length()), e.getValue());
             }
         }

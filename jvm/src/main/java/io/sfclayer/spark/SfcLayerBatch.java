@@ -4,6 +4,7 @@ import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.TileGrid;
 import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.FileSystem;
@@ -42,11 +43,7 @@ final class SfcLayerBatch implements Batch {
         FileSystem fs = localityFileSystem(selected.size());
         for (int i = 0; i < out.length; i++) {
             DataFileListing.Selection s = selected.get(i);
-            long[] pairs = new long[2 * s.ranges.size()];
-            for (int j = 0; j < s.ranges.size(); j++) {
-                pairs[2 * j] = s.ranges.get(j).lo;
-                pairs[2 * j + 1] = s.ranges.get(j).hi;
-            }
+            long[] pairs = QueryPlan.pairs(s.ranges);
             Path file = new Path(s.path);
             out[i] = new SfcLayerInputPartition(file.toString(), layer.entry(s.name), pairs,
                 fs == null ? null : blockHosts(fs, file));

@@ -45,7 +45,8 @@ public final class SfcLayerCommands {
     static Map<String, Object> summary(LayerMetadata md) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("version", md.version);
-        m.put("createdAt", md.createdAt);
+        // microseconds at most: what every reader (Python's one ISO-8601 rule) takes
+        m.put("createdAt", java.time.Instant.parse(md.createdAt).truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString());
         m.put("operation", md.operation);
         m.put("readVersion", md.readVersion < 0 ? null : md.readVersion);
         m.put("recordCount", md.recordCount);

@@ -30,6 +30,9 @@ public final class SfcLayerMetrics {
     public static final String RECORDS_DISCARDED = "recordsDiscarded";
     public static final String BYTES_READ = "bytesRead";
     public static final String CORRUPT_SKIPPED = "corruptRecordsSkipped";
+    public static final String FILES_PRUNED_BY_NAME = "filesPrunedByName";
+    public static final String FILES_PRUNED_BY_STATS = "filesPrunedByStats";
+    public static final String FILES_COUNTED_FROM_STATS = "filesCountedFromStats";
 
     /** Task metric names in the order of {@link #supported()}. */
     static final String[] NAMES = {
@@ -37,21 +40,34 @@ public final class SfcLayerMetrics {
         CORRUPT_SKIPPED,
     };
 
+    /** Driver metric names (planning: files removed before any was opened), as {@link #driver}. */
+    static final String[] DRIVER_NAMES = {FILES_PRUNED_BY_NAME, FILES_PRUNED_BY_STATS, FILES_COUNTED_FROM_STATS};
+
     private SfcLayerMetrics() {
+    }
+
+    /** The driver's values, in the order of {@link #DRIVER_NAMES}. */
+    static CustomTaskMetric[] driver(long... values) {
+        return metrics(DRIVER_NAMES, values);
     }
 
     static CustomMetric[] supported() {
         return new CustomMetric[] {
             new FilesRead(), new Ranges(), new Seeks(), new GroupsRead(), new RecordsRead(), new RecordsReturned(),
-            new RecordsDiscarded(), new BytesRead(), new CorruptSkipped(),
+            new RecordsDiscarded(), new BytesRead(), new CorruptSkipped(), new FilesPrunedByName(),
+            new FilesPrunedByStats(), new FilesCountedFromStats(),
         };
     }
 
     /** A task's values, in the order of {@link #NAMES}. */
     static CustomTaskMetric[] task(long... values) {
-        CustomTaskMetric[] out = new CustomTaskMetric[NAMES.length];
-        for (int i = 0; i < NAMES.length; i++) {
-            String name = NAMES[i];
+        return metrics(NAMES, values);
+    }
+
+    private static CustomTaskMetric[] metrics(String[] names, long[] values) {
+        CustomTaskMetric[] out = new CustomTaskMetric[names.length];
+        for (int i = 0; i < names.length; i++) {
+            String name = names[i];
             long value = values[i];
             out[i] = new CustomTaskMetric() {
                 @Override
@@ -86,12 +102,15 @@ public final class SfcLayerMetrics {
                 todo.add(((AdaptiveSparkPlanExec) p).executedPlan());
             } else if (p instanceof QueryStageExec) {
                 todo.add(((QueryStageExec) p).plan());
-            } else if (p instanceof BatchScanExec && ((BatchScanExec) p).scan() instanceof SfcLayerScan) {
+            } else if (p instanceof BatchScanExec && (((BatchScanExec) p).scan() instanceof SfcLayerScan
+                    || ((BatchScanExec) p).scan() instanceof SfcLayerCountScan)) {
                 Map<String, SQLMetric> metrics = scala.jdk.javaapi.CollectionConverters.asJava(p.metrics());
-                for (String name : NAMES) {
-                    SQLMetric m = metrics.get(name);
-                    if (m != null) {
-                        out.merge(name, m.value(), Long::sum);
+                for (String[] names : new String[][] {NAMES, DRIVER_NAMES}) {
+                    for (String name : names) {
+                        SQLMetric m = metrics.get(name);
+                        if (m != null) {
+                            out.merge(name, m.value(), Long::sum);
+                        }
                     }
                 }
             }
@@ -205,6 +224,42 @@ public final class SfcLayerMetrics {
         @Override
         public String description() {
             return "corrupt records skipped";
+        }
+    }
+
+    public static final class FilesPrunedByName extends CustomSumMetric {
+        @Override
+        public String name() {
+            return FILES_PRUNED_BY_NAME;
+        }
+
+        @Override
+        public String description() {
+            return "sfclayer data files pruned by name";
+        }
+    }
+
+    public static final class FilesPrunedByStats extends CustomSumMetric {
+        @Override
+        public String name() {
+            return FILES_PRUNED_BY_STATS;
+        }
+
+        @Override
+        public String description() {
+            return "sfclayer data files pruned by statistics";
+        }
+    }
+
+    public static final class FilesCountedFromStats extends CustomSumMetric {
+        @Override
+        public String name() {
+            return FILES_COUNTED_FROM_STATS;
+        }
+
+        @Override
+        public String description() {
+            return "sfclayer data files counted from metadata, not opened";
         }
     }
 }

@@ -5,6 +5,7 @@ import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.TileCursor;
 import io.sfclayer.format.ValueCompression;
+import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.RangeTraversal;
 import io.sfclayer.layer.TileGrid;
 import org.apache.hadoop.fs.Path;
@@ -115,12 +116,7 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
     }
 
     private boolean inBoxes(int col, int r, long time) {
-        for (QueryBox b : boxes) {
-            if (b.contains(col, r, time)) {
-                return true;
-            }
-        }
-        return false;
+        return QueryPlan.anyContains(boxes, col, r, time);
     }
 
     private void fill(int col, int r, long time) {

@@ -4,11 +4,13 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
-import io.sfclayer.curve.RangeMerge;
+import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.QueryPlan;
 import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
@@ -40,16 +42,23 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
     private final String bbox;
     private final int maxRanges;
     private final OnCorrupt onCorrupt;
+    /** Every filter of the query: the file statistics prune by them (seed 003). */
+    private final Filter[] filters;
     private List<IndexRange> ranges;
     private List<DataFileListing.Selection> selected;
+    /** The selected files' entries in the version document (null where it has none: version 1). */
+    private List<DataFile> selectedFiles;
+    private long prunedByName;
+    private long prunedByStats;
     private SfcLayerBatch batch;
 
     /**
      * @param bbox the bbox option as given (its box is among {@code boxes} already), or null
      */
     SfcLayerScan(Layer layer, StructType readSchema, List<QueryBox> boxes, Filter[] pushed, String bbox,
-                 int maxRanges, OnCorrupt onCorrupt) {
+                 int maxRanges, OnCorrupt onCorrupt, Filter[] filters) {
         this.onCorrupt = onCorrupt;
+        this.filters = filters;
         this.layer = layer;
         this.readSchema = readSchema;
         this.boxes = boxes;
@@ -63,18 +72,7 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
      * is positive (each box decomposes with its share of the cap, then the union is capped again).
      */
     static List<IndexRange> ranges(KeyIndex keyIndex, List<QueryBox> boxes, int maxRanges) {
-        if (boxes.isEmpty()) {
-            return List.of();
-        }
-        if (boxes.size() == 1) {
-            return keyIndex.ranges(boxes.get(0), maxRanges);
-        }
-        int share = maxRanges <= 0 ? 0 : Math.max(16, (maxRanges + boxes.size() - 1) / boxes.size());
-        List<IndexRange> all = new ArrayList<>();
-        for (QueryBox b : boxes) {
-            all.addAll(keyIndex.ranges(b, share));
-        }
-        return RangeMerge.capRanges(all, maxRanges);
+        return QueryPlan.ranges(keyIndex, boxes, maxRanges);
     }
 
     /** Decomposes the boxes and selects the files, once. */
@@ -85,13 +83,75 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
         ranges = ranges(layer.metadata().keyIndex, boxes, maxRanges);
         if (ranges.isEmpty()) {
             selected = List.of();
+            selectedFiles = List.of();
+            prunedByName = layer.metadata().fileCount;
             return;
         }
+        List<DataFileListing.Selection> byName;
         try {
-            selected = layer.listing().select(ranges);
+            DataFileListing listing = layer.listing();
+            byName = listing.select(ranges);
+            prunedByName = listing.size() - byName.size();
         } catch (IOException e) {
             throw new SfcLayerException.StorageError("cannot list the data files of layer " + layer.path() + ": " + e, e);
         }
+        List<DataFile> files = layer.metadata().files;
+        QueryBox[] bx = boxes.toArray(new QueryBox[0]);
+        selected = new ArrayList<>(byName.size());
+        selectedFiles = new ArrayList<>(byName.size());
+        for (DataFileListing.Selection s : byName) {
+            DataFile f = entry(files, s.firstIndex);
+            if (f != null && !StatsPruning.mightMatch(f.stats, f.records, filters, bx)) {
+                prunedByStats++;
+                continue;
+            }
+            selected.add(s);
+            selectedFiles.add(f);
+        }
+    }
+
+    /** The document's entry of the file starting at {@code firstIndex} ({@code files} is sorted), or null. */
+    private static DataFile entry(List<DataFile> files, long firstIndex) {
+        int lo = 0, hi = files.size() - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            long v = files.get(mid).firstIndex;
+            if (v < firstIndex) {
+                lo = mid + 1;
+            } else if (v > firstIndex) {
+                hi = mid - 1;
+            } else {
+                return files.get(mid);
+            }
+        }
+        return null;
+    }
+
+    /** After planning: the selected files with their clipped ranges, and their document entries (or null). */
+    List<DataFileListing.Selection> selected() {
+        plan();
+        return selected;
+    }
+
+    List<DataFile> selectedFiles() {
+        plan();
+        return selectedFiles;
+    }
+
+    OnCorrupt onCorrupt() {
+        return onCorrupt;
+    }
+
+    Layer layer() {
+        return layer;
+    }
+
+    StructType schema() {
+        return readSchema;
+    }
+
+    List<QueryBox> boxes() {
+        return boxes;
     }
 
     @Override
@@ -113,7 +173,8 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
             + " ranges=" + ranges.size()
             + " files=" + selected.size() + "/" + md.fileCount
             + " pushed=" + Arrays.toString(pushed)
-            + (bbox == null ? "" : " bbox=[" + bbox.trim() + "]");
+            + (bbox == null ? "" : " bbox=[" + bbox.trim() + "]")
+            + " filesPruned=[by name " + prunedByName + ", by statistics " + prunedByStats + "]";
     }
 
     /** One batch per scan, as when the scan was its own batch (Spark compares batches by identity). */
@@ -129,6 +190,12 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
     @Override
     public CustomMetric[] supportedCustomMetrics() {
         return SfcLayerMetrics.supported();
+    }
+
+    @Override
+    public CustomTaskMetric[] reportDriverMetrics() {
+        plan();
+        return SfcLayerMetrics.driver(prunedByName, prunedByStats, 0);
     }
 
     /** A guess from the layer's totals, in proportion to the files selected. */

@@ -4,9 +4,11 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
-import io.sfclayer.layer.LayerWriteOptions;
+import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.TileGrid;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.sources.Filter;
@@ -25,7 +27,8 @@ import java.util.List;
  * into, {@value #DEFAULT_MAX_RANGES} by default, 0 for no cap: a cap makes the ranges a superset,
  * which costs reading more records, never a wrong answer), and {@code onCorrupt} ({@link OnCorrupt}).
  */
-public final class SfcLayerScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns {
+public final class SfcLayerScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns,
+        SupportsPushDownAggregates {
     public static final String OPTION_BBOX = "bbox";
     public static final String OPTION_MAX_RANGES = "maxRanges";
     public static final int DEFAULT_MAX_RANGES = 20000;
@@ -38,6 +41,10 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
     private final OnCorrupt onCorrupt;
     private StructType readSchema;
     private FilterTranslator.Result pushed;
+    /** Every filter Spark offered: those on value columns prune files by their statistics. */
+    private Filter[] filters = new Filter[0];
+    /** Whether a count(*) was pushed down. */
+    private boolean count;
 
     SfcLayerScanBuilder(Layer layer, StructType schema, CaseInsensitiveStringMap options) {
         this.layer = layer;
@@ -53,17 +60,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
 
     /** The bbox option as a key box (an empty list when no tile meets it), or null without the option. */
     static List<QueryBox> parseBbox(String value, TileGrid grid, Layer layer) {
-        if (value == null) {
-            return null;
-        }
-        if (grid == null) {
-            throw new SfcLayerException.InvalidArgument("option bbox: the layer at " + layer.path()
-                + " has no extent, so it has no map coordinates; write it with the extent option, or filter on"
-                + " col and row");
-        }
-        double[] v = LayerWriteOptions.parseBox("bbox", value);
-        int[] k = grid.keyBox(v[0], v[1], v[2], v[3]);
-        return k == null ? List.of() : List.of(QueryBox.of(k[0], k[1], k[2], k[3]));
+        return value == null ? null : QueryPlan.bbox(value, grid, layer.path());
     }
 
     static int parseMaxRanges(String value) {
@@ -84,6 +81,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
 
     @Override
     public Filter[] pushFilters(Filter[] filters) {
+        this.filters = filters;
         pushed = translator.translateAll(filters, bbox);
         return pushed.postScan;
     }
@@ -98,11 +96,36 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
         readSchema = requiredSchema;
     }
 
+    /** count(*) (or count of a key column): answered from file statistics where they allow. */
+    @Override
+    public boolean pushAggregation(Aggregation aggregation) {
+        if (pushed == null) {
+            pushed = translator.translateAll(new Filter[0], bbox);
+        }
+        if (!SfcLayerCountScan.isCount(aggregation) || pushed.postScan.length > 0) {
+            return false;
+        }
+        count = true;
+        return true;
+    }
+
+    /** Complete (no final aggregate in Spark) when the document alone answers: a count of the whole layer. */
+    @Override
+    public boolean supportCompletePushDown(Aggregation aggregation) {
+        if (pushed == null) {
+            pushed = translator.translateAll(new Filter[0], bbox);
+        }
+        return SfcLayerCountScan.isCount(aggregation) && pushed.postScan.length == 0
+            && SfcLayerCountScan.isWholeLayer(layer.metadata(), pushed.boxes);
+    }
+
     @Override
     public Scan build() {
         if (pushed == null) {
             pushed = translator.translateAll(new Filter[0], bbox);
         }
-        return new SfcLayerScan(layer, readSchema, pushed.boxes, pushed.pushed, bboxOption, maxRanges, onCorrupt);
+        SfcLayerScan scan = new SfcLayerScan(layer, readSchema, pushed.boxes, pushed.pushed, bboxOption, maxRanges,
+            onCorrupt, filters);
+        return count ? new SfcLayerCountScan(scan) : scan;
     }
 }

@@ -39,14 +39,28 @@ public final class SfcLayerSource implements TableProvider, DataSourceRegister, 
         return true;
     }
 
+    /**
+     * The table {@link #inferSchema} opened: Spark asks this same provider instance for the table right
+     * after, with the same options, and opening the layer again would list its log a second time.
+     */
+    private SfcLayerTable inferred;
+
     @Override
     public StructType inferSchema(CaseInsensitiveStringMap options) {
         ReadOptions.check(options); // reads only (writes pass their schema): fail at load(), before any job
-        return new SfcLayerTable(options.asCaseSensitiveMap()).schema();
+        SfcLayerTable table = new SfcLayerTable(options.asCaseSensitiveMap());
+        StructType schema = table.schema();
+        inferred = table;
+        return schema;
     }
 
     @Override
     public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+        SfcLayerTable table = inferred;
+        inferred = null;
+        if (table != null && table.options().equals(properties)) {
+            return table;
+        }
         return new SfcLayerTable(properties);
     }
 

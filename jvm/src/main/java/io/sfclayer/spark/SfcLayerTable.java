@@ -45,6 +45,10 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
         this.options = options;
     }
 
+    Map<String, String> options() {
+        return options;
+    }
+
     String path() {
         String path = options.get("path");
         if (path == null) {

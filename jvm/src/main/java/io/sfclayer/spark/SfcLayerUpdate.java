@@ -9,6 +9,7 @@ import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.VersionLog;
+import io.sfclayer.layer.GroupWriter;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.MergeWriter;
 import io.sfclayer.layer.PartitionBreaks;
@@ -48,6 +49,8 @@ public final class SfcLayerUpdate {
         final String writeId = VersionLog.newWriteId();
         final String dataDirName = VersionLog.DATA_DIR_PREFIX + writeId;
         final Configuration conf;
+        /** The largest group of tiles sharing an index its tasks write (write option maxGroupBytes). */
+        long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
 
         Job(SparkSession spark, VersionLog log, Configuration conf) {
             this.spark = spark;
@@ -117,7 +120,7 @@ public final class SfcLayerUpdate {
             files.addAll(added);
             md.formatVersion = formatVersion;
             md.writeId = writeId;
-            md.createdAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString(); // microseconds: what readers parse
+            md.createdAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString();
             md.dataDir = dataDirName;
             md.setFiles(files);
             md.removedFiles = new ArrayList<>(removedIds);
@@ -238,6 +241,7 @@ public final class SfcLayerUpdate {
         UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
             md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
             md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
+        task.maxGroupBytes = job.maxGroupBytes;
         boolean committed = false;
         try {
             List<UpdateTask.Result> results = job.run(

@@ -149,8 +149,9 @@ public final class SfcLayerWrite {
             int partitions = opts.partitions > 0 ? opts.partitions : Math.max(1, rows.getNumPartitions());
             Encode encode = new Encode(md0.keyIndex, TileSchema.fromJson(md0.valueSchemaJson, spaceTime), schema,
                 layerValues);
-            return SfcLayerUpdate.append(new SfcLayerUpdate.Job(spark, log, conf), base,
-                rows.mapPartitionsToPair(encode), partitions, opts.onExisting);
+            SfcLayerUpdate.Job job = new SfcLayerUpdate.Job(spark, log, conf);
+            job.maxGroupBytes = opts.maxGroupBytes;
+            return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting);
         }
 
         KeyIndex keyIndex = buildKeyIndex(data, opts, spaceTime);

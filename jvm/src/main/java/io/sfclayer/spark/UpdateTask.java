@@ -101,9 +101,10 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
             : perTask.value().get(partition);
         DataFileWriter out = new DataFileWriter(c, new Path(layerPath, dir), partition, blockSize, indexInterval,
             writeId, formatVersion);
-        GroupWriter groups = new GroupWriter(out, compression, keyIndex, maxGroupBytes);
-        MergeWriter merge = new MergeWriter(c, layerPath, files, rewrite, groups,
-            TileSchema.fromJson(valueSchemaJson, keyIndex.isSpaceTime()), compression, onExisting, deleteBoxes);
+        TileSchema schema = TileSchema.fromJson(valueSchemaJson, keyIndex.isSpaceTime());
+        GroupWriter groups = new GroupWriter(out, compression, keyIndex, maxGroupBytes, schema);
+        MergeWriter merge = new MergeWriter(c, layerPath, files, rewrite, groups, schema, compression, onExisting,
+            deleteBoxes);
         try {
             while (records.hasNext()) {
                 Tuple2<Long, byte[]> r = records.next();
@@ -117,7 +118,7 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         Result result = new Result();
         for (FileStat f : groups.files()) {
             result.added.add(new DataFile(dir, f.name, f.firstIndex, f.lastIndex, f.records, f.indexes, f.dataBytes,
-                RecordFrame.checked(formatVersion) ? Long.valueOf(f.indexCrc32c) : null));
+                RecordFrame.checked(formatVersion) ? Long.valueOf(f.indexCrc32c) : null, f.stats));
         }
         result.removed.addAll(merge.removed());
         result.counts = merge.counts;

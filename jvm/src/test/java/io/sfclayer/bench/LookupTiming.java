@@ -1,6 +1,12 @@
 package io.sfclayer.bench;
 
+import io.sfclayer.format.DataFileIndex;
+import io.sfclayer.format.DataFileListing;
+import io.sfclayer.format.DataFileReader;
+import io.sfclayer.layer.Layer;
 import io.sfclayer.lookup.ValueReader;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -30,5 +36,38 @@ public final class LookupTiming {
             nanos[i] = r == null ? -t : t;
         }
         return nanos;
+    }
+
+    /**
+     * Where a cold open goes (bench/lookups.py): for each of the first {@code files} data files of the
+     * layer at {@code path}, the nanoseconds of {@code {MapFile.Reader open, its first get (index read
+     * and inflated), index read alone, data file open alone, first get from the kept index}}.
+     */
+    public static long[] timeColdOpens(Configuration conf, String path, int files) throws IOException {
+        DataFileListing listing = Layer.open(conf, path).listing();
+        int n = Math.min(files, listing.size());
+        long[] out = new long[5 * n];
+        for (int i = 0; i < n; i++) {
+            Path file = listing.path(i);
+            long key = listing.start(i);
+            long t0 = System.nanoTime();
+            try (DataFileReader r = new DataFileReader(conf, file)) {
+                long t1 = System.nanoTime();
+                r.get(key);
+                out[5 * i] = t1 - t0;
+                out[5 * i + 1] = System.nanoTime() - t1;
+            }
+            long t3 = System.nanoTime();
+            DataFileIndex index = DataFileIndex.read(conf, file);
+            long t4 = System.nanoTime();
+            try (DataFileReader r = new DataFileReader(conf, file, index)) {
+                long t5 = System.nanoTime();
+                r.get(key);
+                out[5 * i + 2] = t4 - t3;
+                out[5 * i + 3] = t5 - t4;
+                out[5 * i + 4] = System.nanoTime() - t5;
+            }
+        }
+        return out;
     }
 }

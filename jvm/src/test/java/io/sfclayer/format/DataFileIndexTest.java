@@ -1,0 +1,106 @@
+package io.sfclayer.format;
+
+import io.sfclayer.SfcLayerException;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.junit.BeforeClass;
+import org.junit.ClassRule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.util.Arrays;
+import java.util.Random;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+/** The data file read alone from a kept index answers exactly as a reader that reads the index itself. */
+public class DataFileIndexTest {
+    @ClassRule
+    public static final TemporaryFolder TMP = new TemporaryFolder();
+    private static final Configuration CONF = new Configuration();
+    private static Path file;
+    private static long first, last;
+
+    @BeforeClass
+    public static void write() throws IOException {
+        Path dir = new Path(TMP.newFolder("data").getAbsolutePath());
+        Random rng = new Random(3);
+        long index = 17;
+        first = index;
+        // groups of 1 byte to 9 KB: sync escapes land between many records, some groups span windows
+        try (DataFileWriter w = new DataFileWriter(CONF, dir, 0, 1L << 30, 4, "test")) {
+            for (int i = 0; i < 3000; i++) {
+                byte[] g = group(index, 1 + rng.nextInt(i % 50 == 0 ? 90_000 : 3000));
+                w.append(index, g, 0, g.length, 1);
+                last = index;
+                index += 1 + rng.nextInt(5);
+            }
+        }
+        file = new Path(dir, "part-r-00000-" + first);
+    }
+
+    static byte[] group(long index, int n) {
+        byte[] b = new byte[n];
+        new Random(index).nextBytes(b);
+        return b;
+    }
+
+    static byte[] current(DataFileReader r) {
+        return Arrays.copyOfRange(r.bytes(), r.offset(), r.offset() + r.length());
+    }
+
+    @Test
+    public void seeksGetsAndWalksAgreeWithMapFileReader() throws IOException {
+        DataFileIndex index = DataFileIndex.read(CONF, file);
+        assertTrue(index.size() > 500);
+        Random rng = new Random(9);
+        try (DataFileReader hadoop = new DataFileReader(CONF, file);
+             DataFileReader mine = new DataFileReader(CONF, file, index)) {
+            for (int q = 0; q < 2000; q++) {
+                long target = first - 5 + (long) (rng.nextDouble() * (last - first + 10));
+                boolean a = hadoop.seekCeiling(target);
+                assertEquals("seek " + target, a, mine.seekCeiling(target));
+                if (a) {
+                    assertEquals(hadoop.index(), mine.index());
+                    assertArrayEquals(current(hadoop), current(mine));
+                    assertArrayEquals(group(mine.index(), mine.length()), current(mine));
+                    for (int k = 0; k < rng.nextInt(6); k++) {
+                        boolean more = hadoop.next();
+                        assertEquals(more, mine.next());
+                        if (!more) {
+                            break;
+                        }
+                        assertEquals(hadoop.index(), mine.index());
+                        assertArrayEquals(current(hadoop), current(mine));
+                    }
+                }
+                assertEquals("get " + target, hadoop.get(target), mine.get(target));
+            }
+        }
+    }
+
+    @Test
+    public void aTruncatedDataFileIsCorruptNotData() throws IOException {
+        File copy = TMP.newFolder("truncated");
+        File src = new File(file.toUri().getPath());
+        Files.copy(new File(src, "data").toPath(), new File(copy, "data").toPath());
+        Files.copy(new File(src, "index").toPath(), new File(copy, "index").toPath());
+        try (RandomAccessFile raf = new RandomAccessFile(new File(copy, "data"), "rw")) {
+            raf.setLength(raf.length() - 100);
+        }
+        Path broken = new Path(copy.getAbsolutePath());
+        try (DataFileReader r = new DataFileReader(CONF, broken, DataFileIndex.read(CONF, broken))) {
+            r.get(last);
+            fail("read a truncated group");
+        } catch (SfcLayerException.CorruptLayer e) {
+            assertTrue(e.getMessage(), e.getMessage().contains("runs past the end of the file"));
+        }
+    }
+}
