@@ -25,6 +25,7 @@ STUDIES = {
     "spark_path": ("spark_path", "the Spark path against Spark's floor, count push-down, pruning by file statistics (issue 16)"),
     "ingest": ("ingest", "GeoTIFF ingest and pyramids (issue 13)"),
     "serving": ("serving", "the tile server under load (issue 14)"),
+    "integrity": ("integrity", "the cost of checking every record: format 3 vs 2, scans and look-ups (issue 11)"),
 }
 
 

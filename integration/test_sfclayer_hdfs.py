@@ -125,3 +125,38 @@ def test_scan_partitions_prefer_the_hosts_of_their_file(spark, hdfs, layer):
         assert hosts, f"no preferred location for {p}"
         if datanodes:
             assert set(hosts) <= datanodes | {"localhost"}
+
+
+def test_a_damaged_record_written_through_hdfs_is_caught_by_sfclayer(spark, hdfs):
+    """The damage goes through the HDFS client, so HDFS' block checksums are valid: sfclayer's CRC fires."""
+    from sfclayer._jvm import translated
+    from tests.test_integrity import parse_records
+
+    path = hdfs.path("damaged")
+    sfclayer.write(tiles(spark, 600), path, bounds=(0, 0, N_COLS - 1, N_ROWS - 1), extent=EXTENT, partitions=2)
+    files = sorted(f for f, _, _ in data_files(hdfs, spark, path))
+    victim = files[1]
+    data = bytearray(hdfs.read_bytes(spark, victim))
+    recs = parse_records(bytes(data))
+    r = recs[len(recs) // 2 + 1]
+    data[r["value_start"] + 100] ^= 0x20
+    hdfs.write_bytes(spark, victim, bytes(data))
+    expected = {(c, rr): c * 1000 + rr for c in range(N_COLS) for rr in range(N_ROWS)}
+
+    with pytest.raises(sfclayer.CorruptLayer, match=r"part-r-\d+-\d+/data.*SFC index " + str(r["index"])):
+        with translated():
+            sfclayer.read(spark, path).collect()
+    got = {(x.col, x.row): x.v for x in sfclayer.read(spark, path, on_corrupt="skip").select("col", "row", "v").collect()}
+    lost = set(expected) - set(got)
+    assert len(lost) == 1 and all(got[k] == expected[k] for k in got)
+    (col, row), = lost
+    with sfclayer.open(spark, path) as lyr:
+        with pytest.raises(sfclayer.CorruptLayer, match="SFC index"):
+            lyr.get(col, row)
+    report = sfclayer.verify(spark, path)
+    assert not report.clean and [f.name for f in report.damaged_files] == [victim.split("/")[-2]]
+    assert report.damaged_files[0].first_offset == r["offset"]
+    result = sfclayer.repair(spark, path)
+    assert result.repaired and sfclayer.verify(spark, path).clean
+    after = {(x.col, x.row): x.v for x in sfclayer.read(spark, path).select("col", "row", "v").collect()}
+    assert after == got

@@ -50,7 +50,7 @@ def read_groups(spark, mapfile):
     out = []
     try:
         while reader.next():
-            out.append((reader.index(), bytes(reader.bytes())[: reader.length()]))
+            out.append((reader.index(), bytes(reader.bytes())[reader.offset(): reader.offset() + reader.length()]))
     finally:
         reader.close()
     return out

@@ -49,7 +49,7 @@ def test_append_rewrites_only_the_files_its_records_fall_in(spark, big):
     mtimes = {fid: os.stat(os.path.join(big, fid, "data")).st_mtime_ns for fid in files_by_id(before)}
     sfclayer.write(tiles(spark, 3, 3, col0=8, row0=8, size=1500, mult=7), big, mode="append")
     after = helpers.metadata(big)
-    assert after["formatVersion"] == 2 and after["operation"]["name"] == "append"
+    assert after["formatVersion"] == 3 and after["operation"]["name"] == "append"
     assert after["operation"]["readVersion"] == 1
     kept = set(files_by_id(before)) & set(files_by_id(after))
     removed = set(files_by_id(before)) - set(files_by_id(after))
@@ -256,7 +256,7 @@ def _mapfiles(path):
     return out
 
 
-def test_format_version_1_reads_and_becomes_2_at_first_update(spark, layer_path):
+def test_format_version_1_reads_and_becomes_current_at_first_update(spark, layer_path):
     sfclayer.write(tiles(spark, 8, 8), layer_path, bounds=(0, 0, 7, 7), partitions=1)
     md = helpers.metadata(layer_path)
     # rewrite it as format version 1 wrote it: one data directory, listed; no dirs in `files`
@@ -266,12 +266,13 @@ def test_format_version_1_reads_and_becomes_2_at_first_update(spark, layer_path)
         del f["dir"]
     md["formatVersion"] = 1
     del md["operation"]
+    del md["checksum"]  # format 1 documents have none (a stale one would be damage)
     with open(os.path.join(layer_path, "_sfclayer", "v00000001.json"), "w") as f:
         json.dump(md, f)
     assert len(values(spark, layer_path)) == 64
     sfclayer.write(tiles(spark, 1, 1, col0=2, row0=2, mult=5), layer_path, mode="append")
     md2 = helpers.metadata(layer_path)
-    assert md2["formatVersion"] == 2 and all("dir" in f for f in md2["files"])
+    assert md2["formatVersion"] == 3 and all("dir" in f for f in md2["files"])
     got = values(spark, layer_path)
     assert len(got) == 64 and got[(2, 2)] == 12 and got[(1, 1)] == 1001
 
@@ -280,11 +281,11 @@ def test_newer_format_version_is_refused_by_name(spark, layer_path):
     sfclayer.write(tiles(spark, 2, 2), layer_path, bounds=(0, 0, 1, 1))
     doc = os.path.join(layer_path, "_sfclayer", "v00000001.json")
     md = helpers.metadata(layer_path)
-    md["formatVersion"] = 3
+    md["formatVersion"] = 4
     os.remove(doc)
     with open(doc, "w") as f:
         json.dump(md, f)
-    with pytest.raises(sfclayer.CorruptLayer, match="format version 3; this sfclayer reads format versions 1..2"):
+    with pytest.raises(sfclayer.CorruptLayer, match="format version 4; this sfclayer reads format versions 1..3"):
         sfclayer.read(spark, layer_path).count()
 
 

@@ -34,6 +34,7 @@ from .errors import (
 )
 
 from .layer import write, read, open, Layer
+from .integrity import verify, repair, VerifyReport, RepairReport
 from .maintenance import Version, history, delete, compact, vacuum
 from .ingestion import ingest
 from .pyramids import pyramid, pyramid_levels
@@ -60,6 +61,10 @@ __all__ = [
     "read",
     "open",
     "Layer",
+    "verify",
+    "repair",
+    "VerifyReport",
+    "RepairReport",
     "serve",
     "Version",
     "history",

@@ -5,7 +5,8 @@ import contextlib
 from . import errors
 
 __all__ = ["translated", "open_value_reader", "reader_call", "start_lookup_server", "server_call",
-           "error_from_payload", "command", "read_text", "write_text"]  # what layer, maintenance and pyramids use
+           "error_from_payload", "command", "read_text", "write_text", "verify_layer", "layer_metadata_json",
+           "restore_document"]  # what layer, maintenance, pyramids and integrity use
 
 # The error table: every io.sfclayer.SfcLayerException class and its Python class
 # (tests/test_tables.py checks it against the jar).
@@ -94,6 +95,30 @@ def command(spark, name, *args):
     with translated():
         answer = getattr(jvm.io.sfclayer.spark.SfcLayerCommands, name)(spark._jsparkSession, *args)
     return json.loads(answer)
+
+
+def verify_layer(spark, path, version=None):
+    """The JSON report of ``io.sfclayer.layer.LayerVerifier`` on a layer version (newest by default)."""
+    jvm = spark.sparkContext._jvm
+    with translated():
+        return str(jvm.io.sfclayer.layer.LayerVerifier.report(spark._jsparkSession, path, int(version or 0)))
+
+
+def layer_metadata_json(spark, path, version):
+    """The version document of one version of a layer, as JSON text."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    with translated():
+        md = jvm.io.sfclayer.layer.Layer.open(conf, path, int(version), -1).metadata()
+        return bytes(md.toJsonBytes()).decode("utf-8")
+
+
+def restore_document(spark, path):
+    """``io.sfclayer.layer.LayerRepair.restoreDocument``: a new version restoring the newest readable one."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    with translated():
+        return str(jvm.io.sfclayer.layer.LayerRepair.restoreDocument(conf, path))
 
 
 def reader_call(reader, method, *args):

@@ -6,6 +6,8 @@
     sfclayer info PATH [--json]
     sfclayer get PATH COL ROW [TIME]
     sfclayer layout PATH [-o OUT.png]
+    sfclayer verify PATH [--version N] [--json]
+    sfclayer repair PATH
     sfclayer serve PATH [PATH...] [--host 127.0.0.1] [--port 8000] [--coalesce-ms MS]
     sfclayer history PATH [--json]
     sfclayer compact PATH
@@ -375,6 +377,41 @@ def _cmd_layout(args, spark_factory):
     return 0
 
 
+def _cmd_verify(args, spark_factory):
+    import sfclayer
+
+    spark, created = spark_factory()
+    try:
+        report = sfclayer.verify(spark, args.path, version=args.version)
+    finally:
+        if created:
+            spark.stop()
+    if args.json:
+        print(json.dumps(_asdict(report), indent=2))
+    else:
+        print(report)
+    return 0 if report.clean else 1
+
+
+def _asdict(obj):
+    import dataclasses
+
+    return dataclasses.asdict(obj)
+
+
+def _cmd_repair(args, spark_factory):
+    import sfclayer
+
+    spark, created = spark_factory()
+    try:
+        result = sfclayer.repair(spark, args.path)
+    finally:
+        if created:
+            spark.stop()
+    print(result)
+    return 0
+
+
 def _cmd_serve(args, spark_factory):
     from . import server
 
@@ -511,6 +548,24 @@ def build_parser():
     v.add_argument("--dry-run", action="store_true", help="only list what would be removed")
     v.add_argument("--force", action="store_true", help="allow a retention under 7 days")
     v.set_defaults(func=_cmd_vacuum)
+    ver = sub.add_parser("verify", help="check every record, index and length of a layer version (a Spark job)",
+                       description="Read every record of a layer version and check its checksums, key order, index "
+                                   "files, file lengths and counts against the version document. Prints one line per "
+                                   "damaged file (its index range, damaged records, first byte offset) and a summary. "
+                                   "Exit status 0 when clean, 1 when damaged.")
+    ver.add_argument("path", metavar="PATH", help="the layer")
+    ver.add_argument("--version", type=_positive_int, metavar="N", help="the version to check (default: the newest)")
+    ver.add_argument("--json", action="store_true", help="print the report as JSON")
+    ver.set_defaults(func=_cmd_verify)
+
+    r = sub.add_parser("repair", help="write a new version without the damaged records",
+                       description="Verify the layer; when damaged, write a new version from every intact record "
+                                   "(index files rebuilt from the data), listing the dropped records here and in the "
+                                   "new version's document. The damaged version stays in place. A clean layer is "
+                                   "left as it is.")
+    r.add_argument("path", metavar="PATH", help="the layer")
+    r.set_defaults(func=_cmd_repair)
+
     from .ingestion import RESAMPLING
     from .pyramids import DOWNSAMPLING
 

@@ -30,6 +30,9 @@ _OPTION_NAMES = {
     "index_interval": "indexInterval",
     "max_group_bytes": "maxGroupBytes",
     "max_ranges": "maxRanges",
+    "on_corrupt": "onCorrupt",
+    "repair": "repair",
+    "format_version": "formatVersion",
     "on_existing": "onExisting",
     "raster": "raster",
 }

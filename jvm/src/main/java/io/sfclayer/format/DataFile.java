@@ -21,16 +21,19 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
     public final long records;
     public final long indexes;
     public final long dataBytes;
+    /** CRC32C of the file's {@code index} (format 3), or null for files of earlier formats. */
+    public final Long indexCrc32c;
     /** Column statistics (optional field {@code stats}); null for files written without them. */
     public final FileStats stats;
 
     public DataFile(String dir, String name, long firstIndex, long lastIndex, long records, long indexes,
                     long dataBytes) {
-        this(dir, name, firstIndex, lastIndex, records, indexes, dataBytes, null);
+        this(dir, name, firstIndex, lastIndex, records, indexes, dataBytes, null, null);
     }
 
     public DataFile(String dir, String name, long firstIndex, long lastIndex, long records, long indexes,
-                    long dataBytes, FileStats stats) {
+                    long dataBytes, Long indexCrc32c, FileStats stats) {
+        this.indexCrc32c = indexCrc32c;
         this.dir = dir;
         this.name = name;
         this.firstIndex = firstIndex;
@@ -55,6 +58,9 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
         m.put("records", records);
         m.put("indexes", indexes);
         m.put("dataBytes", dataBytes);
+        if (indexCrc32c != null) {
+            m.put(LayerMetadata.FILE_INDEX_CRC, indexCrc32c);
+        }
         if (stats != null) {
             m.put("stats", stats.toJson());
         }
@@ -69,6 +75,7 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
             throw new SfcLayerException.CorruptLayer("a files entry lacks its dir or name: " + m);
         }
         DataFileName parsed = DataFileName.parse((String) name);
+        Object crc = m.get(LayerMetadata.FILE_INDEX_CRC);
         Object stats = m.get("stats");
         if (stats != null && !(stats instanceof Map)) {
             throw new SfcLayerException.CorruptLayer("files entry " + name + ": field 'stats' is not an object");
@@ -76,7 +83,8 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
         @SuppressWarnings("unchecked")
         FileStats parsedStats = stats == null ? null : FileStats.fromJson((Map<String, Object>) stats, (String) name);
         return new DataFile((String) dir, (String) name, parsed.firstIndex, num(m, "lastIndex"), num(m, "records"),
-            num(m, "indexes"), num(m, "dataBytes"), parsedStats);
+            num(m, "indexes"), num(m, "dataBytes"), crc instanceof Number ? ((Number) crc).longValue() : null,
+            parsedStats);
     }
 
     private static long num(Map<String, Object> m, String field) {

@@ -4,259 +4,563 @@ import io.sfclayer.SfcLayerException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.ChecksumException;
 import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.io.BytesWritable;
-import org.apache.hadoop.io.LongWritable;
-import org.apache.hadoop.io.MapFile;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.io.Serializable;
+import java.util.Arrays;
 
 /**
  * Reads one data file (a MapFile): seeks through its index to the first group at or after an
- * index, then walks groups in order. Not thread-safe; callers that share one synchronize on it.
+ * index, then walks groups in order, checking every record it reads ({@link RecordFrame}).
  *
- * <p>Two ways to open one: Hadoop's {@code MapFile.Reader} (reads and inflates the index file, opens the
- * data file as a SequenceFile), or, given the file's {@link DataFileIndex} read earlier, the data file
- * alone, read through a window and its records parsed here (FORMAT.md: records
- * {@code int recordLength, int keyLength = 8, long index, int groupLength, group}, a sync escape
- * {@code -1} followed by 16 sync bytes between some of them; no SequenceFile compression).
+ * <p>It parses the SequenceFile records itself rather than through {@code MapFile.Reader}, because
+ * Hadoop's reader trusts a record's length (a damaged one allocates gigabytes or reads into the
+ * next record) and cannot go on past damage. Here every length is checked against the file before
+ * it is used, and the file's length and its index against the version document (format 3).
+ *
+ * <p>What damage does depends on the {@link DamageSink}: none (the default) turns it into
+ * {@link SfcLayerException.CorruptLayer} naming the layer, the file, the SFC index or byte offset and
+ * what to do next; a sink is told of it and the reader goes on with the next intact record: after a
+ * record whose lengths hold but whose checksum fails, right behind it; after damaged lengths, at the
+ * next offset where a whole record checks (or a sync marker, for unchecked formats). A file whose
+ * header is unreadable or that is missing reads as empty; a damaged index is not used (the file is
+ * read from its start). Not thread-safe; callers that share one synchronize on it.
+ *
+ * <p>Given the file's {@link DataFileIndex} read (and checked) earlier, a reader opens only the
+ * {@code data} file: look-ups keep each file's index so reopening an evicted file is cheap.
  */
 public final class DataFileReader implements Closeable {
-    /** Bytes read at a time in the second way: groups near each other come from one read. */
+    private static final Logger LOG = LoggerFactory.getLogger(DataFileReader.class);
+    /** Most bytes searched for the next intact record after damaged lengths (files stay under a block). */
+    private static final int RESYNC_WINDOW = 256 << 20;
+    /** The record buffer's starting size: what an open reader holds at least. */
     public static final int WINDOW_BYTES = 64 * 1024;
-    private static final int SYNC_ESCAPE = -1;
-    private static final int SYNC_BYTES = 16;
 
-    private final Path path;
-    private final MapFile.Reader reader;
-    private final FSDataInputStream data;
-    private final DataFileIndex index;
-    private long pos;
-    private byte[] window;
-    private long windowStart;
-    private int windowLength;
-    private final LongWritable key = new LongWritable();
-    private final BytesWritable value = new BytesWritable();
-    private boolean positioned;
-    private long bytesRead;
-    private long groupsRead;
+    /** One damaged stretch of a data file. */
+    public static final class Damage implements Serializable {
+        private static final long serialVersionUID = 1L;
+        public final String file;
+        /** Byte offset in {@code data} where the damage was found; -1 for the whole file or the index. */
+        public final long offset;
+        /** The SFC index the damaged record claims (unverified), or null when unknown. */
+        public final Long index;
+        /** The last intact index before the damage, or null. */
+        public final Long after;
+        /** Where reading went on (byte offset), or -1 when nothing after it was readable. */
+        public final long resumedAt;
+        /** Records known lost (an estimate when lengths were damaged). */
+        public final long records;
+        public final String what;
+        /** Whether the file is missing (Spark's ignoreMissingFiles), rather than damaged. */
+        public final boolean missing;
 
-    public DataFileReader(Configuration conf, Path path) throws IOException {
-        this.path = path;
-        this.data = null;
-        this.index = null;
-        try {
-            this.reader = new MapFile.Reader(path, conf);
-        } catch (FileNotFoundException e) {
-            if (exists(conf, path)) { // Java reports "Permission denied" on a local open this way
-                throw new SfcLayerException.StorageError("cannot open data file " + path + ": " + e, e);
-            }
-            throw new SfcLayerException.CorruptLayer("data file " + path + " is missing: " + e.getMessage(), e);
-        } catch (IOException | RuntimeException e) {
-            throw failure("cannot open data file " + path, e);
+        public Damage(String file, long offset, Long index, Long after, long resumedAt, long records, String what) {
+            this(file, offset, index, after, resumedAt, records, what, false);
         }
-        if (reader.getKeyClass() != LongWritable.class || reader.getValueClass() != BytesWritable.class) {
-            String classes = reader.getKeyClass().getName() + " -> " + reader.getValueClass().getName();
-            reader.close();
-            throw new SfcLayerException.CorruptLayer("not an sfclayer data file (MapFile of " + classes
-                + ", expected LongWritable -> BytesWritable): " + path);
+
+        Damage(String file, long offset, Long index, Long after, long resumedAt, long records, String what,
+               boolean missing) {
+            this.missing = missing;
+            this.file = file;
+            this.offset = offset;
+            this.index = index;
+            this.after = after;
+            this.resumedAt = resumedAt;
+            this.records = records;
+            this.what = what;
+        }
+
+        @Override
+        public String toString() {
+            return file + (offset >= 0 ? " at byte " + offset : "") + (index != null ? " (SFC index " + index + ")" : "")
+                + ": " + what;
         }
     }
 
-    /** Opens only the {@code data} file of the MapFile {@code path}, with its index read before. */
+    /** Receives damage instead of an exception (onCorrupt=skip, verify). */
+    public interface DamageSink {
+        void damaged(Damage d);
+    }
+
+    private final Path path;
+    private final Path dataPath;
+    private final DataFileEntry entry;
+    private final Configuration conf;
+    private final FileSystem fs;
+    private final DamageSink sink;
+    private FSDataInputStream in;
+    private DataFileHeader header;
+    private boolean checked;
+    /** Where records end: the recorded length, or the file's, whichever is smaller. */
+    private long end;
+    private DataFileIndex index;
+    private boolean indexLoaded;
+    private long streamPos = -1;
+    private long pos;
+    private final byte[] prefix = new byte[RecordFrame.PREFIX_BYTES];
+    private byte[] buf = new byte[WINDOW_BYTES];
+    private int groupLength;
+    private long key;
+    private boolean haveLast;
+    private long lastKey;
+    private long recordOffset = -1;
+    private int seekEntry = -1;
+    private boolean positioned;
+    private long bytesRead;
+    private long groupsRead;
+    private long damaged;
+    private String tailDamage;
+    /** While {@link #verifyIndex()} reads records: their damage is reported by the pass that follows. */
+    private boolean quietRecords;
+    private long quietHits;
+
+    public DataFileReader(Configuration conf, Path path) throws IOException {
+        this(conf, path, DataFileEntry.unknown(path.getName(), String.valueOf(layerOf(path))), null);
+    }
+
+    /**
+     * @param entry what the version document says about the file
+     * @param sink  where damage goes; null to fail on it
+     */
+    public DataFileReader(Configuration conf, Path path, DataFileEntry entry, DamageSink sink) throws IOException {
+        this(conf, path, entry, sink, null);
+    }
+
+    /** A file unknown to any version document, opened with its index read before. */
     public DataFileReader(Configuration conf, Path path, DataFileIndex index) throws IOException {
-        this.path = path;
-        this.reader = null;
-        this.index = index;
-        this.window = new byte[0];
-        Path file = new Path(path, "data");
-        try {
-            this.data = file.getFileSystem(conf).open(file);
-        } catch (FileNotFoundException e) {
-            throw new SfcLayerException.CorruptLayer("data file " + path + " is missing: " + e.getMessage(), e);
+        this(conf, path, DataFileEntry.unknown(path.getName(), String.valueOf(layerOf(path))), null, index);
+    }
+
+    /**
+     * @param entry what the version document says about the file
+     * @param sink  where damage goes; null to fail on it
+     * @param index the file's index as read (and checked) by an earlier reader of it, so that this one
+     *              opens only the data file; null to read it when first needed
+     */
+    public DataFileReader(Configuration conf, Path path, DataFileEntry entry, DamageSink sink, DataFileIndex index)
+            throws IOException {
+        if (index != null) {
+            this.index = index;
+            this.indexLoaded = true;
         }
+        this.path = path;
+        this.dataPath = new Path(path, "data");
+        this.entry = entry;
+        this.conf = conf;
+        this.sink = sink;
+        this.fs = path.getFileSystem(conf);
+        FileStatus st;
+        try {
+            st = fs.getFileStatus(dataPath);
+        } catch (FileNotFoundException e) {
+            wholeFile(fs.exists(path) ? "its data file is missing" : "the listed data file is missing", true, e);
+            return;
+        } catch (IOException e) {
+            throw failure("cannot open data file " + path, e);
+        }
+        try {
+            in = fs.open(dataPath);
+            streamPos = 0;
+            header = DataFileHeader.read(in, () -> streamPos = positionOf(in));
+        } catch (FileNotFoundException e) {
+            closeQuietly(); // it exists (stat said so): Java reports "Permission denied" on a local open this way
+            throw new SfcLayerException.StorageError("cannot open data file " + path + ": " + e, e);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly();
+            if (failure("", e) instanceof SfcLayerException.StorageError && !(e instanceof DataFileHeader.BadHeader)) {
+                throw failure("cannot open data file " + path, e);
+            }
+            wholeFile("its header is unreadable (" + e.getMessage() + ")", false, e);
+            return;
+        }
+        if (RecordFrame.checked(entry.formatVersion) && !RecordFrame.checked(header.formatVersion)) {
+            // a checked file must not be read unchecked: its header is damaged
+            closeQuietly();
+            wholeFile("its header says format version " + header.formatVersion + " but the layer's version document "
+                + "lists it as a format " + entry.formatVersion + " file", false, null);
+            return;
+        }
+        checked = RecordFrame.checked(header.formatVersion);
+        end = st.getLen();
+        pos = header.dataStart;
+        if (entry.dataBytes >= 0 && entry.dataBytes != end) {
+            String what = end < entry.dataBytes
+                ? "truncated: " + end + " bytes, the version records " + entry.dataBytes
+                : "longer than recorded: " + end + " bytes, the version records " + entry.dataBytes;
+            if (sink == null) {
+                throw corrupt("data file " + dataPath + " is " + what);
+            }
+            if (end < entry.dataBytes) {
+                tailDamage = what;
+            }
+            end = Math.min(end, entry.dataBytes);
+        }
+    }
+
+    private static long positionOf(FSDataInputStream in) {
+        try {
+            return in.getPos();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static Path layerOf(Path mapFile) {
+        Path dir = mapFile.getParent();
+        return dir == null || dir.getParent() == null ? mapFile : dir.getParent();
+    }
+
+    /** The whole file is lost: fail, or report it and read as empty. */
+    private void wholeFile(String why, boolean missing, Throwable cause) {
+        String what = "data file " + path + " (" + entry.indexRange() + ") is unreadable: " + why;
+        if (sink == null) {
+            throw corrupt(what, cause);
+        }
+        report(new Damage(path.toString(), -1, null, null, -1, Math.max(1, entry.indexes), what + "; skipped whole",
+            missing));
+        in = null;
+    }
+
+    private SfcLayerException.CorruptLayer corrupt(String what) {
+        return corrupt(what, null);
+    }
+
+    private SfcLayerException.CorruptLayer corrupt(String what, Throwable cause) {
+        return new SfcLayerException.CorruptLayer("layer " + entry.layer + ": " + what + ". " + advice(), cause);
+    }
+
+    /** What to do next, for messages. */
+    public static String advice(String layer) {
+        return "Run `sfclayer verify " + layer + "` to list all damage, `sfclayer repair " + layer
+            + "` to write a version without it, or read with option onCorrupt=skip to skip damaged records";
+    }
+
+    private String advice() {
+        return advice(entry.layer);
+    }
+
+    private void report(Damage d) {
+        if (quietRecords && d.records > 0) {
+            quietHits++;
+            return;
+        }
+        damaged += d.records;
+        LOG.warn("sfclayer: skipping corrupt data: {}", d);
+        sink.damaged(d);
     }
 
     public Path path() {
         return path;
     }
 
-    // ------------------------------------------------------------ the data file alone
-
-    /** Positions at the first group ≥ {@code target} from the closest index entry below it. */
-    private boolean rawSeekCeiling(long target) throws IOException {
-        int i = index.floor(target);
-        pos = index.position(Math.max(i, 0));
-        while (rawNext()) {
-            if (key.get() >= target) {
-                return true;
-            }
-        }
-        return false;
+    /** Whether the file could be opened at all (false: skipped whole). */
+    public boolean readable() {
+        return in != null;
     }
 
-    /** Reads the record at {@code pos}; false at the end of the file. */
-    private boolean rawNext() throws IOException {
-        while (true) {
-            if (!fill(pos, 4)) {
-                return false;
-            }
-            int recordLength = intAt(pos);
-            if (recordLength == SYNC_ESCAPE) {
-                pos += 4 + SYNC_BYTES;
-                continue;
-            }
-            if (recordLength < 12 || !fill(pos, 8 + (long) recordLength)) {
-                throw new SfcLayerException.CorruptLayer("cannot read data file " + path + ": record at byte " + pos
-                    + (recordLength < 12 ? " has a bad length " + recordLength : " is truncated"));
-            }
-            int keyLength = intAt(pos + 4);
-            int groupLength = intAt(pos + 16);
-            if (keyLength != 8 || groupLength != recordLength - 12) {
-                throw new SfcLayerException.CorruptLayer("cannot read data file " + path + ": record at byte " + pos
-                    + " is not an index and a group (key length " + keyLength + ", group length " + groupLength
-                    + ", record length " + recordLength + ")");
-            }
-            key.set(longAt(pos + 8));
-            value.set(window, (int) (pos + 20 - windowStart), groupLength);
-            pos += 8 + (long) recordLength;
-            return true;
-        }
+    public int formatVersion() {
+        return header == null ? entry.formatVersion : header.formatVersion;
     }
 
-    /** Makes the window hold bytes {@code [at, at + n)}; false if the file ends before. */
-    private boolean fill(long at, long n) throws IOException {
-        if (at >= windowStart && at + n <= windowStart + windowLength) {
-            return true;
+    /** The file's checked index (read now if not yet), to hand to later readers of it; null if unusable. */
+    public DataFileIndex loadedIndex() throws IOException {
+        if (in == null) {
+            return null;
         }
-        int want = (int) Math.max(n, WINDOW_BYTES);
-        if (window.length < want) {
-            window = new byte[want];
-        }
-        // A seek and plain reads, not positioned reads: the local file system's checksummed pread
-        // opens the file and its .crc anew on every call.
-        int got = 0;
-        try {
-            data.seek(at);
-            while (got < want) {
-                int r = data.read(window, got, want - got);
-                if (r < 0) {
-                    break;
-                }
-                got += r;
-            }
-        } catch (ChecksumException e) {
-            throw new SfcLayerException.CorruptLayer("data file " + path + " fails its checksum near byte "
-                + (at + got) + ": " + e.getMessage(), e);
-        } catch (EOFException e) {
-            // seek past the end: nothing there
-        }
-        windowStart = at;
-        windowLength = got;
-        return got >= n;
+        loadIndex();
+        return index;
     }
 
-    private int intAt(long at) {
-        int o = (int) (at - windowStart);
-        return ((window[o] & 0xff) << 24) | ((window[o + 1] & 0xff) << 16) | ((window[o + 2] & 0xff) << 8)
-            | (window[o + 3] & 0xff);
-    }
-
-    private long longAt(long at) {
-        return ((long) intAt(at) << 32) | (intAt(at + 4) & 0xffffffffL);
-    }
-
-    /** Approximate heap bytes this reader holds (its window and stream buffers; not the index). */
+    /** Approximate heap bytes this reader holds (its record buffer and stream buffers; not the index). */
     public long bytesHeld() {
-        return (window == null ? 0 : window.length) + 8192 + (long) value.getCapacity();
+        return buf.length + 8192L;
     }
 
-    /** Moves to the first group whose index is ≥ {@code index}; false if there is none. */
-    public boolean seekCeiling(long index) throws IOException {
-        if (reader == null) {
-            positioned = rawSeekCeiling(index);
-            if (positioned) {
-                count();
+    /** Moves to the first group whose index is ≥ {@code target}; false if there is none. */
+    public boolean seekCeiling(long target) throws IOException {
+        if (in == null) {
+            return positioned = false;
+        }
+        loadIndex();
+        if (positioned && key == target) {
+            return true;
+        }
+        int e = index == null ? -1 : index.floor(target);
+        boolean readOn = positioned && key < target && (index == null || e == seekEntry);
+        if (!readOn) {
+            seekEntry = e;
+            haveLast = false;
+            pos = e < 0 ? header.dataStart : index.offsets[e];
+            long before = damaged;
+            if (!readRecord()) {
+                return positioned = false;
             }
-            return positioned;
+            if (e >= 0 && damaged == before && key != index.keys[e]) {
+                indexDamaged("its entry for SFC index " + index.keys[e] + " points at byte " + index.offsets[e]
+                    + ", where the data holds index " + key);
+                return seekCeiling(target);
+            }
+            if (key >= target) {
+                return landed();
+            }
         }
-        key.set(index);
-        LongWritable found;
-        try {
-            found = (LongWritable) reader.getClosest(key, value);
-        } catch (IOException | RuntimeException e) {
-            throw corrupt(e);
+        while (readRecord()) {
+            if (key >= target) {
+                return landed();
+            }
         }
-        positioned = found != null;
-        if (positioned) {
-            key.set(found.get());
-            count();
-        }
-        return positioned;
+        return positioned = false;
     }
 
     /** Moves to the next group; false at the end of the file. */
     public boolean next() throws IOException {
-        if (reader == null) {
-            positioned = rawNext();
-            if (positioned) {
-                count();
-            }
-            return positioned;
+        if (in == null) {
+            return positioned = false;
         }
-        try {
-            positioned = reader.next(key, value);
-        } catch (IOException | RuntimeException e) {
-            throw corrupt(e);
-        }
-        if (positioned) {
-            count();
-        }
-        return positioned;
+        return readRecord() ? landed() : (positioned = false);
     }
 
-    /** The group stored exactly at {@code index}, or false. */
-    public boolean get(long index) throws IOException {
-        if (reader == null) {
-            positioned = rawSeekCeiling(index) && key.get() == index;
-            if (positioned) {
-                count();
-            }
-            return positioned;
-        }
-        key.set(index);
-        Object found;
-        try {
-            found = reader.get(key, value);
-        } catch (IOException | RuntimeException e) {
-            throw corrupt(e);
-        }
-        positioned = found != null;
-        if (positioned) {
-            key.set(index);
-            count();
-        }
-        return positioned;
-    }
-
-    private void count() {
-        bytesRead += value.getLength() + 8;
+    /** The reader stops on a group for its caller: counted (groups passed over on the way are not). */
+    private boolean landed() {
         groupsRead++;
+        return positioned = true;
     }
 
-    private SfcLayerException corrupt(Exception e) {
-        return failure("cannot read data file " + path, e);
+    /** The group stored exactly at {@code target}, or false. */
+    public boolean get(long target) throws IOException {
+        return seekCeiling(target) && key == target;
     }
 
-    private static boolean exists(Configuration conf, Path path) {
-        try {
-            return path.getFileSystem(conf).exists(new Path(path, MapFile.DATA_FILE_NAME));
-        } catch (IOException | RuntimeException e) {
-            return false;
+    /**
+     * Checks the index whole (verify): every entry must point at an intact record holding its key,
+     * and the first entry must be the file's first index. Leaves the reader at the file's start.
+     */
+    public void verifyIndex() throws IOException {
+        if (in == null) {
+            return;
         }
+        loadIndex();
+        quietRecords = true;
+        try {
+            checkEntries();
+        } finally {
+            quietRecords = false;
+        }
+        pos = header.dataStart;
+        haveLast = false;
+        positioned = false;
+        seekEntry = -1;
+    }
+
+    private void checkEntries() throws IOException {
+        if (index != null) {
+            if (index.size() == 0 || index.keys[0] != entry.firstIndex) {
+                indexDamaged(index.size() == 0 ? "it has no entries"
+                    : "its first entry is SFC index " + index.keys[0] + ", the file's name says " + entry.firstIndex);
+            }
+            for (int e = 0; index != null && e < index.size(); e++) {
+                pos = index.offsets[e];
+                haveLast = false;
+                long before = quietHits;
+                if (readRecord() && quietHits == before && key != index.keys[e]) {
+                    indexDamaged("its entry for SFC index " + index.keys[e] + " points at byte " + index.offsets[e]
+                        + ", where the data holds index " + key);
+                }
+            }
+        }
+    }
+
+    private void loadIndex() throws IOException {
+        if (indexLoaded) {
+            return;
+        }
+        indexLoaded = true;
+        Path ip = new Path(path, "index");
+        try {
+            index = DataFileIndex.read(conf, fs, ip, entry.indexCrc32c, header.dataStart, end);
+        } catch (FileNotFoundException e) {
+            indexDamaged("it is missing");
+        } catch (ChecksumException e) {
+            indexDamaged("unreadable (" + e.getMessage() + ")");
+        } catch (IOException e) {
+            if (e.getMessage() == null || e instanceof org.apache.hadoop.fs.PathIOException) {
+                throw e;
+            }
+            indexDamaged(e.getMessage());
+        }
+    }
+
+    /** A damaged index costs no records: without it the file is read from its start. */
+    private void indexDamaged(String why) {
+        String what = "index file " + new Path(path, "index") + " is damaged: " + why;
+        if (sink == null) {
+            indexLoaded = false; // every later seek fails the same way (a cached reader must not fall back)
+            throw corrupt(what + " (repair rebuilds it from the data file)");
+        }
+        report(new Damage(path.toString(), -1, null, null, header.dataStart, 0, what + "; reading the data file without it"));
+        index = null;
+        seekEntry = -1;
+        positioned = false;
+    }
+
+    /** Reads the record at {@link #pos}, going past damage when there is a sink; false at the end. */
+    private boolean readRecord() throws IOException {
+        while (true) {
+            if (pos >= end) {
+                if (tailDamage != null) {
+                    String what = "data file " + dataPath + " is " + tailDamage + "; records after byte " + end + " are lost";
+                    tailDamage = null;
+                    report(new Damage(path.toString(), end, null, haveLast ? lastKey : null, -1, 1, what));
+                }
+                return false;
+            }
+            long at = pos;
+            try {
+                if (end - at < RecordFrame.PREFIX_BYTES) {
+                    damage(at, null, "only " + (end - at) + " bytes left where a record starts");
+                    continue;
+                }
+                seekStream(at);
+                in.readFully(prefix);
+                streamPos += prefix.length;
+                int recordLength = RecordFrame.getInt(prefix, 0);
+                int keyLength = RecordFrame.getInt(prefix, 4);
+                if (recordLength == RecordFrame.SYNC_ESCAPE) {
+                    if (end - at >= 4 + RecordFrame.SYNC_BYTES && syncAt(at)) {
+                        pos = at + 4 + RecordFrame.SYNC_BYTES;
+                        continue;
+                    }
+                    damage(at, null, "damaged sync marker");
+                    continue;
+                }
+                String bad = RecordFrame.checkLengths(recordLength, keyLength, end - at - RecordFrame.PREFIX_BYTES, checked);
+                if (bad != null) {
+                    damage(at, null, bad);
+                    continue;
+                }
+                if (buf.length < recordLength) {
+                    buf = new byte[(int) Math.min(Integer.MAX_VALUE - 8, Math.max(recordLength, 2L * buf.length))];
+                }
+                in.readFully(buf, 0, recordLength);
+                streamPos += recordLength;
+                long k = RecordFrame.getLong(buf, 0);
+                bad = RecordFrame.checkBody(buf, recordLength, checked);
+                boolean lengthsHold = RecordFrame.getInt(buf, RecordFrame.KEY_BYTES)
+                    == recordLength - RecordFrame.KEY_BYTES - RecordFrame.SIZE_BYTES;
+                if (bad == null && haveLast && k <= lastKey) {
+                    bad = "SFC index " + k + " is not after the previous record's " + lastKey;
+                }
+                if (bad != null) {
+                    if (lengthsHold) {
+                        // the lengths agree, so the damage is inside this record: the next one starts behind it
+                        damageRecord(at, k, bad, at + RecordFrame.PREFIX_BYTES + recordLength);
+                    } else {
+                        damage(at, null, bad);
+                    }
+                    continue;
+                }
+                key = k;
+                haveLast = true;
+                lastKey = k;
+                groupLength = RecordFrame.groupLength(recordLength, checked);
+                recordOffset = at;
+                pos = at + RecordFrame.PREFIX_BYTES + recordLength;
+                bytesRead += RecordFrame.PREFIX_BYTES + recordLength;
+                return true;
+            } catch (ChecksumException | EOFException e) {
+                // the filesystem's own checksum, or a file shorter than it said: what follows is unreadable
+                streamPos = -1;
+                if (sink == null) {
+                    throw corrupt("data file " + dataPath + " is unreadable at byte " + at + ": " + e.getMessage());
+                }
+                report(new Damage(path.toString(), at, null, haveLast ? lastKey : null, -1, 1,
+                    "unreadable from byte " + at + " on (" + e + ")"));
+                pos = end;
+            }
+        }
+    }
+
+    private void seekStream(long at) throws IOException {
+        if (streamPos != at) {
+            in.seek(at);
+            streamPos = at;
+        }
+    }
+
+    private boolean syncAt(long at) throws IOException {
+        byte[] s = new byte[RecordFrame.SYNC_BYTES];
+        seekStream(at + 4);
+        in.readFully(s);
+        streamPos += s.length;
+        return Arrays.equals(s, header.sync);
+    }
+
+    /** A record whose lengths hold but whose content does not: lost alone. */
+    private void damageRecord(long at, long claimedIndex, String what, long next) {
+        String msg = "data file " + dataPath + ": the record at byte " + at + " (SFC index " + claimedIndex
+            + (checked ? ", as stored" : "") + ") is damaged: " + what;
+        if (sink == null) {
+            throw corrupt(msg);
+        }
+        report(new Damage(path.toString(), at, claimedIndex, haveLast ? lastKey : null, next, 1, msg));
+        pos = next;
+    }
+
+    /** Damaged lengths: the record's extent is unknown; go on at the next record that checks whole. */
+    private void damage(long at, Long claimedIndex, String what) throws IOException {
+        String msg = "data file " + dataPath + ": the record at byte " + at
+            + (haveLast ? " (after SFC index " + lastKey + ")" : "") + " is damaged: " + what;
+        if (sink == null) {
+            throw corrupt(msg);
+        }
+        long next = resync(at + 1);
+        report(new Damage(path.toString(), at, claimedIndex, haveLast ? lastKey : null, next, 1,
+            msg + (next < 0 ? "; nothing after it is readable" : "; reading goes on at byte " + next)));
+        pos = next < 0 ? end : next;
+    }
+
+    /** The first offset ≥ from where an intact record (checked formats) or a sync marker starts; -1 if none. */
+    private long resync(long from) throws IOException {
+        long limit = Math.min(end, from + RESYNC_WINDOW);
+        int n = (int) (limit - from);
+        if (n <= 0) {
+            return -1;
+        }
+        byte[] w = new byte[n];
+        seekStream(from);
+        in.readFully(w);
+        streamPos += n;
+        for (int p = 0; p + RecordFrame.PREFIX_BYTES <= n; p++) {
+            int recordLength = RecordFrame.getInt(w, p);
+            if (recordLength == RecordFrame.SYNC_ESCAPE) {
+                if (p + 4 + RecordFrame.SYNC_BYTES <= n
+                        && Arrays.equals(w, p + 4, p + 4 + RecordFrame.SYNC_BYTES, header.sync, 0, RecordFrame.SYNC_BYTES)) {
+                    return from + p;
+                }
+                continue;
+            }
+            if (!checked) {
+                continue;
+            }
+            int keyLength = RecordFrame.getInt(w, p + 4);
+            if (RecordFrame.checkLengths(recordLength, keyLength, n - p - RecordFrame.PREFIX_BYTES, true) != null) {
+                continue;
+            }
+            byte[] body = Arrays.copyOfRange(w, p + RecordFrame.PREFIX_BYTES, p + RecordFrame.PREFIX_BYTES + recordLength);
+            if (RecordFrame.checkBody(body, recordLength, true) == null
+                    && (!haveLast || RecordFrame.getLong(body, 0) > lastKey)) {
+                return from + p;
+            }
+        }
+        return -1;
     }
 
     /**
@@ -270,38 +574,61 @@ public final class DataFileReader implements Closeable {
             return (SfcLayerException) e;
         }
         boolean damaged = e instanceof RuntimeException || e instanceof ChecksumException || e instanceof EOFException
-            || String.valueOf(e.getMessage()).contains("not a SequenceFile");
+            || e instanceof DataFileHeader.BadHeader || String.valueOf(e.getMessage()).contains("not a SequenceFile");
         return damaged ? new SfcLayerException.CorruptLayer(what + ": " + e, e)
             : new SfcLayerException.StorageError(what + ": " + e, e);
     }
 
     public long index() {
-        return key.get();
+        return key;
     }
 
-    /** The current group's bytes: valid in {@code [0, length())} until the next move. */
+    /** The current group's bytes: valid in {@code [offset(), offset() + length())} until the next move. */
     public byte[] bytes() {
-        return value.getBytes();
+        return buf;
+    }
+
+    public int offset() {
+        return RecordFrame.KEY_BYTES + RecordFrame.SIZE_BYTES;
     }
 
     public int length() {
-        return value.getLength();
+        return groupLength;
+    }
+
+    /** Byte offset of the current record in {@code data}. */
+    public long recordOffset() {
+        return recordOffset;
     }
 
     public long bytesRead() {
         return bytesRead;
     }
 
+    /** Groups the reader stopped on for its caller. */
     public long groupsRead() {
         return groupsRead;
     }
 
+    /** Records lost to damage so far (with a sink). */
+    public long damagedRecords() {
+        return damaged;
+    }
+
+    private void closeQuietly() {
+        try {
+            if (in != null) in.close();
+        } catch (IOException ignored) {
+            // nothing more to read from it
+        }
+        in = null;
+    }
+
     @Override
     public void close() throws IOException {
-        if (reader != null) {
-            reader.close();
-        } else {
-            data.close();
+        if (in != null) {
+            in.close();
+            in = null;
         }
     }
 }

@@ -25,8 +25,11 @@ import java.util.List;
  * before each append to roll in time; the result is what {@code MapFile.Reader} reads.
  */
 public final class DataFileWriter implements Closeable {
-    /** Most bytes a SequenceFile append adds beyond the value: sync (4+16), lengths (4+4), key (8), BytesWritable size (4). */
-    static final int RECORD_OVERHEAD = 40;
+    /**
+     * Most bytes a SequenceFile append adds beyond the group: sync (4+16), lengths (4+4), key (8),
+     * BytesWritable size (4), CRC (4, format 3).
+     */
+    static final int RECORD_OVERHEAD = 44;
     public static final String META_FORMAT_VERSION = "sfclayer.formatVersion";
     public static final String META_WRITE_ID = "sfclayer.writeId";
 
@@ -39,17 +42,20 @@ public final class DataFileWriter implements Closeable {
         public final long records;
         public final long indexes;
         public final long dataBytes;
+        /** CRC32C of the {@code index} file (format 3). */
+        public final long indexCrc32c;
         /** Column statistics of the file, or null when the writer collected none. */
         public final FileStats stats;
 
         FileStat(String name, long firstIndex, long lastIndex, long records, long indexes, long dataBytes,
-                 FileStats stats) {
+                 long indexCrc32c, FileStats stats) {
             this.name = name;
             this.firstIndex = firstIndex;
             this.lastIndex = lastIndex;
             this.records = records;
             this.indexes = indexes;
             this.dataBytes = dataBytes;
+            this.indexCrc32c = indexCrc32c;
             this.stats = stats;
         }
     }
@@ -61,6 +67,9 @@ public final class DataFileWriter implements Closeable {
     private final long blockSize;
     private final int indexInterval;
     private final String writeId;
+    private final int formatVersion;
+    private final boolean checked;
+    private byte[] framed = new byte[1 << 16];
 
     private final LongWritable key = new LongWritable();
     private final BytesWritable value = new BytesWritable();
@@ -80,6 +89,12 @@ public final class DataFileWriter implements Closeable {
 
     public DataFileWriter(Configuration conf, Path dir, int partition, long blockSize, int indexInterval,
                           String writeId) throws IOException {
+        this(conf, dir, partition, blockSize, indexInterval, writeId, LayerMetadata.FORMAT_VERSION);
+    }
+
+    /** @param formatVersion the format to write: records carry a CRC from version 3 on */
+    public DataFileWriter(Configuration conf, Path dir, int partition, long blockSize, int indexInterval,
+                          String writeId, int formatVersion) throws IOException {
         if (blockSize < 4096) {
             throw new SfcLayerException.InvalidArgument("block size " + blockSize + " is too small (at least 4096 bytes)");
         }
@@ -93,6 +108,8 @@ public final class DataFileWriter implements Closeable {
         this.blockSize = blockSize;
         this.indexInterval = indexInterval;
         this.writeId = writeId;
+        this.formatVersion = formatVersion;
+        this.checked = RecordFrame.checked(formatVersion);
     }
 
     /**
@@ -125,7 +142,14 @@ public final class DataFileWriter implements Closeable {
             index.append(key, position);
         }
         key.set(sfcIndex);
-        value.set(group, offset, length);
+        if (checked) {
+            if (framed.length < length + RecordFrame.CRC_BYTES) {
+                framed = new byte[Math.max(length + RecordFrame.CRC_BYTES, 2 * framed.length)];
+            }
+            value.set(framed, 0, RecordFrame.frame(sfcIndex, group, offset, length, framed));
+        } else {
+            value.set(group, offset, length);
+        }
         data.append(key, value);
         last = sfcIndex;
         groups++;
@@ -141,7 +165,7 @@ public final class DataFileWriter implements Closeable {
         currentName = new DataFileName(partition, firstIndex).name();
         Path mapFile = new Path(dir, currentName);
         SequenceFile.Metadata meta = new SequenceFile.Metadata();
-        meta.set(new Text(META_FORMAT_VERSION), new Text(Integer.toString(LayerMetadata.FORMAT_VERSION)));
+        meta.set(new Text(META_FORMAT_VERSION), new Text(Integer.toString(formatVersion)));
         meta.set(new Text(META_WRITE_ID), new Text(writeId));
         fs.mkdirs(mapFile);
         data = SequenceFile.createWriter(conf,
@@ -168,7 +192,9 @@ public final class DataFileWriter implements Closeable {
         long length = data.getLength();
         data.close();
         index.close();
-        finished.add(new FileStat(currentName, first, last, records, groups, length, statsComplete ? stats : null));
+        long indexCrc = DataFileIndex.crc32c(fs, new Path(new Path(dir, currentName), "index"));
+        finished.add(new FileStat(currentName, first, last, records, groups, length, indexCrc,
+            statsComplete ? stats : null));
         data = null;
         index = null;
     }

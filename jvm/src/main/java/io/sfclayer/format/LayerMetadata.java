@@ -26,11 +26,19 @@ public final class LayerMetadata implements Serializable {
 
     public static final String FORMAT = "sfclayer";
     /** The on-disk format version this code writes and the highest it reads. */
-    public static final int FORMAT_VERSION = 2;
+    public static final int FORMAT_VERSION = 3;
+    /** Per-file field (format 3): the CRC32C of the file's {@code index}. */
+    public static final String FILE_INDEX_CRC = "indexCrc32c";
+    /** The document's last field (format 3): the CRC32C of the document with its value zeroed. */
+    static final String CHECKSUM = "checksum";
+    private static final String CHECKSUM_ZERO = "00000000";
+    private static final java.util.regex.Pattern CHECKSUM_TRAILER =
+        java.util.regex.Pattern.compile("\"" + CHECKSUM + "\"\\s*:\\s*\"([0-9a-f]{8})\"\\s*}\\s*$");
     /** Top-level fields this class reads; any other field is kept as it is when a version is rebuilt. */
     private static final Set<String> KNOWN = Set.of("format", "formatVersion", "version", "writeId", "createdAt",
         "dataDir", "keyIndex", "keyColumns", "compression", "blockSize", "indexInterval", "extent", "crs",
-        "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation");
+        "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation",
+        "checksum");
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -97,6 +105,15 @@ public final class LayerMetadata implements Serializable {
     /** Fields this class does not know (e.g. {@code raster}), kept verbatim. */
     public Map<String, Object> extras = new LinkedHashMap<>();
 
+    /** What the document says about each data file, for readers to check the files against. */
+    public Map<String, DataFileEntry> fileEntries(String layer) {
+        Map<String, DataFileEntry> out = new LinkedHashMap<>();
+        for (DataFile f : files) {
+            out.put(f.name, DataFileEntry.of(f, formatVersion, layer));
+        }
+        return out;
+    }
+
     public boolean isSpaceTime() {
         return keyIndex.isSpaceTime();
     }
@@ -136,20 +153,65 @@ public final class LayerMetadata implements Serializable {
             op.put("metrics", metrics);
             m.put("operation", op);
             m.putAll(extras);
-            return JSON.writeValueAsBytes(m);
+            m.remove(CHECKSUM);
+            if (!RecordFrame.checked(formatVersion)) {
+                return JSON.writeValueAsBytes(m);
+            }
+            m.put(CHECKSUM, CHECKSUM_ZERO);
+            byte[] bytes = JSON.writeValueAsBytes(m);
+            String text = new String(bytes, StandardCharsets.UTF_8);
+            java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(text);
+            if (!t.find()) {
+                throw new IllegalStateException("no checksum trailer in " + text);
+            }
+            byte[] hex = RecordFrame.hex((int) crc32c(bytes)).getBytes(StandardCharsets.US_ASCII);
+            int at = text.substring(0, t.start(1)).getBytes(StandardCharsets.UTF_8).length;
+            System.arraycopy(hex, 0, bytes, at, hex.length);
+            return bytes;
         } catch (IOException e) {
             throw new IllegalStateException("cannot serialise layer metadata", e);
         }
     }
 
+    private static long crc32c(byte[] bytes) {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(bytes, 0, bytes.length);
+        return crc.getValue();
+    }
+
+    /**
+     * Checks the checksum trailer of a document: null when it holds (or the document has none), else
+     * what is wrong. The CRC32C covers the document with the trailer's 8 hex digits zeroed.
+     */
+    static String checkTrailer(byte[] bytes) {
+        String text = new String(bytes, StandardCharsets.UTF_8);
+        java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(text);
+        if (!t.find()) {
+            return text.contains("\"" + CHECKSUM + "\"") || text.contains("\"formatVersion\" : 3")
+                ? "its checksum trailer is damaged or missing (truncated?)" : null;
+        }
+        byte[] zeroed = bytes.clone();
+        int at = text.substring(0, t.start(1)).getBytes(StandardCharsets.UTF_8).length;
+        System.arraycopy(CHECKSUM_ZERO.getBytes(StandardCharsets.US_ASCII), 0, zeroed, at, CHECKSUM_ZERO.length());
+        String actual = RecordFrame.hex((int) crc32c(zeroed));
+        return actual.equals(t.group(1)) ? null
+            : "checksum mismatch (CRC32C " + actual + ", the document says " + t.group(1) + ")";
+    }
+
     /** Parses a metadata document; {@code source} names it in errors. */
     public static LayerMetadata fromJsonBytes(byte[] bytes, String source) {
         Map<String, Object> m;
+        String damage = checkTrailer(bytes);
         try {
             m = JSON.readValue(bytes, new TypeReference<Map<String, Object>>() { });
         } catch (IOException e) {
-            throw new SfcLayerException.CorruptLayer("bad layer metadata in " + source + ": not JSON ("
-                + e.getMessage() + ")", e);
+            throw new SfcLayerException.CorruptLayer("bad layer metadata in " + source + ": the version document is"
+                + " damaged or truncated: " + (damage != null ? damage + "; " : "") + "not JSON (" + e.getMessage() + ")");
+        }
+        // A newer format may check itself differently: refuse it by name before judging its checksum.
+        Object fv = m == null ? null : m.get("formatVersion");
+        if (damage != null && !(fv instanceof Number && ((Number) fv).intValue() > FORMAT_VERSION)) {
+            throw new SfcLayerException.CorruptLayer("version document " + source + " is damaged: " + damage);
         }
         if (m == null || !FORMAT.equals(m.get("format"))) {
             throw new SfcLayerException.CorruptLayer("not sfclayer metadata: " + source + " (format is not \"sfclayer\")");
@@ -158,9 +220,9 @@ public final class LayerMetadata implements Serializable {
             LayerMetadata md = new LayerMetadata();
             md.formatVersion = num(m, "formatVersion").intValue();
             if (md.formatVersion > FORMAT_VERSION || md.formatVersion < 1) {
-                throw new SfcLayerException.CorruptLayer("layer metadata " + source + " has format version "
+                throw new SfcLayerException.CorruptLayer("layer version document " + source + " has format version "
                     + md.formatVersion + "; this sfclayer reads format versions 1.." + FORMAT_VERSION
-                    + " (upgrade sfclayer)");
+                    + " (upgrade sfclayer to read it)");
             }
             md.version = num(m, "version").longValue();
             md.writeId = (String) m.get("writeId");
@@ -226,6 +288,10 @@ public final class LayerMetadata implements Serializable {
                 if (!KNOWN.contains(e.getKey())) {
                     md.extras.put(e.getKey(), e.getValue());
                 }
+            }
+            if (RecordFrame.checked(md.formatVersion) && !m.containsKey(CHECKSUM)) {
+                throw new SfcLayerException.CorruptLayer("version document " + source
+                    + " is damaged: format version " + md.formatVersion + " but no checksum");
             }
             return md;
         } catch (SfcLayerException.CorruptLayer e) {

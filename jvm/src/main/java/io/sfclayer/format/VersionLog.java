@@ -180,7 +180,17 @@ public final class VersionLog {
         } catch (FileNotFoundException e) {
             throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version " + version + " (" + p + ")");
         }
-        LayerMetadata md = LayerMetadata.fromJsonBytes(bytes, p.toString());
+        LayerMetadata md;
+        try {
+            md = LayerMetadata.fromJsonBytes(bytes, p.toString());
+        } catch (SfcLayerException.CorruptLayer e) {
+            if (e.getMessage().contains("upgrade sfclayer")) {
+                throw e;
+            }
+            throw new SfcLayerException.CorruptLayer(e.getMessage() + ". Other versions of the layer are not affected"
+                + (version > 1 ? " (read version " + (version - 1) + " with option versionAsOf=" + (version - 1) + ")" : "")
+                + "; `sfclayer verify " + layer + "` checks the whole layer", e);
+        }
         if (md.version != version) {
             throw new SfcLayerException.CorruptLayer("bad layer metadata in " + p + ": it says version " + md.version);
         }

@@ -24,6 +24,7 @@ public final class Layer {
     private final LayerMetadata metadata;
     private final Configuration conf;
     private DataFileListing listing;
+    private java.util.Map<String, io.sfclayer.format.DataFileEntry> entries;
 
     private Layer(Configuration conf, Path path, LayerMetadata metadata) {
         this.conf = conf;
@@ -52,6 +53,15 @@ public final class Layer {
             md = log.current();
         }
         return new Layer(conf, log.layerPath(), md);
+    }
+
+    /** What the version document says about a data file (checked by readers). */
+    public synchronized io.sfclayer.format.DataFileEntry entry(String name) {
+        if (entries == null) {
+            entries = metadata.fileEntries(path.toString());
+        }
+        io.sfclayer.format.DataFileEntry e = entries.get(name);
+        return e != null ? e : io.sfclayer.format.DataFileEntry.unknown(name, path.toString());
     }
 
     public Path path() {

@@ -25,7 +25,7 @@ public final class LayerWriteOptions implements Serializable {
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
         "compression", "extent", "crs", "indexInterval", "onExisting", "raster",
-        "maxGroupBytes",
+        "maxGroupBytes", "formatVersion", "repair",
     };
     public static final int DEFAULT_INDEX_INTERVAL = 4;
     public static final long DEFAULT_TIME_RESOLUTION_MICROS = 86_400_000_000L;
@@ -44,6 +44,10 @@ public final class LayerWriteOptions implements Serializable {
     public LayerMetadata.Extent extent;
     public String crs;
     public int indexInterval = DEFAULT_INDEX_INTERVAL;
+        /** The on-disk format to write: the current one, or 2 (no checksums: compatibility tests, benchmarks). */
+    public int formatVersion = LayerMetadata.FORMAT_VERSION;
+    /** Set by {@code LayerRepair}: what the repair dropped, recorded in the version document. */
+    public Object repair;
     /** What an append does with keys the layer already holds. */
     public MergeWriter.OnExisting onExisting = MergeWriter.OnExisting.REPLACE;
     /** A raster layer's description (docs/FORMAT.md, "Raster layers"): a JSON object, kept verbatim. */
@@ -158,6 +162,21 @@ public final class LayerWriteOptions implements Serializable {
         }
         if ((v = lower.get("onexisting")) != null) {
             o.onExisting = MergeWriter.OnExisting.parse(v);
+        }
+        if ((v = lower.get("formatversion")) != null) {
+            String t = v.trim();
+            if (!t.equals("2") && !t.equals(Integer.toString(LayerMetadata.FORMAT_VERSION))) {
+                throw new SfcLayerException.InvalidArgument("option formatVersion: '" + v + "' is not 2 or "
+                    + LayerMetadata.FORMAT_VERSION + " (the formats this sfclayer writes)");
+            }
+            o.formatVersion = Integer.parseInt(t);
+        }
+        if ((v = lower.get("repair")) != null) {
+            try {
+                o.repair = new com.fasterxml.jackson.databind.ObjectMapper().readValue(v, Object.class);
+            } catch (java.io.IOException e) {
+                throw new SfcLayerException.InvalidArgument("option repair: not JSON: " + e.getMessage());
+            }
         }
         if ((v = lower.get("raster")) != null) {
             o.raster = jsonObject("raster", v);

@@ -173,7 +173,7 @@ public final class MergeWriter implements Closeable {
 
     /** Copies the open file's current group: as stored, or filtered when deleting. */
     private void copyGroup() throws IOException {
-        byte[] group = compression.decompress(open.bytes(), 0, open.length());
+        byte[] group = compression.decompress(open.bytes(), open.offset(), open.length());
         int kept = 0;
         boolean dropAny = false;
         cursor.reset(group, 0, group.length);
@@ -185,7 +185,7 @@ public final class MergeWriter implements Closeable {
             }
         }
         if (!dropAny) {
-            out.addStored(open.index(), open.bytes(), 0, open.length(), kept, group);
+            out.addStored(open.index(), open.bytes(), open.offset(), open.length(), kept, group);
             return;
         }
         cursor.reset(group, 0, group.length);
@@ -210,7 +210,7 @@ public final class MergeWriter implements Closeable {
 
     /** The open file's group at the pending index, merged with the pending new records by key. */
     private void mergeGroup(long x) throws IOException {
-        byte[] group = compression.decompress(open.bytes(), 0, open.length());
+        byte[] group = compression.decompress(open.bytes(), open.offset(), open.length());
         long[][] newKeys = new long[pending.size()][];
         boolean[] dropNew = new boolean[pending.size()];
         for (int i = 0; i < newKeys.length; i++) {

@@ -4,6 +4,7 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileIndex;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
@@ -171,7 +172,7 @@ public final class ValueReader implements Closeable {
                 continue;
             }
             try {
-                DataFileIndex index = DataFileIndex.read(layer.conf(), listing.path(i));
+                DataFileIndex index = DataFileIndex.read(layer.conf(), listing.path(i), layer.entry(listing.name(i)));
                 if (indexBytes.get() + index.bytes() > cacheBytes / 2) {
                     return;
                 }
@@ -374,17 +375,27 @@ public final class ValueReader implements Closeable {
     private DataFileReader openFile(int file) throws IOException {
         Path path = listing.path(file);
         try {
+            DataFileEntry entry = layer.entry(listing.name(file));
             if (!indexInDriver) {
-                return new DataFileReader(layer.conf(), path);
+                return new DataFileReader(layer.conf(), path, entry, null);
             }
             DataFileIndex index = indexes.get(file);
-            if (index == null) {
-                index = DataFileIndex.read(layer.conf(), path);
-                if (indexBytes.get() + index.bytes() <= cacheBytes / 2 && indexes.putIfAbsent(file, index) == null) {
-                    indexBytes.addAndGet(index.bytes());
-                }
+            if (index != null) {
+                return new DataFileReader(layer.conf(), path, entry, null, index);
             }
-            return new DataFileReader(layer.conf(), path, index);
+            // the first open reads (and checks) the index; later opens of the file reuse it
+            DataFileReader r = new DataFileReader(layer.conf(), path, entry, null);
+            try {
+                index = r.loadedIndex();
+            } catch (IOException | RuntimeException e) {
+                r.close();
+                throw e;
+            }
+            if (index != null && indexBytes.get() + index.bytes() <= cacheBytes / 2
+                    && indexes.putIfAbsent(file, index) == null) {
+                indexBytes.addAndGet(index.bytes());
+            }
+            return r;
         } catch (SfcLayerException.CorruptLayer e) {
             // name the pinned version: its files may have been vacuumed since it was opened
             throw new SfcLayerException.CorruptLayer("layer " + layer.path() + " version " + md.version + ": "
@@ -584,12 +595,14 @@ public final class ValueReader implements Closeable {
     /** Puts {@code f}'s cursor on its reader's current group (decompressed) and returns the group's bytes. Under f's lock. */
     private byte[] group(CachedFile f) {
         byte[] buf = f.reader.bytes();
+        int off = f.reader.offset();
         int len = f.reader.length();
         if (compression != ValueCompression.NONE) {
-            buf = compression.decompress(buf, 0, len);
+            buf = compression.decompress(buf, off, len);
+            off = 0;
             len = buf.length;
         }
-        f.cursor.reset(buf, 0, len);
+        f.cursor.reset(buf, off, len);
         return buf;
     }
 

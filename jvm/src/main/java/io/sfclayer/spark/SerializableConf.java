@@ -8,15 +8,15 @@ import java.io.ObjectOutputStream;
 import java.io.Serializable;
 
 /** A Hadoop Configuration that travels to executors (Configuration itself is not Serializable). */
-final class SerializableConf implements Serializable {
+public final class SerializableConf implements Serializable {
     private static final long serialVersionUID = 1L;
     private transient Configuration conf;
 
-    SerializableConf(Configuration conf) {
+    public SerializableConf(Configuration conf) {
         this.conf = conf;
     }
 
-    Configuration get() {
+    public Configuration get() {
         return conf;
     }
 

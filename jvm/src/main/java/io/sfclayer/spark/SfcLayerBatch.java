@@ -26,8 +26,11 @@ final class SfcLayerBatch implements Batch {
     private final StructType readSchema;
     private final List<QueryBox> boxes;
     private final List<DataFileListing.Selection> selected;
+    private final OnCorrupt onCorrupt;
 
-    SfcLayerBatch(Layer layer, StructType readSchema, List<QueryBox> boxes, List<DataFileListing.Selection> selected) {
+    SfcLayerBatch(Layer layer, StructType readSchema, List<QueryBox> boxes, List<DataFileListing.Selection> selected,
+                  OnCorrupt onCorrupt) {
+        this.onCorrupt = onCorrupt;
         this.layer = layer;
         this.readSchema = readSchema;
         this.boxes = boxes;
@@ -42,7 +45,8 @@ final class SfcLayerBatch implements Batch {
             DataFileListing.Selection s = selected.get(i);
             long[] pairs = QueryPlan.pairs(s.ranges);
             Path file = new Path(s.path);
-            out[i] = new SfcLayerInputPartition(file.toString(), pairs, fs == null ? null : blockHosts(fs, file));
+            out[i] = new SfcLayerInputPartition(file.toString(), layer.entry(s.name), pairs,
+                fs == null ? null : blockHosts(fs, file));
         }
         return out;
     }
@@ -77,6 +81,7 @@ final class SfcLayerBatch implements Batch {
     public PartitionReaderFactory createReaderFactory() {
         LayerMetadata md = layer.metadata();
         return new SfcLayerPartitionReaderFactory(new SerializableConf(layer.conf()), md.valueSchemaJson,
-            md.isSpaceTime(), md.compression, TileGrid.of(md), readSchema, boxes.toArray(new QueryBox[0]));
+            md.isSpaceTime(), md.compression, TileGrid.of(md), readSchema, boxes.toArray(new QueryBox[0]),
+            onCorrupt);
     }
 }

@@ -33,6 +33,9 @@ import java.util.List;
  * files whose statistics put every key inside a query box are counted from the version document
  * without being opened (a whole-layer count opens no file at all); the other selected files are read
  * keys only, values skipped undecoded, each task returning its partial count, which Spark sums.
+ * The files read are checked as any read checks them (every record's CRC32C, format 3; onCorrupt
+ * applies); files counted from the document are not opened, so not checked: a count says nothing
+ * about damage (verify does).
  */
 final class SfcLayerCountScan implements Scan, Batch {
     private static final StructType SCHEMA = new StructType().add("count", DataTypes.LongType, false);
@@ -140,7 +143,7 @@ final class SfcLayerCountScan implements Scan, Batch {
     @Override
     public InputPartition[] planInputPartitions() {
         plan();
-        InputPartition[] reads = new SfcLayerBatch(scan.layer(), new StructType(), scan.boxes(), toRead)
+        InputPartition[] reads = new SfcLayerBatch(scan.layer(), new StructType(), scan.boxes(), toRead, scan.onCorrupt())
             .planInputPartitions();
         InputPartition[] out = new InputPartition[reads.length + 1];
         out[0] = new Counted(fromMetadata);
@@ -153,7 +156,7 @@ final class SfcLayerCountScan implements Scan, Batch {
         LayerMetadata md = scan.layer().metadata();
         return new Factory(new SfcLayerPartitionReaderFactory(new SerializableConf(scan.layer().conf()),
             md.valueSchemaJson, md.isSpaceTime(), md.compression, TileGrid.of(md), new StructType(),
-            scan.boxes().toArray(new QueryBox[0])));
+            scan.boxes().toArray(new QueryBox[0]), scan.onCorrupt()));
     }
 
     @Override

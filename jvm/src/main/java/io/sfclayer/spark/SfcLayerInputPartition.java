@@ -9,12 +9,15 @@ final class SfcLayerInputPartition implements InputPartition {
     private static final String[] NOWHERE = new String[0];
 
     final String file;
+    /** What the version document says about the file, for the reader's checks. */
+    final io.sfclayer.format.DataFileEntry entry;
     final long[] ranges;
     /** Hosts holding the file's block (one block: files never cross one), for Spark's locality. */
     private final String[] hosts;
 
-    SfcLayerInputPartition(String file, long[] ranges, String[] hosts) {
+    SfcLayerInputPartition(String file, io.sfclayer.format.DataFileEntry entry, long[] ranges, String[] hosts) {
         this.file = file;
+        this.entry = entry;
         this.ranges = ranges;
         this.hosts = hosts == null ? NOWHERE : hosts;
     }

@@ -29,6 +29,7 @@ public final class SfcLayerMetrics {
     public static final String RECORDS_RETURNED = "recordsReturned";
     public static final String RECORDS_DISCARDED = "recordsDiscarded";
     public static final String BYTES_READ = "bytesRead";
+    public static final String CORRUPT_SKIPPED = "corruptRecordsSkipped";
     public static final String FILES_PRUNED_BY_NAME = "filesPrunedByName";
     public static final String FILES_PRUNED_BY_STATS = "filesPrunedByStats";
     public static final String FILES_COUNTED_FROM_STATS = "filesCountedFromStats";
@@ -36,6 +37,7 @@ public final class SfcLayerMetrics {
     /** Task metric names in the order of {@link #supported()}. */
     static final String[] NAMES = {
         FILES_READ, RANGES, SEEKS, GROUPS_READ, RECORDS_READ, RECORDS_RETURNED, RECORDS_DISCARDED, BYTES_READ,
+        CORRUPT_SKIPPED,
     };
 
     /** Driver metric names (planning: files removed before any was opened), as {@link #driver}. */
@@ -52,8 +54,8 @@ public final class SfcLayerMetrics {
     static CustomMetric[] supported() {
         return new CustomMetric[] {
             new FilesRead(), new Ranges(), new Seeks(), new GroupsRead(), new RecordsRead(), new RecordsReturned(),
-            new RecordsDiscarded(), new BytesRead(), new FilesPrunedByName(), new FilesPrunedByStats(),
-            new FilesCountedFromStats(),
+            new RecordsDiscarded(), new BytesRead(), new CorruptSkipped(), new FilesPrunedByName(),
+            new FilesPrunedByStats(), new FilesCountedFromStats(),
         };
     }
 
@@ -210,6 +212,18 @@ public final class SfcLayerMetrics {
         @Override
         public String description() {
             return "sfclayer stored bytes read";
+        }
+    }
+
+    public static final class CorruptSkipped extends CustomSumMetric {
+        @Override
+        public String name() {
+            return CORRUPT_SKIPPED;
+        }
+
+        @Override
+        public String description() {
+            return "corrupt records skipped";
         }
     }
 

@@ -46,6 +46,7 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
     private final Object[] values;
     private final GenericInternalRow row;
     private boolean inGroup;
+    private long corruptSkipped;
     private long recordsRead;
     private long recordsReturned;
 
@@ -59,7 +60,8 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
         this.fileName = UTF8String.fromString(partition.file);
         this.values = new Object[factory.outputWidth];
         this.row = new GenericInternalRow(values);
-        this.file = new DataFileReader(factory.conf.get(), new Path(partition.file));
+        this.file = new DataFileReader(factory.conf.get(), new Path(partition.file), partition.entry,
+            factory.onCorrupt.any() ? this::damaged : null);
         this.traversal = new RangeTraversal(file, partition.ranges);
     }
 
@@ -90,11 +92,11 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
                 return false;
             }
             if (compression == ValueCompression.NONE) {
-                cursor.reset(file.bytes(), 0, file.length());
+                cursor.reset(file.bytes(), file.offset(), file.length());
             } else {
                 byte[] group;
                 try {
-                    group = compression.decompress(file.bytes(), 0, file.length());
+                    group = compression.decompress(file.bytes(), file.offset(), file.length());
                 } catch (SfcLayerException.CorruptLayer e) {
                     throw corrupt(e);
                 }
@@ -102,6 +104,15 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
             }
             inGroup = true;
         }
+    }
+
+    /** onCorrupt=skip (or Spark's ignore switches): count what is skipped; fail on what is not to be skipped. */
+    private void damaged(DataFileReader.Damage d) {
+        if (d.missing ? !f.onCorrupt.skipMissing : !f.onCorrupt.skipCorrupt) {
+            throw new SfcLayerException.CorruptLayer(d.what + ". " + DataFileReader.advice(
+                new Path(d.file).getParent().getParent().toString()));
+        }
+        corruptSkipped += d.records;
     }
 
     private boolean inBoxes(int col, int r, long time) {
@@ -145,7 +156,7 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
     @Override
     public CustomTaskMetric[] currentMetricsValues() {
         return SfcLayerMetrics.task(1, traversal.rangeCount(), traversal.seeks(), file.groupsRead(), recordsRead,
-            recordsReturned, recordsRead - recordsReturned, file.bytesRead());
+            recordsReturned, recordsRead - recordsReturned, file.bytesRead(), corruptSkipped);
     }
 
     @Override

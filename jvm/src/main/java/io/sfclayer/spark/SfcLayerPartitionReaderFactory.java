@@ -36,10 +36,12 @@ final class SfcLayerPartitionReaderFactory implements PartitionReaderFactory {
     /** For each value column, its output position or -1 (the cursor's targetIndex). */
     final int[] valueTargets;
     final boolean anyValue;
+    final OnCorrupt onCorrupt;
 
     SfcLayerPartitionReaderFactory(SerializableConf conf, String valueSchemaJson, boolean spaceTime, String compression,
-                                   TileGrid grid, StructType readSchema, QueryBox[] boxes) {
+                                   TileGrid grid, StructType readSchema, QueryBox[] boxes, OnCorrupt onCorrupt) {
         this.conf = conf;
+        this.onCorrupt = onCorrupt;
         this.tileSchema = TileSchema.fromJson(valueSchemaJson, spaceTime);
         this.compression = ValueCompression.parse(compression);
         this.grid = grid;

@@ -41,6 +41,7 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
     private final Filter[] pushed;
     private final String bbox;
     private final int maxRanges;
+    private final OnCorrupt onCorrupt;
     /** Every filter of the query: the file statistics prune by them (seed 003). */
     private final Filter[] filters;
     private List<IndexRange> ranges;
@@ -55,7 +56,8 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
      * @param bbox the bbox option as given (its box is among {@code boxes} already), or null
      */
     SfcLayerScan(Layer layer, StructType readSchema, List<QueryBox> boxes, Filter[] pushed, String bbox,
-                 int maxRanges, Filter[] filters) {
+                 int maxRanges, OnCorrupt onCorrupt, Filter[] filters) {
+        this.onCorrupt = onCorrupt;
         this.filters = filters;
         this.layer = layer;
         this.readSchema = readSchema;
@@ -136,6 +138,10 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
         return selectedFiles;
     }
 
+    OnCorrupt onCorrupt() {
+        return onCorrupt;
+    }
+
     Layer layer() {
         return layer;
     }
@@ -176,7 +182,7 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
     public synchronized Batch toBatch() {
         if (batch == null) {
             plan();
-            batch = new SfcLayerBatch(layer, readSchema, boxes, selected);
+            batch = new SfcLayerBatch(layer, readSchema, boxes, selected, onCorrupt);
         }
         return batch;
     }

@@ -25,7 +25,7 @@ import java.util.List;
  * intersects it, as {@code xmax >= xmin' AND xmin <= xmax' AND ymax >= ymin' AND ymin <= ymax'}; only
  * for layers with an extent) and {@code maxRanges} (the most SFC ranges a query's boxes decompose
  * into, {@value #DEFAULT_MAX_RANGES} by default, 0 for no cap: a cap makes the ranges a superset,
- * which costs reading more records, never a wrong answer).
+ * which costs reading more records, never a wrong answer), and {@code onCorrupt} ({@link OnCorrupt}).
  */
 public final class SfcLayerScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns,
         SupportsPushDownAggregates {
@@ -38,6 +38,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
     private final String bboxOption;
     private final List<QueryBox> bbox;
     private final int maxRanges;
+    private final OnCorrupt onCorrupt;
     private StructType readSchema;
     private FilterTranslator.Result pushed;
     /** Every filter Spark offered: those on value columns prune files by their statistics. */
@@ -54,6 +55,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
         this.bboxOption = options.get(OPTION_BBOX);
         this.bbox = parseBbox(bboxOption, grid, layer);
         this.maxRanges = parseMaxRanges(options.get(OPTION_MAX_RANGES));
+        this.onCorrupt = OnCorrupt.parse(options.get(OnCorrupt.OPTION));
     }
 
     /** The bbox option as a key box (an empty list when no tile meets it), or null without the option. */
@@ -123,7 +125,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
             pushed = translator.translateAll(new Filter[0], bbox);
         }
         SfcLayerScan scan = new SfcLayerScan(layer, readSchema, pushed.boxes, pushed.pushed, bboxOption, maxRanges,
-            filters);
+            onCorrupt, filters);
         return count ? new SfcLayerCountScan(scan) : scan;
     }
 }

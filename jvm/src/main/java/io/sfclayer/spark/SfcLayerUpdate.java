@@ -87,6 +87,11 @@ public final class SfcLayerUpdate {
          * Builds the new version from {@code md} (its shape fields set) with {@code baseFiles} minus
          * what the tasks removed (all of them when {@code replaceAll}) plus what they added, and commits it.
          */
+        /** The format of the version committed. */
+        int formatVersion = LayerMetadata.FORMAT_VERSION;
+        /** What a repair dropped, recorded in the version's history entry; null for other writes. */
+        Object repair;
+
         LayerMetadata commit(LayerMetadata md, List<DataFile> baseFiles, List<UpdateTask.Result> results,
                              boolean replaceAll) throws IOException {
             List<DataFile> added = new ArrayList<>();
@@ -113,7 +118,7 @@ public final class SfcLayerUpdate {
                 }
             }
             files.addAll(added);
-            md.formatVersion = LayerMetadata.FORMAT_VERSION;
+            md.formatVersion = formatVersion;
             md.writeId = writeId;
             md.createdAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString();
             md.dataDir = dataDirName;
@@ -131,6 +136,11 @@ public final class SfcLayerUpdate {
             m.put("tilesReplaced", counts[1]);
             m.put("tilesKept", counts[2]);
             m.put("tilesDeleted", counts[3]);
+            if (repair != null) {
+                // the history entry of a repair lists what it dropped
+                md.operation = "repair";
+                m.put("dropped", repair);
+            }
             md.metrics = m;
             TestHooks.beforeCommit(conf);
             LayerMetadata committed = log.commit(md, added);

@@ -166,8 +166,10 @@ public final class SfcLayerWrite {
         Encode encode = new Encode(keyIndex, tileSchema, schema, valueNames);
         UpdateTask task = new UpdateTask(confB, log.layerPath().toString(), job.dataDirName, blockSize,
             opts.indexInterval, job.writeId, opts.compression, keyIndex, valueSchema.json(), null, Set.of(),
-            MergeWriter.OnExisting.REPLACE, List.of());
+            MergeWriter.OnExisting.REPLACE, List.of()).withFormatVersion(opts.formatVersion);
         task.maxGroupBytes = opts.maxGroupBytes;
+        job.formatVersion = opts.formatVersion;
+        job.repair = opts.repair;
         boolean committed = false;
         try {
             List<UpdateTask.Result> results = job.run(rows.mapPartitionsToPair(encode)

@@ -5,6 +5,7 @@ import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.DataFileWriter.FileStat;
+import io.sfclayer.format.RecordFrame;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.GroupWriter;
@@ -60,6 +61,8 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
     private final Set<String> rewrite;
     private final MergeWriter.OnExisting onExisting;
     private final List<QueryBox> deleteBoxes;
+    /** The format of the files written (the current one; the formatVersion write option may ask for 2). */
+    private int formatVersion = io.sfclayer.format.LayerMetadata.FORMAT_VERSION;
     /** The largest group of tiles sharing an index (write option maxGroupBytes). */
     long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
 
@@ -82,6 +85,12 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         this.deleteBoxes = deleteBoxes;
     }
 
+    /** Writes files of an earlier format (2: no checksums), for compatibility tests and benchmarks. */
+    UpdateTask withFormatVersion(int v) {
+        this.formatVersion = v;
+        return this;
+    }
+
     @Override
     public Iterator<Result> call(Integer partition, Iterator<Tuple2<Long, byte[]>> records) throws IOException {
         Configuration c = conf.value().get();
@@ -91,7 +100,7 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         List<DataFile> files = perTask == null || partition >= perTask.value().size() ? List.of()
             : perTask.value().get(partition);
         DataFileWriter out = new DataFileWriter(c, new Path(layerPath, dir), partition, blockSize, indexInterval,
-            writeId);
+            writeId, formatVersion);
         TileSchema schema = TileSchema.fromJson(valueSchemaJson, keyIndex.isSpaceTime());
         GroupWriter groups = new GroupWriter(out, compression, keyIndex, maxGroupBytes, schema);
         MergeWriter merge = new MergeWriter(c, layerPath, files, rewrite, groups, schema, compression, onExisting,
@@ -109,7 +118,7 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         Result result = new Result();
         for (FileStat f : groups.files()) {
             result.added.add(new DataFile(dir, f.name, f.firstIndex, f.lastIndex, f.records, f.indexes, f.dataBytes,
-                f.stats));
+                RecordFrame.checked(formatVersion) ? Long.valueOf(f.indexCrc32c) : null, f.stats));
         }
         result.removed.addAll(merge.removed());
         result.counts = merge.counts;

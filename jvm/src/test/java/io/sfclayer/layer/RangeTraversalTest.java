@@ -53,7 +53,7 @@ public class RangeTraversalTest {
         try (DataFileReader r = new DataFileReader(CONF, file)) {
             RangeTraversal t = new RangeTraversal(r, ranges);
             while (t.next()) {
-                assertEquals(r.index(), ByteBuffer.wrap(r.bytes(), 0, r.length()).getLong());
+                assertEquals(r.index(), ByteBuffer.wrap(r.bytes(), r.offset(), r.length()).getLong());
                 out.add(r.index());
             }
             assertFalse(t.next());

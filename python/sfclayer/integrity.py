@@ -1,0 +1,273 @@
+"""Checking a layer's bytes and repairing damage: :func:`verify` and :func:`repair`.
+
+Every record of a layer (format 3) carries a CRC32C, the version document records each data
+file's length and its index file's CRC32C, and the document itself ends in a checksum
+(docs/FORMAT.md, "Integrity"). :func:`verify` reads a whole version in one Spark job and reports
+what is damaged; :func:`repair` writes a new version without the damaged records. Reads check every
+record they return; ``read(..., on_corrupt="skip")`` leaves damaged records out instead of failing.
+"""
+
+import dataclasses
+import json
+
+from . import _jvm
+
+__all__ = ["verify", "repair", "VerifyReport", "DamagedFile", "RepairReport"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DamagedFile:
+    """One data file with damage, as :func:`verify` found it.
+
+    Attributes
+    ----------
+    name : str
+        The data file (MapFile directory) name, ``part-r-<partition>-<first index>``.
+    first_index, last_index : int
+        The SFC index range the version document gives it (``last_index`` -1 when unknown).
+    damaged_records : int
+        Records lost (index groups; a file lost whole counts its groups).
+    first_offset : int or None
+        Byte offset in ``data`` of the first damage, None when it is not in ``data`` (the index,
+        a missing file).
+    problems : tuple of str
+        What is wrong beyond damaged records (index, length, order), one sentence each.
+    lost : tuple of dict
+        Per damaged record: ``offset``, ``index`` (as stored, unverified, or None), ``after`` (the
+        last intact index before it) and ``what``.
+    """
+
+    name: str
+    first_index: int
+    last_index: int
+    damaged_records: int
+    first_offset: object
+    problems: tuple
+    lost: tuple
+
+    def line(self):
+        """One line for a terminal.
+
+        Examples
+        --------
+        >>> DamagedFile("part-r-00000-0", 0, 99, 1, 1234, (), ()).line()
+        'part-r-00000-0  SFC indexes 0..99  1 damaged record, first at byte 1234'
+        """
+        n = self.damaged_records
+        text = f"{self.name}  SFC indexes {self.first_index}..{self.last_index if self.last_index >= 0 else '?'}"
+        text += f"  {n} damaged record{'' if n == 1 else 's'}"
+        if self.first_offset is not None:
+            text += f", first at byte {self.first_offset}"
+        if self.problems:
+            text += "; " + "; ".join(self.problems)
+        return text
+
+
+@dataclasses.dataclass(frozen=True)
+class VerifyReport:
+    """What :func:`verify` found in one layer version.
+
+    Attributes
+    ----------
+    path : str
+    version : int or None
+        None when the version document itself could not be read.
+    format_version : int or None
+    files_checked, groups_checked, tiles_checked, damaged_records : int
+    damaged_files : tuple of DamagedFile
+    problems : tuple of str
+        Layer-level problems (a damaged version document, counts that disagree).
+    """
+
+    path: str
+    version: object
+    format_version: object
+    files_checked: int
+    groups_checked: int
+    tiles_checked: int
+    damaged_records: int
+    damaged_files: tuple
+    problems: tuple
+    document_damaged: bool = False
+
+    @property
+    def clean(self):
+        """True when nothing is damaged."""
+        return not self.damaged_files and not self.problems and self.damaged_records == 0
+
+    def lines(self):
+        """The report as lines: one per damaged file, one per problem, then a summary."""
+        out = [f.line() for f in self.damaged_files]
+        out += list(self.problems)
+        what = f"layer {self.path} version {self.version}" if self.version is not None else f"layer {self.path}"
+        if self.clean:
+            out.append(f"{what}: clean ({self.files_checked} files, {self.groups_checked} index groups, "
+                       f"{self.tiles_checked} tiles checked)")
+        else:
+            out.append(f"{what}: DAMAGED: {len(self.damaged_files)} damaged file(s), {self.damaged_records} damaged "
+                       f"record(s), {len(self.problems)} other problem(s) ({self.files_checked} files checked); "
+                       f"`sfclayer repair {self.path}` writes a version without the damage")
+        return out
+
+    def __str__(self):
+        return "\n".join(self.lines())
+
+    @classmethod
+    def from_json(cls, text):
+        d = json.loads(text)
+        files = tuple(
+            DamagedFile(
+                name=f["name"], first_index=int(f["firstIndex"]), last_index=int(f["lastIndex"]),
+                damaged_records=int(f["damagedRecords"]),
+                first_offset=None if int(f["firstOffset"]) < 0 else int(f["firstOffset"]),
+                problems=tuple(f["problems"]), lost=tuple(f["lost"]))
+            for f in d.get("files", []))
+        return cls(path=d["layer"], version=d.get("version"), format_version=d.get("formatVersion"),
+                   files_checked=int(d.get("filesChecked", 0)), groups_checked=int(d.get("groupsChecked", 0)),
+                   tiles_checked=int(d.get("tilesChecked", 0)), damaged_records=int(d.get("damagedRecords", 0)),
+                   damaged_files=files, problems=tuple(d.get("problems", [])),
+                   document_damaged=bool(d.get("documentDamaged", False)))
+
+
+@dataclasses.dataclass(frozen=True)
+class RepairReport:
+    """What :func:`repair` did.
+
+    Attributes
+    ----------
+    path : str
+    repaired : bool
+        False when the layer was clean (and left as it is).
+    damaged_version : int or None
+        The version repaired (left in place for forensic reads).
+    new_version : int or None
+        The version written without the damage.
+    dropped : tuple of dict
+        The damaged records left out: ``file``, ``offset``, ``index`` (as stored), ``after``, ``what``;
+        also recorded in the new version's history entry (operation ``repair``, metric ``dropped``).
+    verify : VerifyReport
+        The check that found the damage.
+    """
+
+    path: str
+    repaired: bool
+    damaged_version: object
+    new_version: object
+    dropped: tuple
+    verify: VerifyReport
+
+    def lines(self):
+        if not self.repaired:
+            return [f"layer {self.path} version {self.verify.version} is clean: nothing to repair"]
+        out = [f"dropped {d['file']} at byte {d['offset']}" + (f" (SFC index {d['index']})" if d.get("index") is not None
+                                                                else "") + f": {d['what']}" for d in self.dropped]
+        out.append(f"layer {self.path}: version {self.new_version} written without the damage of version "
+                   f"{self.damaged_version} ({len(self.dropped)} damaged record(s)/file(s) dropped; version "
+                   f"{self.damaged_version} is left in place)")
+        return out
+
+    def __str__(self):
+        return "\n".join(self.lines())
+
+
+def verify(spark, path, version=None):
+    """Check every byte of a layer version in one Spark job.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    path : str
+    version : int, optional
+        The version to check (default: the newest).
+
+    Returns
+    -------
+    VerifyReport
+        ``report.clean`` is True when nothing is damaged; ``str(report)`` prints one line per
+        damaged file and a summary.
+
+    Examples
+    --------
+    >>> report = sfclayer.verify(spark, "/tmp/dem")  # doctest: +SKIP
+    >>> report.clean                                 # doctest: +SKIP
+    True
+    """
+    return VerifyReport.from_json(_jvm.verify_layer(spark, path, version))
+
+
+def _write_options(md):
+    """The write options that reproduce a version's layout (key index, bounds, blocks, ...)."""
+    ki = md["keyIndex"]
+    opts = {
+        "keyIndex": "z" if ki["kind"] == "z3" else ki["kind"],
+        "bounds": f"{ki['colMin']},{ki['rowMin']},{ki['colMax']},{ki['rowMax']}",
+        "compression": md["compression"],
+        "blockSize": str(md["blockSize"]),
+        "indexInterval": str(md["indexInterval"]),
+    }
+    if ki["kind"] == "z3":
+        opts["timeBounds"] = f"{ki['timeMin']},{ki['timeMax']}"
+        opts["timeResolution"] = f"{ki['timeResolution']} us"
+    if md.get("extent"):
+        e = md["extent"]
+        opts["extent"] = f"{e['xmin']!r},{e['ymin']!r},{e['xmax']!r},{e['ymax']!r}"
+    if md.get("crs"):
+        opts["crs"] = md["crs"]
+    return opts
+
+
+def repair(spark, path):
+    """Write a new version of a damaged layer without its damaged records.
+
+    The damaged version stays in place (readable explicitly, for forensics); the new one is
+    written from every intact record, so broken index files are rebuilt from their data files. A
+    clean layer is left as it is.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    path : str
+
+    Returns
+    -------
+    RepairReport
+        Lists the dropped records, which the new version's history entry also records (operation
+        ``repair``, its metric ``dropped``).
+
+    A damaged newest version document cannot be read, so that version's changes are lost: the
+    new version restores the newest readable version, and its history entry says so.
+
+    Examples
+    --------
+    >>> print(sfclayer.repair(spark, "/tmp/dem"))  # doctest: +SKIP
+    """
+    report = verify(spark, path)
+    if report.clean:
+        return RepairReport(path, False, report.version, None, (), report)
+    if report.document_damaged:
+        done = json.loads(_jvm.restore_document(spark, path))
+        dropped = ({"file": None, "offset": None, "index": None, "after": None,
+                    "what": f"version document {v} is damaged; version {done['newVersion']} restores version "
+                            f"{done['restoredVersion']}"} for v in done["damagedVersions"])
+        return RepairReport(path, True, report.version, done["newVersion"], tuple(dropped), report)
+    md = json.loads(_jvm.layer_metadata_json(spark, path, report.version))
+    dropped = []
+    for f in report.damaged_files:
+        for d in f.lost:
+            dropped.append({"file": f.name, "offset": d.get("offset"), "index": d.get("index"),
+                            "after": d.get("after"), "what": d.get("what")})
+        for p in f.problems:
+            dropped.append({"file": f.name, "offset": None, "index": None, "after": None, "what": p})
+    for p in report.problems:
+        dropped.append({"file": None, "offset": None, "index": None, "after": None, "what": p})
+    keys = ["col", "row"] + (["time"] if md["keyIndex"]["kind"] == "z3" else [])
+    values = [f["name"] for f in md["valueSchema"].get("fields", [])]
+    opts = _write_options(md)
+    opts["repair"] = json.dumps({"repairedVersion": report.version, "dropped": dropped})
+    with _jvm.translated():
+        # exactly the version verify checked, even if the layer changed since
+        df = (spark.read.format("sfclayer").option("onCorrupt", "skip").option("versionAsOf", str(report.version))
+              .load(path).select(*keys, *values))
+        df.write.format("sfclayer").mode("overwrite").options(**opts).save(path)
+    after = verify(spark, path)
+    return RepairReport(path, True, report.version, after.version, tuple(dropped), report)
