@@ -231,6 +231,15 @@ def test_short_answers_are_detected():
         conn, _ = listener.accept()
         conn.recv(16 + 17)
         conn.sendall(struct.pack(">i", 1000) + b"only a few bytes")
+        # End the answer with a FIN, then read whatever the client still sends until it hangs up:
+        # closing with unread bytes would send a reset, and the client would see that instead.
+        conn.shutdown(socket.SHUT_WR)
+        conn.settimeout(10)
+        try:
+            while conn.recv(4096):
+                pass
+        except OSError:
+            pass
         conn.close()
 
     t = threading.Thread(target=serve)

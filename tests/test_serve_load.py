@@ -96,7 +96,7 @@ def test_load_on_loopback_leaves_nothing_behind(spark, layers):
     deadline = time.time() + 10
     while time.time() < deadline and (_sockets() > sockets0 or _jvm_lookup_threads(spark) != jvm0):
         time.sleep(0.1)
-    assert _sockets() == sockets0
+    assert _sockets() <= sockets0  # fewer is fine: an idle connection of an earlier test may close meanwhile
     assert threading.active_count() == threads0
     assert _jvm_lookup_threads(spark) == jvm0
 
