@@ -38,7 +38,8 @@ def session():
     spark = sfclayer.session(
         "local[2]", app_name="sfclayer-bench-integrity", spark_ui_enabled="false",
         spark_ui_showConsoleProgress="false", spark_driver_host="127.0.0.1", spark_driver_bindAddress="127.0.0.1",
-        spark_driver_memory="4g", spark_sql_shuffle_partitions="4")
+        spark_driver_memory="4g", spark_sql_shuffle_partitions="4",
+        **{"spark.jars": os.path.join(ROOT, "build", "libs", "sfclayer-bench.jar")})  # LookupTiming (gradle benchJar)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -65,7 +66,8 @@ def bbox_query(spark, path, box):
 def lookups(layer, keys):
     """Seconds per look-up, timed inside the JVM (no transport)."""
     packed = b"".join(struct.pack(">iiq", c, r, 0) for c, r in keys)
-    return [abs(n) / 1e9 for n in layer._reader.timeGets(packed)]
+    timing = layer._spark.sparkContext._jvm.io.sfclayer.bench.LookupTiming
+    return [abs(n) / 1e9 for n in timing.timeGets(layer._reader, packed)]
 
 
 def run(side, boxes, rounds, n_lookups, work):
