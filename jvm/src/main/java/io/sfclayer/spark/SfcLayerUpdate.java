@@ -32,6 +32,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Updates of an existing layer, each one Spark job and one commit (docs/FORMAT.md, "Commit
@@ -242,20 +243,36 @@ public final class SfcLayerUpdate {
             md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
             md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
         task.maxGroupBytes = job.maxGroupBytes;
+        return runAndCommit(job, base, encoded.repartitionAndSortWithinPartitions(new IndexPartitioner(breaks)),
+            task, "append", "sfclayer: append to " + base.path(), results -> false, confB, perTask);
+    }
+
+    /**
+     * Runs {@code task} over {@code records} and commits what it wrote as a new version made by
+     * {@code operation} on {@code base}, or commits nothing when {@code unchanged} says the results
+     * changed nothing (then null). Whatever happens, the broadcasts are released, and the write's
+     * files are removed unless they were committed.
+     */
+    private static LayerMetadata runAndCommit(Job job, Layer base, JavaPairRDD<Long, byte[]> records, UpdateTask task,
+                                              String operation, String description,
+                                              Predicate<List<UpdateTask.Result>> unchanged,
+                                              Broadcast<?>... broadcasts) throws IOException {
         boolean committed = false;
         try {
-            List<UpdateTask.Result> results = job.run(
-                encoded.repartitionAndSortWithinPartitions(new IndexPartitioner(breaks)), task,
-                "sfclayer: append to " + base.path());
-            LayerMetadata md = md0.copy();
-            md.operation = "append";
-            md.readVersion = md0.version;
-            LayerMetadata out = job.commit(md, files, results, false);
+            List<UpdateTask.Result> results = job.run(records, task, description);
+            if (unchanged.test(results)) {
+                return null;
+            }
+            LayerMetadata md = base.metadata().copy();
+            md.operation = operation;
+            md.readVersion = base.metadata().version;
+            LayerMetadata out = job.commit(md, base.files(), results, false);
             committed = true;
             return out;
         } finally {
-            confB.destroy();
-            perTask.destroy();
+            for (Broadcast<?> b : broadcasts) {
+                b.destroy();
+            }
             if (!committed) {
                 job.discard();
             }
@@ -278,28 +295,12 @@ public final class SfcLayerUpdate {
         UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
             md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
             md0.valueSchemaJson, perTask, ids, MergeWriter.OnExisting.REPLACE, deleteBoxes);
-        boolean committed = false;
-        try {
-            JavaPairRDD<Long, byte[]> none = JavaPairRDD.fromJavaRDD(
-                jsc.<scala.Tuple2<Long, byte[]>>parallelize(new ArrayList<>(), groups.size()));
-            List<UpdateTask.Result> results = job.run(none, task, "sfclayer: " + operation + " " + base.path());
-            long deleted = results.stream().mapToLong(r -> r.counts[3]).sum();
-            if (operation.equals("delete") && deleted == 0) {
-                return null;
-            }
-            LayerMetadata md = md0.copy();
-            md.operation = operation;
-            md.readVersion = md0.version;
-            LayerMetadata out = job.commit(md, base.files(), results, false);
-            committed = true;
-            return out;
-        } finally {
-            confB.destroy();
-            perTask.destroy();
-            if (!committed) {
-                job.discard();
-            }
-        }
+        JavaPairRDD<Long, byte[]> none = JavaPairRDD.fromJavaRDD(
+            jsc.<scala.Tuple2<Long, byte[]>>parallelize(new ArrayList<>(), groups.size()));
+        // A delete that removed no tile publishes nothing.
+        return runAndCommit(job, base, none, task, operation, "sfclayer: " + operation + " " + base.path(),
+            results -> operation.equals("delete") && results.stream().mapToLong(r -> r.counts[3]).sum() == 0,
+            confB, perTask);
     }
 
     /** Splits sorted files into at most {@code n} groups of adjacent files. */
