@@ -4,6 +4,7 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.BloomFilter;
 import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileIndex;
 import io.sfclayer.format.DataFileListing;
@@ -75,6 +76,14 @@ public final class ValueReader implements Closeable {
     private boolean closed;
     private long opens;
     private long hits;
+    /**
+     * Each file's bloom filter once read ({@link #NO_FILTER} for files without one), while they fit in
+     * a quarter of {@code cacheBytes}: a miss the filter rules out opens nothing, cold or warm.
+     */
+    private final ConcurrentHashMap<Integer, BloomFilter> filters = new ConcurrentHashMap<>();
+    private static final BloomFilter NO_FILTER = BloomFilter.build(new long[0], 0, 0.5);
+    private final AtomicLong filterBytes = new AtomicLong();
+    private final AtomicLong bloomSkips = new AtomicLong();
 
     /**
      * One data file of the cache. Its reader is opened outside the reader-wide lock by the first
@@ -237,14 +246,24 @@ public final class ValueReader implements Closeable {
         return cache.size();
     }
 
-    /** Memory counted against {@code cacheBytes}: open files and kept indexes. */
+    /** Memory counted against {@code cacheBytes}: open files, kept indexes and bloom filters. */
     public synchronized long cachedBytes() {
-        return cache.size() * OPEN_FILE_BYTES + indexBytes.get();
+        return cache.size() * OPEN_FILE_BYTES + indexBytes.get() + filterBytes.get();
     }
 
     /** Indexes kept in memory. */
     public int indexesKept() {
         return indexes.size();
+    }
+
+    /** Look-ups answered as missing by a file's bloom filter, without opening the file. */
+    public long bloomSkips() {
+        return bloomSkips.get();
+    }
+
+    /** Bloom filters kept in memory. */
+    public int filtersKept() {
+        return (int) filters.values().stream().filter(f -> f != NO_FILTER).count();
     }
 
     /**
@@ -301,6 +320,15 @@ public final class ValueReader implements Closeable {
         if (file < 0) {
             return null;
         }
+        if (!mayHold(file, index)) {
+            synchronized (this) {
+                if (closed) {
+                    throw new SfcLayerException("value reader on " + layer.path() + " is closed");
+                }
+            }
+            bloomSkips.incrementAndGet();
+            return null;
+        }
         while (true) {
             CachedFile f = acquire(file);
             synchronized (f) {
@@ -313,6 +341,25 @@ public final class ValueReader implements Closeable {
                 return match(f, col, row, time);
             }
         }
+    }
+
+    /** False when {@code file}'s bloom filter rules {@code index} out (the file then need not be opened). */
+    private boolean mayHold(int file, long index) throws IOException {
+        BloomFilter f = filters.get(file);
+        if (f == null) {
+            DataFileEntry entry = layer.entry(listing.name(file));
+            if (entry.bloomCrc32c == null) {
+                f = NO_FILTER;
+                filters.putIfAbsent(file, f);
+            } else {
+                Path path = listing.path(file);
+                f = BloomFilter.read(path.getFileSystem(layer.conf()), path, entry.bloomCrc32c, layer.path().toString());
+                if (filterBytes.get() + f.bytes() <= cacheBytes / 4 && filters.putIfAbsent(file, f) == null) {
+                    filterBytes.addAndGet(f.bytes());
+                }
+            }
+        }
+        return f == NO_FILTER || f.mightContain(index);
     }
 
     /** The record for the key in the current group of {@code f}, or null: keys sharing an index are told apart here. */
@@ -409,7 +456,8 @@ public final class ValueReader implements Closeable {
         List<CachedFile> evicted = new ArrayList<>();
         synchronized (this) {
             Iterator<Map.Entry<Integer, CachedFile>> it = cache.entrySet().iterator();
-            while ((cache.size() > cacheSize || cache.size() * OPEN_FILE_BYTES + indexBytes.get() > cacheBytes)
+            while ((cache.size() > cacheSize
+                    || cache.size() * OPEN_FILE_BYTES + indexBytes.get() + filterBytes.get() > cacheBytes)
                     && it.hasNext()) {
                 CachedFile eldest = it.next().getValue();
                 if (eldest != keep && eldest.reader != null) {
