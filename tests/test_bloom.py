@@ -111,12 +111,18 @@ def test_updates_keep_building_filters(spark, tmp_path):
     check_lookups(spark, path, model)
 
 
-def test_filters_are_off_by_default(spark, tmp_path):
-    path = str(tmp_path / "layer")
-    write(spark, path, sparse_model(3), bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k")
-    md = helpers.metadata(path)
+def test_filters_are_on_by_default_and_can_be_turned_off(spark, tmp_path):
+    on, off = str(tmp_path / "on"), str(tmp_path / "off")
+    write(spark, on, sparse_model(3), bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k")
+    md = helpers.metadata(on)
+    assert md["bloomFilter"] == {"fpp": 0.01} and all("bloomCrc32c" in f for f in md["files"])
+    write(spark, off, sparse_model(3), bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k", bloom_filter=False)
+    md = helpers.metadata(off)
     assert "bloomFilter" not in md and not any("bloomCrc32c" in f for f in md["files"])
-    assert bloom_files(path) == []
+    assert bloom_files(off) == []
+    # an append keeps the layer's choice
+    write(spark, off, sparse_model(4), mode="append")
+    assert bloom_files(off) == [] and "bloomFilter" not in helpers.metadata(off)
 
 
 def test_bad_bloom_options_are_refused_by_name(spark, tmp_path):

@@ -72,7 +72,8 @@ def write_options(**options):
         ``time_resolution`` (timedelta or '1 day'), ``block_size``, ``partitions``, ``compression``,
         ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``on_existing`` (append: replace, keep, error),
         ``raster`` (a dict: the raster layer description, docs/FORMAT.md "Raster layers"),
-        ``bloom_filter`` (bool: a bloom filter per data file, so look-up misses skip it), ``bloom_fpp``;
+        ``bloom_filter`` (bool, default True: a bloom filter per data file, so look-up misses skip it),
+        ``bloom_fpp`` (its false-positive probability, default 0.01);
         connector names (``keyIndex``) are accepted as they are.
 
     Examples

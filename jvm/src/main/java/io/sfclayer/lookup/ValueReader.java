@@ -167,8 +167,9 @@ public final class ValueReader implements Closeable {
     static final int PRELOAD_MAX_FILES = 4096;
 
     /**
-     * Reads every file's index, in the background, while they fit: the first look-up in a file then
-     * opens only its data file. Failures are left for that look-up to report.
+     * Reads every file's bloom filter and index, in the background, while they fit: the first look-up
+     * in a file then opens only its data file (a miss its filter rules out, nothing). Failures are
+     * left for that look-up to report.
      */
     private void preloadIndexes() {
         for (int i = 0; i < listing.size(); i++) {
@@ -176,6 +177,13 @@ public final class ValueReader implements Closeable {
                 if (closed) {
                     return;
                 }
+            }
+            try {
+                if (!filters.containsKey(i)) {
+                    loadFilter(i); // a miss in this file then opens nothing, even the first time
+                }
+            } catch (IOException | RuntimeException e) {
+                // the look-up that needs this filter reads it again and reports what is wrong
             }
             if (indexes.containsKey(i)) {
                 continue;
@@ -347,19 +355,25 @@ public final class ValueReader implements Closeable {
     private boolean mayHold(int file, long index) throws IOException {
         BloomFilter f = filters.get(file);
         if (f == null) {
-            DataFileEntry entry = layer.entry(listing.name(file));
-            if (entry.bloomCrc32c == null) {
-                f = NO_FILTER;
-                filters.putIfAbsent(file, f);
-            } else {
-                Path path = listing.path(file);
-                f = BloomFilter.read(path.getFileSystem(layer.conf()), path, entry.bloomCrc32c, layer.path().toString());
-                if (filterBytes.get() + f.bytes() <= cacheBytes / 4 && filters.putIfAbsent(file, f) == null) {
-                    filterBytes.addAndGet(f.bytes());
-                }
-            }
+            f = loadFilter(file);
         }
         return f == NO_FILTER || f.mightContain(index);
+    }
+
+    /** Reads {@code file}'s checked bloom filter, kept while filters fit in a quarter of {@code cacheBytes}. */
+    private BloomFilter loadFilter(int file) throws IOException {
+        DataFileEntry entry = layer.entry(listing.name(file));
+        if (entry.bloomCrc32c == null) {
+            filters.putIfAbsent(file, NO_FILTER);
+            return NO_FILTER;
+        }
+        Path path = listing.path(file);
+        BloomFilter f = BloomFilter.read(path.getFileSystem(layer.conf()), path, entry.bloomCrc32c,
+            layer.path().toString());
+        if (filterBytes.get() + f.bytes() <= cacheBytes / 4 && filters.putIfAbsent(file, f) == null) {
+            filterBytes.addAndGet(f.bytes());
+        }
+        return f;
     }
 
     /** The record for the key in the current group of {@code f}, or null: keys sharing an index are told apart here. */
