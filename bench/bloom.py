@@ -207,7 +207,12 @@ def render(results, command, seconds):
                + (", at least 2×: bloom filters are the default** (`bloomFilter` defaults to true)."
                   if r["default"] else
                   ", short of 2×: bloom filters stay off by default** (`bloomFilter=true` turns them on)."))
-    lines += ["", verdict, ""]
+    lines += ["", "Write times are in the order written (the first large write of a run also warms Spark up): not a "
+              "comparison; a filter costs the writer one hash per index as it appends it, and one small file per "
+              "data file. A look-up that finds its tile pays for filters only on a file it has not read before (one "
+              "more small read: the sidecar), and the default reader reads filters in the background with the "
+              "indexes, so once it has (\"cold file, after the preload\") a miss opens nothing at all.",
+              "", verdict, ""]
     if r["default"] != r["code_default"]:
         lines += [f"**The code disagrees: `LayerWriteOptions.DEFAULT_BLOOM_FILTER` is {str(r['code_default']).lower()}; "
                   "flip it (and the README's option table) to follow this measurement.**", ""]
