@@ -45,6 +45,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * memory ({@code cacheBytes}, counting {@value #OPEN_FILE_BYTES} bytes per open file plus the kept
  * indexes) and by a count of open files (a bound on file descriptors).
  *
+ * <p>Files written with bloom filters ({@link BloomFilter}) have theirs read once and kept (within a
+ * quarter of {@code cacheBytes}; the preload reads them too): a key whose index a file's filter rules
+ * out is answered missing without opening the file ({@link #bloomSkips()} counts them).
+ *
  * <p>Safe for concurrent callers: the cache is guarded by one lock under which no file-system call
  * is made, each open file by its own; a reader evicted while in use is closed only after its user is done.
  *
@@ -370,7 +374,9 @@ public final class ValueReader implements Closeable {
         Path path = listing.path(file);
         BloomFilter f = BloomFilter.read(path.getFileSystem(layer.conf()), path, entry.bloomCrc32c,
             layer.path().toString());
-        if (filterBytes.get() + f.bytes() <= cacheBytes / 4 && filters.putIfAbsent(file, f) == null) {
+        if (filterBytes.get() + f.bytes() > cacheBytes / 4) {
+            filters.putIfAbsent(file, NO_FILTER); // no room: its look-ups open the file, as without a filter
+        } else if (filters.putIfAbsent(file, f) == null) {
             filterBytes.addAndGet(f.bytes());
         }
         return f;
