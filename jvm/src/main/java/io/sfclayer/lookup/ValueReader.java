@@ -187,7 +187,7 @@ public final class ValueReader implements Closeable {
                     loadFilter(i); // a miss in this file then opens nothing, even the first time
                 }
             } catch (IOException | RuntimeException e) {
-                // the look-up that needs this filter reads it again and reports what is wrong
+                continue; // nor its index: the look-up that needs the file reads the filter and reports it
             }
             if (indexes.containsKey(i)) {
                 continue;
@@ -359,6 +359,11 @@ public final class ValueReader implements Closeable {
     private boolean mayHold(int file, long index) throws IOException {
         BloomFilter f = filters.get(file);
         if (f == null) {
+            if (indexInDriver && indexes.containsKey(file)) {
+                // the data file alone opens as fast as the filter reads, and a hit would pay both:
+                // open it (the preload reads filters before indexes, so this is rare)
+                return true;
+            }
             f = loadFilter(file);
         }
         return f == NO_FILTER || f.mightContain(index);
