@@ -47,11 +47,6 @@ abstract class BaseProcedure implements SimpleProcedure {
         .add("metrics", DataTypes.createMapType(DataTypes.StringType, DataTypes.LongType), false);
 
     @Override
-    public String name() {
-        return getClass().getSimpleName();
-    }
-
-    @Override
     public boolean isDeterministic() {
         return false; // it changes (or reads the changing state of) a layer
     }

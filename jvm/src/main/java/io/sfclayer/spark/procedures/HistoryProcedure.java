@@ -1,8 +1,7 @@
 package io.sfclayer.spark.procedures;
 
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.format.VersionLog;
-import org.apache.hadoop.fs.Path;
+import io.sfclayer.spark.SfcLayerCommands;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
@@ -33,13 +32,8 @@ public final class HistoryProcedure extends BaseProcedure {
 
     @Override
     Result call(SparkSession spark, InternalRow args) throws IOException {
-        VersionLog log = new VersionLog(conf(spark), new Path(string(args, 0)));
-        List<LayerMetadata> versions = log.history();
-        if (versions.isEmpty()) {
-            log.current(); // LayerNotFound naming the path
-        }
         List<InternalRow> rows = new ArrayList<>();
-        for (LayerMetadata md : versions) {
+        for (LayerMetadata md : SfcLayerCommands.versions(spark, string(args, 0))) {
             rows.add(versionRow(md));
         }
         return new Result(VERSION_ROW, rows);
