@@ -2,6 +2,7 @@ package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.FileStats;
 import io.sfclayer.format.TileSchema;
@@ -177,7 +178,7 @@ public final class GroupWriter implements Closeable {
         files.close();
     }
 
-    public List<DataFileWriter.FileStat> files() {
+    public List<DataFile> files() {
         return files.files();
     }
 
