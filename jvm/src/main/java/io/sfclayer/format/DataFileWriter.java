@@ -94,10 +94,10 @@ public final class DataFileWriter implements Closeable {
     private DataFileWriter(Path dir, String dirInLayer, Configuration conf, int partition, long blockSize,
                            int indexInterval, String writeId, int formatVersion) throws IOException {
         if (blockSize < 4096) {
-            throw new SfcLayerException.InvalidArgument("block size " + blockSize + " is too small (at least 4096 bytes)");
+            throw new SfcLayerException.InvalidArgument("blockSize: " + blockSize + " is too small (at least 4096 bytes)");
         }
         if (indexInterval < 1) {
-            throw new SfcLayerException.InvalidArgument("indexInterval must be at least 1, got " + indexInterval);
+            throw new SfcLayerException.InvalidArgument("indexInterval: " + indexInterval + " is too small (at least 1)");
         }
         this.conf = conf;
         this.dir = dir;

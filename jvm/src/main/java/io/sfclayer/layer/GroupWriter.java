@@ -64,8 +64,8 @@ public final class GroupWriter implements Closeable {
     public GroupWriter(DataFileWriter files, ValueCompression compression, KeyIndex keyIndex, long maxGroupBytes,
                        TileSchema schema) {
         if (maxGroupBytes < 1 || maxGroupBytes > MAX_GROUP_BYTES_LIMIT) {
-            throw new SfcLayerException.InvalidArgument("maxGroupBytes " + maxGroupBytes + " is outside 1.."
-                + MAX_GROUP_BYTES_LIMIT + " (1 GiB)");
+            throw new SfcLayerException.InvalidArgument("maxGroupBytes: " + maxGroupBytes + " is out of range (1.."
+                + MAX_GROUP_BYTES_LIMIT + ", 1 GiB)");
         }
         this.files = files;
         this.compression = compression;

@@ -36,13 +36,13 @@ public final class Vacuum {
     public static Map<String, Object> run(Configuration conf, String path, long retainMillis, boolean dryRun,
                                           boolean enforceRetention) throws IOException {
         if (retainMillis < 0) {
-            throw new SfcLayerException.InvalidArgument("vacuum: retention must not be negative, got " + retainMillis + " ms");
+            throw new SfcLayerException.InvalidArgument("vacuum retain: " + retainMillis + " ms is negative (0 or more)");
         }
         if (enforceRetention && retainMillis < DEFAULT_RETAIN_MILLIS) {
-            throw new SfcLayerException.InvalidArgument("vacuum: a retention of " + retainMillis / 1000.0
-                + " s is under the 7-day minimum: readers pinned to older versions and writes in progress could lose"
-                + " their files; to do it anyway, turn the retention check off (Python: enforce_retention=False,"
-                + " CLI: --force)");
+            throw new SfcLayerException.InvalidArgument("vacuum retain: " + retainMillis / 1000.0
+                + " s is under the 7-day minimum (at least " + DEFAULT_RETAIN_MILLIS / 1000 + " s: readers pinned to"
+                + " older versions and writes in progress could lose their files; to do it anyway, turn the retention"
+                + " check off: Python enforce_retention=False, CLI --force)");
         }
         VersionLog log = new VersionLog(conf, new Path(path));
         FileSystem fs = log.fileSystem();
