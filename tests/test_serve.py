@@ -201,7 +201,7 @@ def test_missing_tiles_404_and_transparent_option(client):
     ("/layers/dem/tiles/0/1/1.png?empty=maybe", "empty: 'maybe' is not a choice"),
     ("/layers/dem/tiles/0/1/1.png?bogus=1", "query parameters: bogus are unknown"),
     ("/layers/st/tiles/0/1/1.png?time=yesterday", "time: 'yesterday' is not a time"),
-    ("/layers/rgb/values/x/1", "col 'x'"),
+    ("/layers/rgb/values/x/1", "col: 'x' is not an integer"),
 ])
 def test_bad_requests_answer_400_json(client, path, fragment):
     code, headers, body = client.get(path)
