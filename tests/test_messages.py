@@ -12,6 +12,7 @@ import pytest
 import sfclayer
 from sfclayer import _args, cli, curves, maintenance, pyramids, raster
 from sfclayer.errors import InvalidArgument, KeyOutOfBounds
+from sfclayer.grid import TileGrid
 from sfclayer.ingestion import Grid, _tms
 from sfclayer.server import app, catalog, render
 
@@ -49,6 +50,8 @@ CASES = [
     ("arguments", lambda: _args.check_box("bbox", (1, 2, 3), float, "xmin, ymin, xmax, ymax"), InvalidArgument,
      "bbox", "(1, 2, 3)"),
     ("arguments", lambda: _args.check_path(""), InvalidArgument, "path", "''"),
+    ("arguments", lambda: TileGrid((0, 0, 1, 1), (0, 0, 9, 9)).key_box(3, 0, 2, 1), InvalidArgument, "map box",
+     "3.0,0.0,2.0,1.0"),
     # ingest
     ("ingest", lambda: Grid.from_tms("WebMercatorQuad", 30), InvalidArgument, "zoom", "30"),
     ("ingest", lambda: _tms("NoSuchQuad"), InvalidArgument, "tms", "'NoSuchQuad'"),
@@ -95,6 +98,8 @@ def test_bad_arguments_name_the_value_and_what_is_allowed(area, call, error, nam
     (["vacuum", "/nowhere", "--retain", "7x"], "argument --retain", "'7x'"),
     (["demo", "--bbox", "1,2"], "argument --bbox", "'1,2'"),
     (["demo", "--tile-size", "0"], "argument --tile-size", "'0'"),
+    (["get", "/nowhere", "1", "2", "noon"], "argument TIME", "'noon'"),
+    (["layout", "/nowhere", "--time", "noon"], "argument --time", "'noon'"),
 ])
 def test_cli_argument_types_follow_the_pattern(capsys, argv, name, value):
     with pytest.raises(SystemExit) as e:

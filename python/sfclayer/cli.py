@@ -126,7 +126,8 @@ def _parse_time(text):
     try:
         return to_micros(text)
     except InvalidArgument as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+        # argparse names the argument itself: "argument TIME: 'noon' is not a time (...)"
+        raise argparse.ArgumentTypeError(str(e).removeprefix("time: ")) from None
 
 
 def _floats(n):
@@ -643,7 +644,7 @@ def main(argv=None, spark_factory=None):
         try:
             args.time = _parse_time(args.time_text)
         except argparse.ArgumentTypeError as e:
-            parser.error(str(e))
+            parser.error(f"argument TIME: {e}")
     elif args.command == "get":
         args.time = None
     try:
