@@ -61,6 +61,10 @@ public final class DataFileWriter implements Closeable {
     /** Statistics of the open file; null while a group without statistics was appended to it. */
     private FileStats stats;
     private boolean statsComplete;
+    /** False-positive probability of each file's bloom filter; 0: no filters. */
+    private double bloomFpp;
+    /** The open file's indexes, for its bloom filter (only while filters are built). */
+    private long[] fileIndexes = new long[0];
 
     public DataFileWriter(Configuration conf, Path dir, int partition, long blockSize, int indexInterval,
                           String writeId) throws IOException {
@@ -112,6 +116,18 @@ public final class DataFileWriter implements Closeable {
     }
 
     /**
+     * Builds a bloom filter over each file's indexes ({@link BloomFilter}) at false-positive probability
+     * {@code fpp}, written beside the file as it is closed; 0 builds none.
+     */
+    public DataFileWriter withBloomFilter(double fpp) {
+        if (fpp != 0 && !(fpp > 0 && fpp < 1)) {
+            throw new SfcLayerException.InvalidArgument("bloom filter false-positive probability must be in (0, 1), got " + fpp);
+        }
+        this.bloomFpp = fpp;
+        return this;
+    }
+
+    /**
      * Appends the group of all records sharing {@code sfcIndex}. Indexes must strictly increase.
      *
      * @param recordCount how many tile records the group holds (for the statistics)
@@ -150,6 +166,12 @@ public final class DataFileWriter implements Closeable {
             value.set(group, offset, length);
         }
         data.append(key, value);
+        if (bloomFpp > 0) {
+            if (groups == fileIndexes.length) {
+                fileIndexes = java.util.Arrays.copyOf(fileIndexes, Math.max(1024, 2 * fileIndexes.length));
+            }
+            fileIndexes[(int) groups] = sfcIndex;
+        }
         last = sfcIndex;
         groups++;
         records += recordCount;
@@ -192,8 +214,13 @@ public final class DataFileWriter implements Closeable {
         data.close();
         index.close();
         long indexCrc = DataFileIndex.crc32c(fs, new Path(new Path(dir, currentName), "index"));
+        Long bloomCrc = null;
+        if (bloomFpp > 0) {
+            // built from the indexes this writer appended: no second pass over the file
+            bloomCrc = BloomFilter.build(fileIndexes, (int) groups, bloomFpp).write(fs, new Path(dir, currentName));
+        }
         finished.add(new DataFile(dirInLayer, currentName, first, last, records, groups, length,
-            checked ? Long.valueOf(indexCrc) : null, statsComplete ? stats : null));
+            checked ? Long.valueOf(indexCrc) : null, statsComplete ? stats : null, bloomCrc));
         data = null;
         index = null;
     }

@@ -63,6 +63,8 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
     private int formatVersion = io.sfclayer.format.LayerMetadata.FORMAT_VERSION;
     /** The largest group of tiles sharing an index (write option maxGroupBytes). */
     long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
+    /** Bloom filters' false-positive probability for the files written (the layer's choice); 0: none. */
+    double bloomFpp;
 
     UpdateTask(Broadcast<SerializableConf> conf, String layer, String dataDirName, long blockSize, int indexInterval,
                String writeId, ValueCompression compression, KeyIndex keyIndex, String valueSchemaJson,
@@ -98,7 +100,7 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         List<DataFile> files = perTask == null || partition >= perTask.value().size() ? List.of()
             : perTask.value().get(partition);
         DataFileWriter out = new DataFileWriter(c, layerPath, dir, partition, blockSize, indexInterval, writeId,
-            formatVersion);
+            formatVersion).withBloomFilter(bloomFpp);
         TileSchema schema = TileSchema.fromJson(valueSchemaJson, keyIndex.isSpaceTime());
         GroupWriter groups = new GroupWriter(out, compression, keyIndex, maxGroupBytes, schema);
         MergeWriter merge = new MergeWriter(c, layerPath, files, rewrite, groups, schema, compression, onExisting,
