@@ -126,7 +126,8 @@ def _parse_time(text):
     try:
         return to_micros(text)
     except InvalidArgument as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+        # argparse names the argument itself: "argument TIME: 'noon' is not a time (...)"
+        raise argparse.ArgumentTypeError(str(e).removeprefix("time: ")) from None
 
 
 def _floats(n):
@@ -136,7 +137,7 @@ def _floats(n):
         except ValueError:
             vals = ()
         if len(vals) != n:
-            raise argparse.ArgumentTypeError(f"expected {n} comma-separated numbers, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{text!r} is not {n} numbers ({n} comma-separated numbers)")
         return vals
 
     return parse
@@ -148,7 +149,7 @@ def _positive_int(text):
     except ValueError:
         v = 0
     if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer (1, 2, ...)")
     return v
 
 
@@ -312,7 +313,7 @@ def _parse_retain(text):
     try:
         return _dt.timedelta(**{units[text[-1]]: float(text[:-1])})
     except (KeyError, ValueError, IndexError):
-        raise argparse.ArgumentTypeError(f"not a retention: {text!r} (e.g. 7d, 12h, 30m, 0s)")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a retention (a number and d, h, m or s: 7d, 12h, 30m, 0s)")
 
 
 def _cmd_vacuum(args, spark_factory):
@@ -335,7 +336,8 @@ def _cmd_get(args, spark_factory):
     try:
         with sfclayer.open(spark, args.path) as layer:
             if layer.space_time and args.time is None:
-                raise sfclayer.InvalidArgument(f"layer {args.path} is space-time: give a TIME after COL ROW")
+                raise sfclayer.InvalidArgument(f"TIME: nothing is given for a space-time layer ({args.path}: give a TIME "
+                                           f"after COL ROW)")
             t0 = time.perf_counter()
             values = layer.get(args.col, args.row, args.time)
             ms = (time.perf_counter() - t0) * 1e3
@@ -642,7 +644,7 @@ def main(argv=None, spark_factory=None):
         try:
             args.time = _parse_time(args.time_text)
         except argparse.ArgumentTypeError as e:
-            parser.error(str(e))
+            parser.error(f"argument TIME: {e}")
     elif args.command == "get":
         args.time = None
     try:

@@ -67,10 +67,10 @@ class Grid:
         """The grid of a morecantile tile matrix set (name or object) at ``zoom``."""
         t = _tms(tms)
         if not (t.minzoom <= zoom <= t.maxzoom):
-            raise InvalidArgument(f"zoom {zoom} is outside {t.id}'s zooms {t.minzoom}..{t.maxzoom}")
+            raise InvalidArgument(f"zoom: {zoom} is outside {t.id}'s zooms ({t.minzoom}..{t.maxzoom})")
         m = t.matrix(zoom)
         if getattr(m, "variableMatrixWidths", None):
-            raise InvalidArgument(f"{t.id} has variable matrix widths at zoom {zoom}; sfclayer needs a regular grid")
+            raise InvalidArgument(f"tms: {t.id!r} has variable matrix widths at zoom {zoom} (a regular grid)")
         first = t.xy_bounds(0, 0, zoom)
         last = t.xy_bounds(m.matrixWidth - 1, m.matrixHeight - 1, zoom)
         extent = (min(first.left, last.left), min(first.bottom, last.bottom),
@@ -207,12 +207,13 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     t0 = time.perf_counter()
     for fixed in ("bounds", "extent", "crs", "raster"):
         if fixed in write_options:
-            raise InvalidArgument(f"ingest sets the write option {fixed!r} from the tile grid; leave it out")
+            raise InvalidArgument(f"write option {fixed}: {write_options[fixed]!r} is set by ingest from the tile grid "
+                                  f"(leave it out)")
     if resampling not in RESAMPLING:
-        raise InvalidArgument(f"unknown resampling {resampling!r}; choose one of {', '.join(RESAMPLING)}")
+        raise InvalidArgument(f"resampling: {resampling!r} is unknown ({', '.join(RESAMPLING)})")
     uris = [sources] if isinstance(sources, str) else [str(s) for s in sources]
     if not uris:
-        raise InvalidArgument("ingest needs at least one source raster")
+        raise InvalidArgument(f"sources: {sources!r} is empty (at least one source raster)")
     srcs = [Source.open(u) for u in uris]
     first = srcs[0]
     for s in srcs[1:]:
@@ -226,15 +227,16 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
 
     if tms is None:
         if zoom is not None:
-            raise InvalidArgument(f"zoom={zoom} needs a tile matrix set; tms=None keeps the source's own grid")
+            raise InvalidArgument(f"zoom: {zoom} needs a tile matrix set (give tms, or no zoom: tms=None keeps the "
+                                  f"source's own grid)")
         grid, tasks = _native_plan(srcs, int(tile_size))
     else:
         t = _tms(tms)
         z = _zoom_for(t, srcs) if zoom is None else int(zoom)
         grid = Grid.from_tms(t, z)
         if grid.tile_width != tile_size or grid.tile_height != tile_size:
-            raise InvalidArgument(f"{grid.tms} has {grid.tile_width} × {grid.tile_height} px tiles; "
-                                  f"tile_size={tile_size} does not fit it (leave tile_size at its default)")
+            raise InvalidArgument(f"tile_size: {tile_size} does not fit {grid.tms}'s {grid.tile_width} × "
+                                  f"{grid.tile_height} px tiles (leave tile_size at its default)")
         tasks = _tms_plan(t, grid, srcs)
 
     sc = spark.sparkContext
@@ -263,8 +265,8 @@ def _tms(tms):
         try:
             return morecantile.tms.get(tms)
         except Exception as e:  # morecantile's InvalidIdentifier
-            raise InvalidArgument(f"unknown tile matrix set {tms!r}; morecantile knows "
-                                  f"{', '.join(morecantile.tms.list())}") from e
+            raise InvalidArgument(f"tms: {tms!r} is an unknown tile matrix set (morecantile knows "
+                                  f"{', '.join(morecantile.tms.list())})") from e
     return tms
 
 
@@ -314,7 +316,7 @@ def _native_plan(srcs, tile_size):
     from rasterio.crs import CRS
 
     if tile_size < 1:
-        raise InvalidArgument(f"tile_size must be positive, got {tile_size}")
+        raise InvalidArgument(f"tile_size: {tile_size} is not positive (pixels > 0)")
     first = srcs[0]
     a, _, c0, _, e, f0 = first.transform
     crs0 = CRS.from_wkt(first.crs)

@@ -91,8 +91,8 @@ def pyramid_levels(spark, path):
 def _base_zoom(md, path):
     r = md.get("raster")
     if not r or r.get("zoom") is None:
-        raise InvalidArgument(f"layer {path} has no zoom level: only raster layers ingested onto a tile "
-                              "matrix set (sfclayer.ingest with a tms) have zoom levels")
+        raise InvalidArgument(f"path: {path!r} has no zoom level (only raster layers ingested onto a tile "
+                              "matrix set, sfclayer.ingest with a tms, have zoom levels)")
     return int(r["zoom"])
 
 
@@ -154,14 +154,14 @@ def pyramid(spark, path, min_zoom=0, resampling="average", log=None, **write_opt
     from .ingestion import Grid, _tms
 
     if resampling not in DOWNSAMPLING:
-        raise InvalidArgument(f"unknown pyramid resampling {resampling!r}; choose one of {', '.join(DOWNSAMPLING)}")
+        raise InvalidArgument(f"resampling: {resampling!r} is unknown for a pyramid ({', '.join(DOWNSAMPLING)})")
     md = _base_metadata(spark, path)
     base = _base_zoom(md, path)
     r = md["raster"]
     t = _tms(r["tms"])
     min_zoom = int(min_zoom)
     if not (max(t.minzoom, 0) <= min_zoom <= base):
-        raise InvalidArgument(f"min_zoom {min_zoom} must be in {max(t.minzoom, 0)}..{base} (the base zoom)")
+        raise InvalidArgument(f"min_zoom: {min_zoom} is out of range ({max(t.minzoom, 0)}..{base}, the base zoom)")
     nodata = r.get("nodata")
     nodata = float("nan") if nodata == "NaN" else nodata
     built = []
@@ -172,7 +172,7 @@ def pyramid(spark, path, min_zoom=0, resampling="average", log=None, **write_opt
         if (child.width, child.height) != (2 * grid.width, 2 * grid.height) or \
                 (child.tile_width, child.tile_height) != (grid.tile_width, grid.tile_height) or \
                 not np.allclose(child.extent, grid.extent):
-            raise InvalidArgument(f"{t.id} is not a quadtree between zooms {z} and {z + 1}; no pyramid over it")
+            raise InvalidArgument(f"tms: {t.id!r} is not a quadtree between zooms {z} and {z + 1} (a pyramid needs one)")
         df = _layer.read(spark, child_path).select(*raster.spark_schema().fieldNames())
         parents = df.rdd.map(_to_parent).groupByKey().flatMap(
             functools.partial(_parent_tile, grid, r["bands"], r["dtype"], nodata, resampling))
@@ -261,7 +261,7 @@ def downsample(block, nodata, resampling="average", present=None):
         pick = counts.argmax(axis=-1)
         out = np.take_along_axis(quad, pick[..., None], axis=-1)[..., 0]
     else:
-        raise InvalidArgument(f"unknown pyramid resampling {resampling!r}; choose one of {', '.join(DOWNSAMPLING)}")
+        raise InvalidArgument(f"resampling: {resampling!r} is unknown for a pyramid ({', '.join(DOWNSAMPLING)})")
     if fill is not None:
         out[:, n == 0] = fill
     return out

@@ -139,11 +139,11 @@ public final class LayerWriteOptions implements Serializable {
         if ((v = lower.get("blocksize")) != null) {
             o.blockSize = parseBytes("blockSize", v);
             if (o.blockSize < 65536) {
-                throw new SfcLayerException.InvalidArgument("option blockSize: " + v + " is below the minimum of 64k");
+                throw new SfcLayerException.InvalidArgument("option blockSize: '" + v + "' is below the minimum (at least 64k)");
             }
             if (o.blockSize % 512 != 0) {
-                throw new SfcLayerException.InvalidArgument("option blockSize: " + v
-                    + " must be a multiple of 512 bytes (HDFS checksum chunks)");
+                throw new SfcLayerException.InvalidArgument("option blockSize: '" + v
+                    + "' is not a multiple of 512 bytes (HDFS checksum chunks: 64k, 1m, 128m, ...)");
             }
         }
         if ((v = lower.get("partitions")) != null) {

@@ -1,5 +1,8 @@
 package io.sfclayer.lookup;
 
+// Over 500 lines on purpose: single look-ups, batches and box queries share one LRU of open files,
+// its memory bound and its locking; the three access paths sit next to the cache they must respect.
+
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;

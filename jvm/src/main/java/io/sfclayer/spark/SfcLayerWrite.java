@@ -6,7 +6,6 @@ import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.TimeBounds;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileWriter;
-import io.sfclayer.format.DataFileWriter.FileStat;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.TileWriter;

@@ -4,8 +4,6 @@ import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileWriter;
-import io.sfclayer.format.DataFileWriter.FileStat;
-import io.sfclayer.format.RecordFrame;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.GroupWriter;
@@ -101,8 +99,8 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         Path layerPath = new Path(layer);
         List<DataFile> files = perTask == null || partition >= perTask.value().size() ? List.of()
             : perTask.value().get(partition);
-        DataFileWriter out = new DataFileWriter(c, new Path(layerPath, dir), partition, blockSize, indexInterval,
-            writeId, formatVersion).withBloomFilter(bloomFpp);
+        DataFileWriter out = new DataFileWriter(c, layerPath, dir, partition, blockSize, indexInterval, writeId,
+            formatVersion).withBloomFilter(bloomFpp);
         TileSchema schema = TileSchema.fromJson(valueSchemaJson, keyIndex.isSpaceTime());
         GroupWriter groups = new GroupWriter(out, compression, keyIndex, maxGroupBytes, schema);
         MergeWriter merge = new MergeWriter(c, layerPath, files, rewrite, groups, schema, compression, onExisting,
@@ -118,10 +116,7 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
             throw e;
         }
         Result result = new Result();
-        for (FileStat f : groups.files()) {
-            result.added.add(new DataFile(dir, f.name, f.firstIndex, f.lastIndex, f.records, f.indexes, f.dataBytes,
-                RecordFrame.checked(formatVersion) ? Long.valueOf(f.indexCrc32c) : null, f.stats, f.bloomCrc32c));
-        }
+        result.added.addAll(groups.files());
         result.removed.addAll(merge.removed());
         result.counts = merge.counts;
         TestHooks.afterTask(c, partition, tc);

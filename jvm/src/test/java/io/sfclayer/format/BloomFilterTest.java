@@ -137,10 +137,10 @@ public class BloomFilterTest {
             w.append(i, group, 0, group.length, 1);
         }
         w.close();
-        List<DataFileWriter.FileStat> files = w.files();
+        List<DataFile> files = w.files();
         assertTrue("the test needs several files, got " + files.size(), files.size() > 2);
         FileSystem fs = dir.getFileSystem(conf);
-        for (DataFileWriter.FileStat s : files) {
+        for (DataFile s : files) {
             assertNotNull(s.bloomCrc32c);
             BloomFilter f = BloomFilter.read(fs, new Path(dir, s.name), s.bloomCrc32c, "test");
             assertEquals(s.indexes, f.entries());
@@ -157,7 +157,7 @@ public class BloomFilterTest {
         DataFileWriter w = new DataFileWriter(conf, dir, 0, 1 << 20, 4, "w1").withBloomFilter(0.01);
         w.append(1, new byte[10], 0, 10, 1);
         w.close();
-        DataFileWriter.FileStat s = w.files().get(0);
+        DataFile s = w.files().get(0);
         Path mapFile = new Path(dir, s.name);
         java.nio.file.Path sidecar = java.nio.file.Paths.get(mapFile.toUri().getPath(), BloomFilter.FILE_NAME);
         byte[] bytes = Files.readAllBytes(sidecar);

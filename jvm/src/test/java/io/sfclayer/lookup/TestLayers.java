@@ -76,9 +76,8 @@ final class TestLayers {
         md.blockSize = blockSize;
         md.indexInterval = 4;
         List<DataFile> files = new ArrayList<>();
-        for (DataFileWriter.FileStat f : groups.files()) {
-            files.add(new DataFile(dirName, f.name, f.firstIndex, f.lastIndex, f.records, f.indexes, f.dataBytes,
-                null, null, f.bloomCrc32c));
+        for (DataFile f : groups.files()) {
+            files.add(f);
             md.recordCount += f.records;
             md.indexCount += f.indexes;
             md.dataBytes += f.dataBytes;
