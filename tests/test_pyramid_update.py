@@ -92,7 +92,7 @@ def test_append_and_delete_rewrite_only_the_parents_of_changed_tiles(spark, tmp_
     assert sfclayer.open(spark, path).metadata["version"] == 4
 
     messages = []
-    assert sfclayer.pyramid(spark, path, log=lambda z, what: messages.append(what) if z is None else None) == [0, 1, 2]
+    assert sfclayer.pyramid(spark, path, note=messages.append) == [0, 1, 2]
     assert len(messages) == 1 and re.fullmatch(
         f"incremental update from version 1 to 4 of the base: {len(appended | deleted)} changed tiles in "
         r"\d+ added or dropped data files", messages[0]), messages
@@ -145,7 +145,7 @@ def test_vacuumed_history_falls_back_to_a_full_rebuild(spark, tmp_path, capsys):
     from sfclayer import cli
 
     path = str(tmp_path / "base")
-    write_base(spark, path, [((c, r), tile_pixels(c * r + 1)) for c in range(4) for r in range(4)])
+    write_base(spark, path, [((c, r), tile_pixels(c * r + 1)) for c in range(4) for r in range(4)], block_size="256k")
     sfclayer.pyramid(spark, path, min_zoom=1)
     sfclayer.write(tiles_df(spark, [((1, 1), tile_pixels(99))]), path, mode="append")
     # The CLI updates incrementally and says so.
@@ -155,7 +155,7 @@ def test_vacuumed_history_falls_back_to_a_full_rebuild(spark, tmp_path, capsys):
     sfclayer.delete(spark, path, keys=(0, 0, 0, 0))
     sfclayer.vacuum(spark, path, retain=dt.timedelta(0), enforce_retention=False)
     messages = []
-    assert sfclayer.pyramid(spark, path, min_zoom=1, log=lambda z, what: messages.append(what) if z is None else None) \
+    assert sfclayer.pyramid(spark, path, min_zoom=1, note=messages.append) \
         == [1, 2]
     assert messages == ["full rebuild: version 2 of the base, which the pyramid was built from, is gone (vacuumed), "
                         "so what changed since is unknown"]
@@ -166,5 +166,13 @@ def test_vacuumed_history_falls_back_to_a_full_rebuild(spark, tmp_path, capsys):
     assert_same_as_scratch(spark, path, scratch, (1, 2))
     # Other parameters than the pyramid's: a full rebuild too.
     messages.clear()
-    sfclayer.pyramid(spark, path, min_zoom=2, log=lambda z, what: messages.append(what) if z is None else None)
+    sfclayer.pyramid(spark, path, min_zoom=2, note=messages.append)
     assert messages == ["full rebuild (the pyramid has levels [1, 2] by average; asked for [2] by average)"]
+    # An overwrite of the base, even with the same grid: a full rebuild.
+    messages.clear()
+    df = sfclayer.read(spark, scratch).select("col", "row", *raster.COLUMNS)
+    write_base(spark, path, [((x["col"], x["row"]), raster.to_numpy(x)) for x in df.collect()], mode="overwrite")
+    sfclayer.pyramid(spark, path, min_zoom=2, note=messages.append)
+    version = sfclayer.history(spark, path)[-1].version
+    assert messages == [f"full rebuild: version {version} of the base replaced it whole (overwrite)"]
+    assert_same_as_scratch(spark, path, scratch, (2,))

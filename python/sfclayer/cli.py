@@ -452,11 +452,8 @@ def _cmd_pyramid(args, spark_factory):
     spark, created = spark_factory()
     try:
         t0 = time.perf_counter()
-        def log(zoom, what):  # the update's decision (incremental, or why a full rebuild), then each level
-            print(f"{args.path}: {what}" if zoom is None else f"{args.path}: zoom {zoom} in {what:.1f} s", flush=True)
-
         built = sfclayer.pyramid(spark, args.path, min_zoom=args.min_zoom, resampling=args.resampling,
-                                 full=args.full, log=log)
+                                 full=args.full, note=lambda what: print(f"{args.path}: {what}", flush=True))
         levels = sfclayer.pyramid_levels(spark, args.path)
     finally:
         if created:

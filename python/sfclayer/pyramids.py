@@ -29,6 +29,7 @@ Examples
 import datetime as _dt
 import functools
 import json
+import logging
 import math
 import time
 
@@ -45,6 +46,7 @@ PYRAMID_DIR = "_pyramid"
 #: Downsampling methods of :func:`pyramid`.
 DOWNSAMPLING = ("average", "nearest", "mode")
 _DOC = "pyramid.json"
+_LOG = logging.getLogger(__name__)
 
 
 def _join(path, *names):
@@ -162,7 +164,7 @@ def level_path(spark, path, zoom):
     return _join(path, PYRAMID_DIR, zoom)
 
 
-def pyramid(spark, path, min_zoom=0, resampling="average", log=None, full=False, **write_options):
+def pyramid(spark, path, min_zoom=0, resampling="average", log=None, full=False, note=None, **write_options):
     """Build the coarser zoom levels of a raster layer, each from the level below; or bring them up
     to date with the base's newest version, rewriting only the parents of the changed tiles.
 
@@ -175,7 +177,7 @@ def pyramid(spark, path, min_zoom=0, resampling="average", log=None, full=False,
     a level stays as it was. An interrupted update is finished by the next one (it recomputes the
     same parents). A full rebuild happens instead when there is no pyramid, when ``v``'s version
     document is gone (vacuumed), when the base's grid or raster description changed (an overwrite),
-    with other ``min_zoom``/``resampling``, or with ``full=True``; ``log`` says why.
+    with other ``min_zoom``/``resampling``, or with ``full=True``; ``note`` says why.
 
     Parameters
     ----------
@@ -190,10 +192,13 @@ def pyramid(spark, path, min_zoom=0, resampling="average", log=None, full=False,
     resampling : {'average', 'nearest', 'mode'}
         How a 2 × 2 block becomes one pixel (module docstring).
     log : callable, optional
-        Called as ``log(zoom, seconds)`` after each level is written, and ``log(None, message)``
-        for what the update decided (incremental, or why a full rebuild).
+        Called as ``log(zoom, seconds)`` after each level is written.
     full : bool
         Rebuild every level even when an incremental update is possible.
+    note : callable, optional
+        Called with one sentence saying what the call does: an incremental update (from which base
+        version, how many changed tiles) or a full build and why. The sentence also goes to the
+        ``sfclayer.pyramids`` logger.
     **write_options
         Write options of every level (``key_index``, ``block_size``, ``compression``...) on a full
         build; an incremental update keeps each level's.
@@ -217,7 +222,11 @@ def pyramid(spark, path, min_zoom=0, resampling="average", log=None, full=False,
     min_zoom = int(min_zoom)
     if not (lowest <= min_zoom <= base):
         raise InvalidArgument(f"min_zoom {min_zoom} must be in {lowest}..{base} (the base zoom)")
-    say = (lambda message: log(None, message)) if log is not None else (lambda message: None)
+
+    def say(message):
+        _LOG.info("pyramid of %s: %s", path, message)
+        if note is not None:
+            note(message)
     r = md["raster"]
     doc = _document(spark, path)
     wanted = list(range(min_zoom, base))
@@ -335,9 +344,18 @@ def _changed_base_keys(spark, path, old_version, md):
             return None, f"full rebuild: the base's {field} changed between versions {old_version} and {new_version}"
     if any("dir" not in f for f in old["files"]):
         return None, f"full rebuild: version {old_version} of the base (format 1) does not say where its files are"
+    ops = {v["version"]: v["operation"] for v in _jvm.command(spark, "history", path)}
+    overwrites = [u for u in range(old_version + 1, new_version + 1) if ops.get(u) in ("write", "overwrite")]
+    if overwrites:
+        return None, f"full rebuild: version {overwrites[0]} of the base replaced it whole ({ops[overwrites[0]]})"
     ids = lambda d: {(f["dir"], f["name"]): f for f in d["files"]}  # noqa: E731
     before, after = ids(old), ids(md)
     moved = [after[k] for k in after.keys() - before.keys()] + [before[k] for k in before.keys() - after.keys()]
+    if sum(int(f["records"]) for f in moved) > max(int(md["recordCount"]), int(old["recordCount"])):
+        # Most files were rewritten: comparing them costs a full build's read, and the changed keys
+        # would all come to the driver.
+        return None, (f"full rebuild: most of the base's data files changed between versions {old_version} "
+                      f"and {new_version}")
     boxes = [_file_box(f, md["keyIndex"]) for f in moved]
     old_df = _layer.read(spark, path, version=old_version).where(_boxes_condition(boxes))
     new_df = _layer.read(spark, path, version=new_version).where(_boxes_condition(boxes))
