@@ -6,6 +6,10 @@ source it needs (``rasterio.warp.reproject`` onto the tile's pixel grid); tiles 
 are dropped; then the ordinary one-shuffle write. So an executor holds a few tiles and windows,
 whatever the sources' size.
 
+Sources on Hadoop filesystems (``hdfs://``...), which GDAL cannot read: the driver reads their
+headers through Spark's Hadoop client, executors a local copy shipped with ``SparkContext.addFile``
+(section "Sources on Hadoop filesystems" below says why).
+
 Target grids (:class:`Grid`): a morecantile tile matrix set at one zoom (the layer's key bounds are
 the whole tile matrix, so ``col``/``row`` are the matrix's own column/row: XYZ ``x``/``y`` for
 ``WebMercatorQuad``; extent and CRS are the matrix's), or ``tms=None``: the first source's own

@@ -1,4 +1,5 @@
-"""Pyramids: the coarser zoom levels of a raster layer on a quadtree tile matrix set.
+"""Pyramids: the coarser zoom levels of a raster layer, on a quadtree tile matrix set or on its
+source's own grid (levels halving the resolution from the same top-left corner, zoom 0 one tile).
 
 Level ``z`` is built from level ``z + 1`` (the base, at ``PATH``, first): each parent tile
 ``(c, r)`` is its four children ``(2c..2c+1, 2r..2r+1)`` side by side, downsampled 2 × 2 → 1
@@ -8,6 +9,9 @@ levels and the base version they were built from::
 
     {"format": "sfclayer-pyramid", "formatVersion": 1, "tms": "WebMercatorQuad",
      "baseZoom": 5, "baseVersion": 1, "levels": [0, 1, 2, 3, 4], "resampling": "average"}
+
+After appends and deletes on the base, :func:`pyramid` updates the levels in place, rewriting only
+the parents of the changed tiles (docs/FORMAT.md, "Updating a pyramid").
 
 Downsampling of each 2 × 2 block (a pixel is valid when any band differs from nodata, or is not NaN):
 
