@@ -596,8 +596,10 @@ def build_parser():
                     "set or its own grid), each from the level below (2 × 2 tiles → 1), as layers under "
                     "PATH/_pyramid/; or update them after the base changed.")
     pyr.add_argument("path", metavar="PATH", help="the base layer")
-    pyr.add_argument("--min-zoom", type=int, default=0, metavar="Z", help="the coarsest level (default 0)")
-    pyr.add_argument("--resampling", choices=DOWNSAMPLING, default="average")
+    pyr.add_argument("--min-zoom", type=int, metavar="Z",
+                     help="the coarsest level (default: the existing pyramid's, else 0)")
+    pyr.add_argument("--resampling", choices=DOWNSAMPLING,
+                     help="2 × 2 → 1 reduction (default: the existing pyramid's, else average)")
     pyr.add_argument("--full", action="store_true",
                      help="rebuild every level (by default a pyramid built from an older version of the base is "
                           "updated: only the parents of the tiles changed since are rewritten)")

@@ -168,7 +168,7 @@ def level_path(spark, path, zoom):
     return _join(path, PYRAMID_DIR, zoom)
 
 
-def pyramid(spark, path, min_zoom=0, resampling="average", log=None, full=False, note=None, **write_options):
+def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, note=None, **write_options):
     """Build the coarser zoom levels of a raster layer, each from the level below; or bring them up
     to date with the base's newest version, rewriting only the parents of the changed tiles.
 
@@ -180,8 +180,9 @@ def pyramid(spark, path, min_zoom=0, resampling="average", log=None, full=False,
     (an append), and parents left without any valid pixel are deleted, so every other data file of
     a level stays as it was. An interrupted update is finished by the next one (it recomputes the
     same parents). A full rebuild happens instead when there is no pyramid, when ``v``'s version
-    document is gone (vacuumed), when the base's grid or raster description changed (an overwrite),
-    with other ``min_zoom``/``resampling``, or with ``full=True``; ``note`` says why.
+    document is gone (vacuumed), when a version since ``v`` overwrote the base or most of its data
+    files changed, when its grid or raster description changed, with another ``min_zoom`` or
+    ``resampling`` than the pyramid's, or with ``full=True``; ``note`` says which.
 
     Parameters
     ----------
@@ -189,12 +190,13 @@ def pyramid(spark, path, min_zoom=0, resampling="average", log=None, full=False,
     path : str
         A layer written by :func:`sfclayer.ingest`: on a quadtree tile matrix set
         (``WebMercatorQuad``, ``WorldCRS84Quad``...), or on its source's own grid (``tms=None``;
-        levels then as :func:`_level_grids` says, base zoom ``ceil(log2(max(cols, rows)))``, level 0
-        one tile).
-    min_zoom : int
-        The coarsest level to build.
-    resampling : {'average', 'nearest', 'mode'}
-        How a 2 × 2 block becomes one pixel (module docstring).
+        base zoom ``ceil(log2(max(cols, rows)))``, level 0 one tile: docs/FORMAT.md section 8).
+    min_zoom : int, optional
+        The coarsest level to build: by default the existing pyramid's, else the tile matrix set's
+        first (0).
+    resampling : {'average', 'nearest', 'mode'}, optional
+        How a 2 × 2 block becomes one pixel (module docstring): by default the existing pyramid's,
+        else ``average``.
     log : callable, optional
         Called as ``log(zoom, seconds)`` after each level is written.
     full : bool
@@ -219,10 +221,15 @@ def pyramid(spark, path, min_zoom=0, resampling="average", log=None, full=False,
     >>> sfclayer.read(spark, "/tmp/world", zoom=1).count()  # doctest: +SKIP
     4
     """
-    if resampling not in DOWNSAMPLING:
+    if resampling is not None and resampling not in DOWNSAMPLING:
         raise InvalidArgument(f"unknown pyramid resampling {resampling!r}; choose one of {', '.join(DOWNSAMPLING)}")
     md = _base_metadata(spark, path)
     base, grid_at, lowest = _level_grids(md, path)
+    doc = _document(spark, path)
+    if min_zoom is None:
+        min_zoom = min(doc["levels"], default=base) if doc else lowest
+    if resampling is None:
+        resampling = doc.get("resampling", "average") if doc else "average"
     min_zoom = int(min_zoom)
     if not (lowest <= min_zoom <= base):
         raise InvalidArgument(f"min_zoom {min_zoom} must be in {lowest}..{base} (the base zoom)")
@@ -231,8 +238,8 @@ def pyramid(spark, path, min_zoom=0, resampling="average", log=None, full=False,
         _LOG.info("pyramid of %s: %s", path, message)
         if note is not None:
             note(message)
+
     r = md["raster"]
-    doc = _document(spark, path)
     wanted = list(range(min_zoom, base))
     changed = None  # the base keys to carry up; None: rebuild every level
     if full:
