@@ -13,7 +13,7 @@
     sfclayer compact PATH
     sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
     sfclayer ingest SOURCES... PATH [--tms NAME|none] [--zoom Z] [--resampling R] [--tile-size N]
-    sfclayer pyramid PATH [--min-zoom Z] [--resampling R]
+    sfclayer pyramid PATH [--min-zoom Z] [--resampling R] [--full]
 
 Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
 when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
@@ -454,7 +454,8 @@ def _cmd_pyramid(args, spark_factory):
     spark, created = spark_factory()
     try:
         t0 = time.perf_counter()
-        built = sfclayer.pyramid(spark, args.path, min_zoom=args.min_zoom, resampling=args.resampling)
+        built = sfclayer.pyramid(spark, args.path, min_zoom=args.min_zoom, resampling=args.resampling,
+                                 full=args.full, note=lambda what: print(f"{args.path}: {what}", flush=True))
         levels = sfclayer.pyramid_levels(spark, args.path)
     finally:
         if created:
@@ -593,11 +594,17 @@ def build_parser():
 
     pyr = sub.add_parser(
         "pyramid", help="build the coarser zoom levels of an ingested layer",
-        description="Build zoom levels min-zoom .. base-1 of a layer ingested onto a quadtree tile matrix set, each "
-                    "from the level below (2 × 2 tiles → 1), as layers under PATH/_pyramid/.")
+        description="Build zoom levels min-zoom .. base-1 of an ingested raster layer (on a quadtree tile matrix "
+                    "set or its own grid), each from the level below (2 × 2 tiles → 1), as layers under "
+                    "PATH/_pyramid/; or update them after the base changed.")
     pyr.add_argument("path", metavar="PATH", help="the base layer")
-    pyr.add_argument("--min-zoom", type=int, default=0, metavar="Z", help="the coarsest level (default 0)")
-    pyr.add_argument("--resampling", choices=DOWNSAMPLING, default="average")
+    pyr.add_argument("--min-zoom", type=int, metavar="Z",
+                     help="the coarsest level (default: the existing pyramid's, else 0)")
+    pyr.add_argument("--resampling", choices=DOWNSAMPLING,
+                     help="2 × 2 → 1 reduction (default: the existing pyramid's, else average)")
+    pyr.add_argument("--full", action="store_true",
+                     help="rebuild every level (by default a pyramid built from an older version of the base is "
+                          "updated: only the parents of the tiles changed since are rewritten)")
     pyr.set_defaults(func=_cmd_pyramid)
 
     from .server import DEFAULT_COALESCE_MS

@@ -129,6 +129,35 @@ public final class SfcLayerCommands {
         return json(summary(SfcLayerUpdate.delete(spark, path, boxes)));
     }
 
+    /**
+     * Deletes the tiles in several key boxes, {@code "colMin,rowMin,colMax,rowMax;colMin,..."}, as one
+     * new version (a pyramid's incremental rebuild removes scattered parent tiles this way). Returns
+     * the new version's summary, or the newest one's when no box meets the key bounds.
+     */
+    public static String deleteKeys(SparkSession spark, String path, String keys) throws IOException {
+        LayerMetadata md = Layer.open(conf(spark), path).metadata();
+        QueryBox all = QueryBox.of(md.keyIndex.bounds());
+        if (md.isSpaceTime()) {
+            all = QueryBox.of(all.colMin, all.rowMin, all.colMax, all.rowMax, md.keyIndex.timeBounds().minMicros,
+                md.keyIndex.timeBounds().maxMicros);
+        }
+        List<QueryBox> boxes = new ArrayList<>();
+        for (String box : keys.split(";")) {
+            String[] p = box.split(",");
+            if (p.length != 4) {
+                throw new SfcLayerException.InvalidArgument("deleteKeys: box '" + box
+                    + "' must be colMin,rowMin,colMax,rowMax");
+            }
+            boxes.addAll(intersect(List.of(all), QueryBox.of(Integer.parseInt(p[0].trim()),
+                Integer.parseInt(p[1].trim()), Integer.parseInt(p[2].trim()), Integer.parseInt(p[3].trim()),
+                Long.MIN_VALUE, Long.MAX_VALUE)));
+        }
+        if (boxes.isEmpty()) {
+            return json(summary(md));
+        }
+        return json(summary(SfcLayerUpdate.delete(spark, path, boxes)));
+    }
+
     private static List<QueryBox> intersect(List<QueryBox> boxes, QueryBox with) {
         List<QueryBox> out = new ArrayList<>();
         for (QueryBox b : boxes) {
