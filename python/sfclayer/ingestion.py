@@ -8,7 +8,7 @@ whatever the sources' size.
 
 Sources on Hadoop filesystems (``hdfs://``...), which GDAL cannot read: the driver reads their
 headers through Spark's Hadoop client, executors a local copy shipped with ``SparkContext.addFile``
-(section "Sources on Hadoop filesystems" below says why).
+(:mod:`sfclayer.raster_sources` says why).
 
 Target grids (:class:`Grid`): a morecantile tile matrix set at one zoom (the layer's key bounds are
 the whole tile matrix, so ``col``/``row`` are the matrix's own column/row: XYZ ``x``/``y`` for
@@ -37,8 +37,10 @@ import numpy as np
 
 from . import raster
 from .errors import InvalidArgument, InvalidInput
+from .raster_sources import HADOOP_SCHEMES, Source, _dataset_path, _open_source, _ship  # noqa: F401 (public here too)
 
 __all__ = ["Grid", "Source", "IngestReport", "ingest", "RESAMPLING", "HADOOP_SCHEMES"]
+
 
 #: Resampling methods ingest accepts (rasterio.enums.Resampling names).
 RESAMPLING = ("nearest", "bilinear", "cubic", "cubic_spline", "lanczos", "average", "mode")
@@ -105,55 +107,6 @@ class Grid:
                 "dtype": np.dtype(dtype).name, "nodata": _nodata_json(nodata), "tms": self.tms, "zoom": self.zoom}
 
 
-@dataclasses.dataclass(frozen=True)
-class Source:
-    """A source raster's header: what the driver knows of it (no pixels)."""
-
-    uri: str
-    crs: str  # WKT
-    transform: tuple  # affine a, b, c, d, e, f
-    width: int
-    height: int
-    bands: int
-    dtype: str
-    nodata: float = None
-    shipped: str = None  # a Hadoop source: its SparkFiles name on executors
-    length: int = None  # a Hadoop source: its size in bytes
-
-    @classmethod
-    def open(cls, uri, opener=None):
-        """Read a raster's header with rasterio (through ``opener``, a rasterio opener, if given)."""
-        import rasterio
-
-        try:
-            with rasterio.open(uri, opener=opener) if opener is not None else rasterio.open(uri) as ds:
-                if ds.crs is None:
-                    raise InvalidInput(f"raster {uri} has no CRS; sfclayer cannot place it on a grid")
-                t = ds.transform
-                if t.b != 0 or t.d != 0 or t.a <= 0 or t.e >= 0:
-                    raise InvalidInput(f"raster {uri} is rotated or not north-up (transform {tuple(t)[:6]}); "
-                                       "warp it north-up first (gdalwarp)")
-                dtypes = set(ds.dtypes)
-                if len(dtypes) != 1:
-                    raise InvalidInput(f"raster {uri} has bands of different types {sorted(dtypes)}")
-                return cls(str(uri), ds.crs.to_wkt(), tuple(t)[:6], ds.width, ds.height, ds.count,
-                           ds.dtypes[0], ds.nodata)
-        except rasterio.errors.RasterioIOError as e:
-            raise InvalidInput(f"cannot open raster {uri}: {e}") from e
-
-    @property
-    def affine(self):
-        from affine import Affine
-
-        return Affine(*self.transform)
-
-    @property
-    def bounds(self):
-        """``(left, bottom, right, top)`` in the source's CRS."""
-        a, _, c, _, e, f = self.transform
-        return (c, f + e * self.height, c + a * self.width, f)
-
-
 @dataclasses.dataclass
 class IngestReport:
     """What :func:`ingest` did."""
@@ -179,7 +132,7 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
         paths, ``/vsicurl/``, ``/vsis3/``...), or files on a Hadoop filesystem (``hdfs://``,
         ``viewfs://``...: :data:`HADOOP_SCHEMES`): the driver reads their headers through Spark's
         Hadoop client and each executor a local copy fetched with ``SparkContext.addFile``, so
-        executor memory stays bounded as for local files (module source, "Sources on Hadoop
+        executor memory stays bounded as for local files (module :mod:`sfclayer.raster_sources`, "Sources on Hadoop
         filesystems"; Hadoop sources need distinct file names). Several sources mosaic into one
         layer: the last wins where they overlap. They must share band count and dtype.
     path : str
@@ -263,73 +216,6 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     with _layer.open(spark, path) as written:
         tiles = int(written.metadata["recordCount"])
     return IngestReport(path, grid, srcs, len(tasks), tiles, nodata, time.perf_counter() - t0)
-
-
-# --------------------------------------------------------------------------------------------------
-# Sources on Hadoop filesystems
-#
-# GDAL (in rasterio's wheels) cannot read hdfs://, and an executor's Python worker has no JVM to ask.
-# So the driver reads a Hadoop source's header through its JVM's Hadoop FileSystem (a rasterio
-# opener: positioned reads of a few KB), and executors read a local copy that Spark fetches once
-# per executor with SparkContext.addFile (streamed to the executor's disk by the Hadoop client):
-# windowed reads from it keep executor memory bounded as for local files, at the cost of one copy of
-# the source on each executor's local disk.
-
-#: URI schemes read through Hadoop's FileSystem rather than GDAL.
-HADOOP_SCHEMES = ("hdfs", "viewfs", "webhdfs", "swebhdfs", "ofs", "o3fs")
-
-
-def _is_hadoop(uri):
-    return uri.split(":", 1)[0].lower() in HADOOP_SCHEMES if "://" in uri else False
-
-
-def _shipped_name(uri):
-    return uri.rstrip("/").rsplit("/", 1)[-1]
-
-
-def _open_source(spark, uri):
-    if not _is_hadoop(uri):
-        return Source.open(uri)
-    from . import _jvm
-
-    length, _ = _jvm.hadoop_file_status(spark, uri)
-    return dataclasses.replace(Source.open(uri, opener=_jvm.hadoop_opener(spark)),
-                               shipped=_shipped_name(uri), length=length)
-
-
-def _ship(spark, srcs):
-    """Add each Hadoop source to the session's files (executors fetch them by file name)."""
-    sc = spark.sparkContext
-    known = {}
-    for uri in list(getattr(sc, "listFiles", [])):
-        known.setdefault(_shipped_name(uri), uri)
-    for s in srcs:
-        if s.shipped is None:
-            continue
-        other = known.get(s.shipped)
-        if other is not None and other.rstrip("/") != s.uri.rstrip("/"):
-            raise InvalidArgument(f"source {s.uri}: executors get Hadoop sources by file name, and this Spark "
-                                  f"session already ships {other} as {s.shipped!r}; rename or copy one of them")
-        if other is None:
-            sc.addFile(s.uri)
-            known[s.shipped] = s.uri
-
-
-def _dataset_path(src):
-    """Where an executor opens ``src``: its URI, or the local copy of a Hadoop source."""
-    if src.shipped is None:
-        return src.uri
-    import os
-
-    from pyspark import SparkFiles
-
-    local = SparkFiles.get(src.shipped)
-    size = os.path.getsize(local)
-    if size != src.length:
-        raise InvalidInput(f"the executor's copy of {src.uri} has {size} bytes and the source {src.length}: it "
-                           "changed after this Spark session first shipped it; ingest it under another name or "
-                           "from a new session")
-    return local
 
 
 # --------------------------------------------------------------------------------------------------
