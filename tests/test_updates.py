@@ -94,6 +94,48 @@ def test_append_checks_bounds_and_schema_by_name(spark, layer_path):
     assert sorted(os.listdir(layer_path)) == sorted(["_sfclayer", helpers.metadata(layer_path)["dataDir"]])
 
 
+def test_append_refuses_layer_shaping_options_that_differ(spark, layer_path):
+    shape = dict(bounds=(0, 0, 7, 7), key_index="hilbert", block_size="64k", compression="deflate",
+                 extent=(0, 0, 8, 8), crs="EPSG:3857", index_interval=8, raster={"bands": 1})
+    sfclayer.write(tiles(spark, 4, 4), layer_path, **shape)
+    # the layer's own values are accepted, and the append is done
+    sfclayer.write(tiles(spark, 2, 2, mult=3), layer_path, mode="append", format_version=3, **shape)
+    assert values(spark, layer_path)[(1, 1)] == 4 and helpers.versions(layer_path) == [1, 2]
+    on_disk = sorted(os.listdir(layer_path))
+    differing = [  # (keyword, value, the option's name and value in the message, the layer's value)
+        ("bounds", (0, 0, 15, 15), "bounds: '0,0,15,15'", "'0,0,7,7'"),
+        ("key_index", "z", "keyIndex: 'z'", "'hilbert'"),
+        ("block_size", "128k", "blockSize: '128k'", "'65536' bytes"),
+        ("compression", "zstd", "compression: 'zstd'", "'deflate'"),
+        ("extent", (0, 0, 16, 16), r"extent: '0,0,16,16'", r"'0\.0,0\.0,8\.0,8\.0'"),
+        ("crs", "EPSG:4326", "crs: 'EPSG:4326'", "'EPSG:3857'"),
+        ("index_interval", 4, "indexInterval: '4'", "'8'"),
+        ("raster", {"bands": 3}, r"raster: '\{\"bands\": ?3\}'", r"'\{\"bands\":1\}'"),
+    ]
+    for keyword, value, given, theirs in differing:
+        with pytest.raises(sfclayer.InvalidArgument, match=f"option {given} differs from the value of layer "
+                           f".*, {theirs}; an append keeps the layer's .*nothing was written"):
+            sfclayer.write(tiles(spark, 2, 2, mult=5), layer_path, mode="append", **{keyword: value})
+    with pytest.raises(sfclayer.InvalidArgument, match="option formatVersion: '2' is for new layers"):
+        sfclayer.write(tiles(spark, 2, 2, mult=5), layer_path, mode="append", format_version=2)
+    assert helpers.versions(layer_path) == [1, 2] and sorted(os.listdir(layer_path)) == on_disk  # nothing written
+    assert values(spark, layer_path)[(1, 1)] == 4
+
+
+def test_append_refuses_other_time_bounds_and_resolution(spark, layer_path):
+    t0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    df = spark.createDataFrame([(1, 1, t0, 1)], "col int, row int, time timestamp, v int")
+    window = (t0, t0 + dt.timedelta(days=9))
+    sfclayer.write(df, layer_path, bounds=(0, 0, 3, 3), time_bounds=window, time_resolution="6 hours")
+    sfclayer.write(df, layer_path, mode="append", time_bounds=window, time_resolution=dt.timedelta(hours=6))
+    with pytest.raises(sfclayer.InvalidArgument, match=r"option timeBounds: .* differs .*, "
+                       r"'2024-01-01T00:00:00Z,2024-01-10T00:00:00Z'"):
+        sfclayer.write(df, layer_path, mode="append", time_bounds=(t0, t0 + dt.timedelta(days=10)))
+    with pytest.raises(sfclayer.InvalidArgument, match=r"option timeResolution: '1 day' differs .*, 'PT6H'"):
+        sfclayer.write(df, layer_path, mode="append", time_resolution="1 day")
+    assert helpers.versions(layer_path) == [1, 2]
+
+
 def test_append_to_no_layer_creates_it(spark, layer_path):
     sfclayer.write(tiles(spark, 3, 3), layer_path, mode="append", bounds=(0, 0, 9, 9))
     md = helpers.metadata(layer_path)
