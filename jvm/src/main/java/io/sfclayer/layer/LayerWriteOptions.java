@@ -2,6 +2,8 @@ package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyBounds;
+import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.curve.TimeBounds;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.ValueCompression;
 
@@ -228,8 +230,8 @@ public final class LayerWriteOptions implements Serializable {
 
     /** The layer's value of a layer-shaping option, as a user would write it, if it differs from this one's; else null. */
     private String layerValueIfDifferent(String name, LayerMetadata md) {
-        io.sfclayer.curve.KeyIndex ki = md.keyIndex;
-        io.sfclayer.curve.TimeBounds tb = ki.timeBounds();
+        KeyIndex ki = md.keyIndex;
+        TimeBounds tb = ki.timeBounds();
         switch (name) {
             case "keyIndex": {
                 String kind = ki.kind().equals("z3") ? "z" : ki.kind();
@@ -244,8 +246,8 @@ public final class LayerWriteOptions implements Serializable {
                     return "none (a spatial layer)";
                 }
                 return tb.minMicros == timeMin && tb.maxMicros == timeMax ? null
-                    : "'" + io.sfclayer.curve.TimeBounds.formatMicros(tb.minMicros) + ","
-                        + io.sfclayer.curve.TimeBounds.formatMicros(tb.maxMicros) + "'";
+                    : "'" + TimeBounds.formatMicros(tb.minMicros) + ","
+                        + TimeBounds.formatMicros(tb.maxMicros) + "'";
             case "timeResolution":
                 if (tb == null) {
                     return "none (a spatial layer)";
