@@ -139,6 +139,7 @@ def speculation(master, hdfs_dir, extra_conf, event_dir):
                  ("append", tiles.where("row BETWEEN 8 AND 23").selectExpr("col", "row", "v + 100000 AS v"), 2)]
         for mode, df, slow in steps:
             hconf.set("sfclayer.test.slowFirstAttemptOfPartition", str(slow))
+            hconf.set("sfclayer.test.slowFirstAttemptMillis", "120000")  # until killed, on a busy machine too
             t0 = time.monotonic()
             sfclayer.write(df, path, mode=mode, bounds=(0, 0, 31, 31), block_size="64k", partitions=4)
             seconds = time.monotonic() - t0

@@ -118,7 +118,7 @@ def test_speculative_copies_overtook_the_stalled_attempts(speculated):
         # the stalled first attempt was overtaken by a speculative copy on the other host, then killed
         assert len(won) == 1 and won[0]["speculative"] and won[0]["attempt"] >= 1, slow
         first = [a for a in slow if a["attempt"] == 0]
-        # (killed, not finished: the job did not wait out its 60 s stall)
+        # (killed, not finished: the job did not wait out its 120 s stall)
         assert first and first[0]["reason"] == "TaskKilled" and first[0]["host"] != won[0]["host"], slow
 
 
