@@ -46,9 +46,12 @@ public final class DataFileWriter implements Closeable {
         public final long indexCrc32c;
         /** Column statistics of the file, or null when the writer collected none. */
         public final FileStats stats;
+        /** CRC32C of the file's bloom filter ({@link BloomFilter}), or null when it has none. */
+        public final Long bloomCrc32c;
 
         FileStat(String name, long firstIndex, long lastIndex, long records, long indexes, long dataBytes,
-                 long indexCrc32c, FileStats stats) {
+                 long indexCrc32c, FileStats stats, Long bloomCrc32c) {
+            this.bloomCrc32c = bloomCrc32c;
             this.name = name;
             this.firstIndex = firstIndex;
             this.lastIndex = lastIndex;
@@ -88,6 +91,10 @@ public final class DataFileWriter implements Closeable {
     private boolean statsComplete;
     /** Where in {@link #finished} the current run of files (those since the last {@link #close()}) starts. */
     private int runStart;
+    /** False-positive probability of each file's bloom filter; 0: no filters. */
+    private double bloomFpp;
+    /** The open file's indexes, for its bloom filter (only while filters are built). */
+    private long[] fileIndexes = new long[0];
 
     public DataFileWriter(Configuration conf, Path dir, int partition, long blockSize, int indexInterval,
                           String writeId) throws IOException {
@@ -112,6 +119,18 @@ public final class DataFileWriter implements Closeable {
         this.writeId = writeId;
         this.formatVersion = formatVersion;
         this.checked = RecordFrame.checked(formatVersion);
+    }
+
+    /**
+     * Builds a bloom filter over each file's indexes ({@link BloomFilter}) at false-positive probability
+     * {@code fpp}, written beside the file as it is closed; 0 builds none.
+     */
+    public DataFileWriter withBloomFilter(double fpp) {
+        if (fpp != 0 && !(fpp > 0 && fpp < 1)) {
+            throw new SfcLayerException.InvalidArgument("bloom filter false-positive probability must be in (0, 1), got " + fpp);
+        }
+        this.bloomFpp = fpp;
+        return this;
     }
 
     /**
@@ -153,6 +172,12 @@ public final class DataFileWriter implements Closeable {
             value.set(group, offset, length);
         }
         data.append(key, value);
+        if (bloomFpp > 0) {
+            if (groups == fileIndexes.length) {
+                fileIndexes = java.util.Arrays.copyOf(fileIndexes, Math.max(1024, 2 * fileIndexes.length));
+            }
+            fileIndexes[(int) groups] = sfcIndex;
+        }
         last = sfcIndex;
         groups++;
         records += recordCount;
@@ -195,8 +220,13 @@ public final class DataFileWriter implements Closeable {
         data.close();
         index.close();
         long indexCrc = DataFileIndex.crc32c(fs, new Path(new Path(dir, currentName), "index"));
+        Long bloomCrc = null;
+        if (bloomFpp > 0) {
+            // built from the indexes this writer appended: no second pass over the file
+            bloomCrc = BloomFilter.build(fileIndexes, (int) groups, bloomFpp).write(fs, new Path(dir, currentName));
+        }
         finished.add(new FileStat(currentName, first, last, records, groups, length, indexCrc,
-            statsComplete ? stats : null));
+            statsComplete ? stats : null, bloomCrc));
         data = null;
         index = null;
     }

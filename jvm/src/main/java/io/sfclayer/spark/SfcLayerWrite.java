@@ -150,6 +150,7 @@ public final class SfcLayerWrite {
             int partitions = opts.partitions > 0 ? opts.partitions : Math.max(1, rows.getNumPartitions());
             Encode encode = new Encode(md0.keyIndex, TileSchema.fromJson(md0.valueSchemaJson, spaceTime), schema,
                 layerValues);
+            opts.checkBloomAgainst(io.sfclayer.format.BloomFilter.layerFpp(md0), log.layerPath().toString());
             SfcLayerUpdate.Job job = new SfcLayerUpdate.Job(spark, log, conf);
             job.maxGroupBytes = opts.maxGroupBytes;
             return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting);
@@ -169,6 +170,7 @@ public final class SfcLayerWrite {
             opts.indexInterval, job.writeId, opts.compression, keyIndex, valueSchema.json(), null, Set.of(),
             MergeWriter.OnExisting.REPLACE, List.of()).withFormatVersion(opts.formatVersion);
         task.maxGroupBytes = opts.maxGroupBytes;
+        task.bloomFpp = opts.bloomFppForNewLayer();
         job.formatVersion = opts.formatVersion;
         job.repair = opts.repair;
         boolean committed = false;
@@ -187,6 +189,7 @@ public final class SfcLayerWrite {
             if (opts.raster != null) {
                 md.extras.put("raster", opts.raster);
             }
+            io.sfclayer.format.BloomFilter.setLayerFpp(md, task.bloomFpp);
             md.operation = base == null ? "write" : "overwrite";
             md.readVersion = base == null ? -1 : base.metadata().version;
             LayerMetadata out = job.commit(md, base == null ? List.of() : base.files(), results, true);

@@ -65,6 +65,8 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
     private int formatVersion = io.sfclayer.format.LayerMetadata.FORMAT_VERSION;
     /** The largest group of tiles sharing an index (write option maxGroupBytes). */
     long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
+    /** Bloom filters' false-positive probability for the files written (the layer's choice); 0: none. */
+    double bloomFpp;
 
     UpdateTask(Broadcast<SerializableConf> conf, String layer, String dataDirName, long blockSize, int indexInterval,
                String writeId, ValueCompression compression, KeyIndex keyIndex, String valueSchemaJson,
@@ -100,7 +102,7 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         List<DataFile> files = perTask == null || partition >= perTask.value().size() ? List.of()
             : perTask.value().get(partition);
         DataFileWriter out = new DataFileWriter(c, new Path(layerPath, dir), partition, blockSize, indexInterval,
-            writeId, formatVersion);
+            writeId, formatVersion).withBloomFilter(bloomFpp);
         TileSchema schema = TileSchema.fromJson(valueSchemaJson, keyIndex.isSpaceTime());
         GroupWriter groups = new GroupWriter(out, compression, keyIndex, maxGroupBytes, schema);
         if (perTask != null) {
@@ -123,7 +125,7 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         Result result = new Result();
         for (FileStat f : groups.files()) {
             result.added.add(new DataFile(dir, f.name, f.firstIndex, f.lastIndex, f.records, f.indexes, f.dataBytes,
-                RecordFrame.checked(formatVersion) ? Long.valueOf(f.indexCrc32c) : null, f.stats));
+                RecordFrame.checked(formatVersion) ? Long.valueOf(f.indexCrc32c) : null, f.stats, f.bloomCrc32c));
         }
         result.removed.addAll(merge.removed());
         result.counts = merge.counts;
