@@ -1,43 +1,60 @@
 """Driver for integration/test_standalone_cluster.py: runs sfclayer against a standalone master, with
 the layer on HDFS, in a process of its own (the suite's shared local session stays untouched).
 
-    python integration/cluster_driver.py MASTER_URL HDFS_DIR CONF_JSON
+    python integration/cluster_driver.py MASTER_URL HDFS_DIR CONF_JSON [speculation EVENT_LOG_DIR]
 
 CONF_JSON is extra Spark settings (the HDFS client's). Prints one JSON line of findings, last, and
-leaves judging them to the test.
+leaves judging them to the test. With ``speculation``, a second application runs a write and an
+append with ``spark.speculation`` on and the first attempt of one task per job stalled on purpose
+(the ``sfclayer.test.slowFirstAttemptOfPartition`` hook), and reports Spark's own event log of
+its task attempts next to the version documents, the files on disk and the data.
 """
 
+import datetime as dt
+import glob
 import json
+import os
 import sys
 import time
+
+BASE_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.memory": "512m",
+    "spark.executor.memory": "512m",
+    "spark.executor.cores": "1",
+    "spark.cores.max": "2",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.task.maxFailures": "1",
+    "spark.ui.showConsoleProgress": "false",
+}
+
+
+def _session(master, extra_conf, app_name, **more):
+    import sfclayer
+
+    conf = dict(BASE_CONF)
+    conf.update(extra_conf)
+    conf.update(more)
+    spark = sfclayer.session(master, app_name=app_name, **conf)
+    spark.sparkContext.setLogLevel("WARN")
+    # wait for both workers' executors (block managers: the driver's and one per executor)
+    sc = spark.sparkContext
+    deadline = time.monotonic() + 120
+    while sc._jsc.sc().getExecutorMemoryStatus().size() < 3 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return spark
 
 
 def main(master, hdfs_dir, extra_conf):
     import sfclayer
 
-    conf = {
-        "spark.ui.enabled": "false",
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
-        "spark.driver.memory": "512m",
-        "spark.executor.memory": "512m",
-        "spark.executor.cores": "1",
-        "spark.cores.max": "2",
-        "spark.sql.shuffle.partitions": "4",
-        "spark.task.maxFailures": "1",
-        "spark.ui.showConsoleProgress": "false",
-    }
-    conf.update(extra_conf)
-    spark = sfclayer.session(master, app_name="sfclayer-standalone-test", **conf)
-    spark.sparkContext.setLogLevel("WARN")
+    spark = _session(master, extra_conf, "sfclayer-standalone-test")
     out = {}
     try:
         sc = spark.sparkContext
         out["master"] = sc.master
-        # wait for both workers' executors (block managers: the driver's and one per executor)
-        deadline = time.monotonic() + 120
-        while sc._jsc.sc().getExecutorMemoryStatus().size() < 3 and time.monotonic() < deadline:
-            time.sleep(0.5)
         out["block_managers"] = sc._jsc.sc().getExecutorMemoryStatus().size()
 
         path = hdfs_dir + "/layer"
@@ -93,5 +110,112 @@ def _fs(spark, path):
     return _jpath(spark, path).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
 
+def speculation(master, hdfs_dir, extra_conf, event_dir):
+    """A write and an append whose stalled first attempts are overtaken by speculative copies."""
+    import sfclayer
+
+    spark = _session(master, extra_conf, "sfclayer-speculation-test", **{
+        "spark.speculation": "true",
+        "spark.speculation.interval": "50ms",
+        "spark.speculation.quantile": "0.5",
+        "spark.speculation.multiplier": "1.5",
+        "spark.speculation.minTaskRuntime": "500ms",
+        # judge by runtime alone: a stalled task's record rate is only known at heartbeats
+        "spark.speculation.efficiency.enabled": "false",
+        "spark.locality.wait": "0s",
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": "file://" + event_dir,
+        "spark.eventLog.compress": "false",
+        "spark.eventLog.rolling.enabled": "false",
+    })
+    out = {"steps": []}
+    hconf = spark.sparkContext._jsc.hadoopConfiguration()
+    path = hdfs_dir + "/speculated"
+    tiles = spark.range(0, 32 * 32).selectExpr(
+        "CAST(id % 32 AS INT) AS col", "CAST(id DIV 32 AS INT) AS row", "CAST(id AS INT) AS v")
+    try:
+        # (the mode, the DataFrame, the task whose first attempt stalls)
+        steps = [("overwrite", tiles, 1),
+                 ("append", tiles.where("row BETWEEN 8 AND 23").selectExpr("col", "row", "v + 100000 AS v"), 2)]
+        for mode, df, slow in steps:
+            hconf.set("sfclayer.test.slowFirstAttemptOfPartition", str(slow))
+            hconf.set("sfclayer.test.slowFirstAttemptMillis", "120000")  # until killed, on a busy machine too
+            t0 = time.monotonic()
+            sfclayer.write(df, path, mode=mode, bounds=(0, 0, 31, 31), block_size="64k", partitions=4)
+            seconds = time.monotonic() - t0
+            hconf.unset("sfclayer.test.slowFirstAttemptOfPartition")
+            version = sfclayer.history(spark, path)[-1].version
+            out["steps"].append({"mode": mode, "slow": slow, "seconds": seconds,
+                                 "version": _document(spark, path, version), "on_disk": _mapfiles(spark, path)})
+        out["data"] = sorted([r.col, r.row, r.v] for r in sfclayer.read(spark, path).collect())
+        with sfclayer.open(spark, path) as layer:
+            out["lookups"] = [layer.get(5, 3)["v"], layer.get(5, 9)["v"]]
+        _wait_for_idle_executors(spark)  # the killed attempts have ended
+        out["before_vacuum"] = _mapfiles(spark, path)
+        out["vacuum"] = sfclayer.vacuum(spark, path, retain=dt.timedelta(0), enforce_retention=False)
+        out["after_vacuum"] = _mapfiles(spark, path)
+        out["newest"] = _document(spark, path, sfclayer.history(spark, path)[-1].version)
+        out["data_after_vacuum"] = sorted([r.col, r.row, r.v] for r in sfclayer.read(spark, path).collect())
+    finally:
+        spark.stop()
+    out["tasks"] = _task_attempts(event_dir)
+    print(json.dumps(out, default=str), flush=True)
+
+
+def _document(spark, path, version):
+    """A version document, as JSON."""
+    text = spark.read.text(f"{path}/_sfclayer/v{version:08d}.json", wholetext=True).first().value
+    return json.loads(text)
+
+
+def _mapfiles(spark, path):
+    """Every data file (MapFile directory) under the layer, as dir/name ids, e.g. data-x/attempt-7/part-r-00001-0."""
+    fs, root = _fs(spark, path), _jpath(spark, path)
+    out = []
+
+    def walk(p, rel):
+        for st in fs.listStatus(p):
+            name = st.getPath().getName()
+            if st.isDirectory() and name.startswith("part-"):
+                out.append(f"{rel}/{name}")
+            elif st.isDirectory() and name != "_sfclayer":
+                walk(st.getPath(), f"{rel}/{name}" if rel else name)
+
+    walk(root, "")
+    return sorted(out)
+
+
+def _wait_for_idle_executors(spark, timeout=60):
+    tracker = spark.sparkContext._jsc.sc().statusTracker()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(e.numRunningTasks() == 0 for e in tracker.getExecutorInfos()):
+            return
+        time.sleep(0.2)
+
+
+def _task_attempts(event_dir):
+    """From Spark's event log: every task attempt of the sfclayer jobs, by job description."""
+    (log,) = [p for p in glob.glob(os.path.join(event_dir, "*")) if not p.endswith(".inprogress")]
+    stages, attempts = {}, []
+    with open(log) as f:
+        for line in f:
+            e = json.loads(line)
+            if e["Event"] == "SparkListenerJobStart":
+                description = (e.get("Properties") or {}).get("spark.job.description") or ""
+                for stage in e["Stage IDs"]:
+                    stages[stage] = description
+            elif e["Event"] == "SparkListenerTaskEnd" and stages.get(e["Stage ID"], "").startswith("sfclayer: "):
+                info = e["Task Info"]
+                attempts.append({"job": stages[e["Stage ID"]], "stage": e["Stage ID"], "index": info["Index"],
+                                 "attempt": info["Attempt"], "taskId": info["Task ID"],
+                                 "speculative": info["Speculative"], "host": info["Host"],
+                                 "reason": e["Task End Reason"]["Reason"]})
+    return attempts
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))
+    if len(sys.argv) > 4 and sys.argv[4] == "speculation":
+        speculation(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[5])
+    else:
+        main(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))

@@ -1,6 +1,9 @@
 """A Spark standalone cluster on 127.0.0.1 for the integration suite: one master and two workers of
 one core each, started from pyspark's own ``bin/spark-class`` and stopped by the process ids they were
-started with. Logs stay in the directory given (the test run's tmp dir).
+started with. Logs stay in the directory given (the test run's tmp dir). Every daemon binds 127.0.0.1,
+but the second worker calls its host ``localhost``: Spark never runs a speculative copy of a task on
+the host of its running attempt (``TaskSetManager``), so two host names are what lets the speculation
+test (cluster_driver.py ``speculation``) see speculative attempts at all.
 
 Everything else in the suite runs on ``local[2]``, one JVM; this is where non-serializable state,
 driver-only assumptions and jar shipping break. The suite's shared SparkSession cannot be pointed at
@@ -87,8 +90,9 @@ class StandaloneCluster:
             for i in range(self.workers):
                 work = os.path.join(self.log_dir, f"worker-{i}-work")
                 os.makedirs(work, exist_ok=True)
+                host = "localhost" if i % 2 else "127.0.0.1"  # both 127.0.0.1 (see the module's note)
                 logs.append(self._launch(f"worker-{i}", [
-                    "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--port", "0",
+                    "org.apache.spark.deploy.worker.Worker", "--host", host, "--port", "0",
                     "--webui-port", "0", "--cores", "1", "--memory", self.worker_memory, "--work-dir", work,
                     self.url]))
             for log in logs:

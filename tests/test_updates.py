@@ -67,6 +67,54 @@ def test_append_rewrites_only_the_files_its_records_fall_in(spark, big):
     assert after["recordCount"] == 1024
 
 
+def keyed(spark, keys, size, mult):
+    """Tiles at the given keys: v = col * mult + row, and a payload of `size` bytes."""
+    return (spark.createDataFrame(keys, "col int, row int")
+            .withColumn("v", F.col("col") * mult + F.col("row"))
+            .withColumn("payload", F.expr(f"unhex(repeat(lpad(hex(v), 8, '0'), {size // 4}))")))
+
+
+def test_an_update_leaves_no_small_file_next_to_a_rewritten_one(spark, big):
+    before = helpers.metadata(big)
+    block = before["blockSize"]
+    mtimes = {fid: os.stat(os.path.join(big, fid, "data")).st_mtime_ns for fid in files_by_id(before)}
+    # a full file (one block) whose tiles grow by 5 x 2000 bytes: its rewrite spills over a block
+    target = sorted(before["files"], key=lambda f: f["firstIndex"])[1]
+    assert target["dataBytes"] > 0.95 * block
+    keys = sorted((r["col"], r["row"]) for r in sfclayer.read(spark, big).select("col", "row", "_file").collect()
+                  if os.path.basename(r["_file"]) == target["name"])[:5]
+    sfclayer.write(keyed(spark, keys, 3500, 7), big, mode="append")
+    after = helpers.metadata(big)
+    added = [f for f in after["files"] if f["dir"].startswith(after["dataDir"] + "/")]
+    assert set(after["operation"]["removedFiles"]) == {f"{target['dir']}/{target['name']}"}
+    total = sum(f["dataBytes"] for f in added)
+    # rolled at the block size alone, this output would end with a file under a quarter block ...
+    assert len(added) == 2 and block < total < 1.25 * block - 4000
+    # ... merged with its rewritten neighbour instead: two files, neither small nor over a block
+    assert all(block // 4 <= f["dataBytes"] <= block for f in added), added
+    assert added[0]["name"] == target["name"] and added[0]["lastIndex"] < added[1]["firstIndex"]
+    # in the version's index order, no small new file lies next to another new file
+    new = {f"{f['dir']}/{f['name']}" for f in added}
+    ordered = sorted(after["files"], key=lambda f: f["firstIndex"])
+    for a, b in zip(ordered, ordered[1:]):
+        if {f"{a['dir']}/{a['name']}", f"{b['dir']}/{b['name']}"} <= new:
+            assert min(a["dataBytes"], b["dataBytes"]) >= block // 4
+    assert all(a["lastIndex"] < b["firstIndex"] for a, b in zip(ordered, ordered[1:]))
+    for fid in set(files_by_id(before)) & set(files_by_id(after)):  # untouched: same path, never rewritten
+        assert os.stat(os.path.join(big, fid, "data")).st_mtime_ns == mtimes[fid]
+    assert len(files_by_id(after)) == len(files_by_id(before)) + 1
+    # no file of the rebalancing is left in the attempt directory
+    on_disk = {os.path.relpath(os.path.join(root, d), big) for root, dirs, _ in os.walk(os.path.join(big, after["dataDir"]))
+               for d in dirs if os.path.basename(root).startswith("attempt-")}
+    assert on_disk == new
+    model = {(c, r): c * 1000 + r for c in range(32) for r in range(32)}
+    model.update({k: k[0] * 7 + k[1] for k in keys})
+    assert values(spark, big) == model
+    with sfclayer.open(spark, big) as layer:
+        assert [layer.get(*k)["v"] for k in keys] == [model[k] for k in keys]
+        assert len(layer.get(*keys[0])["payload"]) == 3500
+
+
 def test_on_existing_keep_and_error(spark, layer_path):
     sfclayer.write(tiles(spark, 8, 8), layer_path, bounds=(0, 0, 15, 15))
     sfclayer.write(tiles(spark, 4, 4, col0=6, row0=6, mult=7), layer_path, mode="append", on_existing="keep")
@@ -92,6 +140,48 @@ def test_append_checks_bounds_and_schema_by_name(spark, layer_path):
         sfclayer.write(tiles(spark, 2, 2).withColumn("extra", F.lit(1)), layer_path, mode="append")
     assert helpers.versions(layer_path) == [1]
     assert sorted(os.listdir(layer_path)) == sorted(["_sfclayer", helpers.metadata(layer_path)["dataDir"]])
+
+
+def test_append_refuses_layer_shaping_options_that_differ(spark, layer_path):
+    shape = dict(bounds=(0, 0, 7, 7), key_index="hilbert", block_size="64k", compression="deflate",
+                 extent=(0, 0, 8, 8), crs="EPSG:3857", index_interval=8, raster={"bands": 1})
+    sfclayer.write(tiles(spark, 4, 4), layer_path, **shape)
+    # the layer's own values are accepted, and the append is done
+    sfclayer.write(tiles(spark, 2, 2, mult=3), layer_path, mode="append", format_version=3, **shape)
+    assert values(spark, layer_path)[(1, 1)] == 4 and helpers.versions(layer_path) == [1, 2]
+    on_disk = sorted(os.listdir(layer_path))
+    differing = [  # (keyword, value, the option's name and value in the message, the layer's value)
+        ("bounds", (0, 0, 15, 15), "bounds: '0,0,15,15'", "'0,0,7,7'"),
+        ("key_index", "z", "keyIndex: 'z'", "'hilbert'"),
+        ("block_size", "128k", "blockSize: '128k'", "'65536' bytes"),
+        ("compression", "zstd", "compression: 'zstd'", "'deflate'"),
+        ("extent", (0, 0, 16, 16), r"extent: '0,0,16,16'", r"'0\.0,0\.0,8\.0,8\.0'"),
+        ("crs", "EPSG:4326", "crs: 'EPSG:4326'", "'EPSG:3857'"),
+        ("index_interval", 4, "indexInterval: '4'", "'8'"),
+        ("raster", {"bands": 3}, r"raster: '\{\"bands\": ?3\}'", r"'\{\"bands\":1\}'"),
+    ]
+    for keyword, value, given, theirs in differing:
+        with pytest.raises(sfclayer.InvalidArgument, match=f"option {given} differs from the value of layer "
+                           f".*, {theirs}; an append keeps the layer's .*nothing was written"):
+            sfclayer.write(tiles(spark, 2, 2, mult=5), layer_path, mode="append", **{keyword: value})
+    with pytest.raises(sfclayer.InvalidArgument, match="option formatVersion: '2' is for new layers"):
+        sfclayer.write(tiles(spark, 2, 2, mult=5), layer_path, mode="append", format_version=2)
+    assert helpers.versions(layer_path) == [1, 2] and sorted(os.listdir(layer_path)) == on_disk  # nothing written
+    assert values(spark, layer_path)[(1, 1)] == 4
+
+
+def test_append_refuses_other_time_bounds_and_resolution(spark, layer_path):
+    t0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    df = spark.createDataFrame([(1, 1, t0, 1)], "col int, row int, time timestamp, v int")
+    window = (t0, t0 + dt.timedelta(days=9))
+    sfclayer.write(df, layer_path, bounds=(0, 0, 3, 3), time_bounds=window, time_resolution="6 hours")
+    sfclayer.write(df, layer_path, mode="append", time_bounds=window, time_resolution=dt.timedelta(hours=6))
+    with pytest.raises(sfclayer.InvalidArgument, match=r"option timeBounds: .* differs .*, "
+                       r"'2024-01-01T00:00:00Z,2024-01-10T00:00:00Z'"):
+        sfclayer.write(df, layer_path, mode="append", time_bounds=(t0, t0 + dt.timedelta(days=10)))
+    with pytest.raises(sfclayer.InvalidArgument, match=r"option timeResolution: '1 day' differs .*, 'PT6H'"):
+        sfclayer.write(df, layer_path, mode="append", time_resolution="1 day")
+    assert helpers.versions(layer_path) == [1, 2]
 
 
 def test_append_to_no_layer_creates_it(spark, layer_path):

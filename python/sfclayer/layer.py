@@ -100,7 +100,7 @@ def write(df, path, mode="errorifexists", **options):
         other column is a value column.
     path : str
         Layer directory, on any Hadoop filesystem (``/tmp/x``, ``hdfs://nn:8020/layers/x``).
-    mode : {'errorifexists', 'overwrite', 'ignore'}
+    mode : {'errorifexists', 'overwrite', 'ignore', 'append'}
     **options
         See :func:`write_options`.
 

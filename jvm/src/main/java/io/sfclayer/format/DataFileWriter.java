@@ -61,6 +61,8 @@ public final class DataFileWriter implements Closeable {
     /** Statistics of the open file; null while a group without statistics was appended to it. */
     private FileStats stats;
     private boolean statsComplete;
+    /** Where in {@link #finished} the current run of files (those since the last {@link #close()}) starts. */
+    private int runStart;
     /** False-positive probability of each file's bloom filter; 0: no filters. */
     private double bloomFpp;
     /** The open file's indexes, for its bloom filter (only while filters are built). */
@@ -233,11 +235,43 @@ public final class DataFileWriter implements Closeable {
         return finished;
     }
 
+    /** The length of the open file's {@code data} so far, or -1 when no file is open. */
+    public long openBytes() throws IOException {
+        return data == null ? -1 : data.getLength();
+    }
+
+    /** How many files this run finished (rolled at the block size) since the last {@link #close()}. */
+    public int finishedInRun() {
+        return finished.size() - runStart;
+    }
+
+    /** Forgets the last finished file (the caller rewrites it) and returns it; its MapFile stays on disk. */
+    public DataFile dropLastFinished() {
+        DataFile f = finished.remove(finished.size() - 1);
+        runStart = Math.min(runStart, finished.size());
+        return f;
+    }
+
+    /** Where the files go. */
+    public Path dir() {
+        return dir;
+    }
+
+    public Configuration conf() {
+        return conf;
+    }
+
+    public long blockSize() {
+        return blockSize;
+    }
+
+    /** Finishes the open file, if any, and ends the run: the next group starts a new file and a new run. */
     @Override
     public void close() throws IOException {
         if (data != null) {
             roll();
         }
+        runStart = finished.size();
     }
 
     /** Closes without recording the open file, after a failure; errors are suppressed. */

@@ -3,14 +3,18 @@ package io.sfclayer.layer;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.format.DataFile;
+import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.FileStats;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.Varint;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
@@ -22,6 +26,13 @@ import java.util.Set;
  * of the group's keys) and groups over a size limit (one MapFile value is one Java array: the limit
  * keeps it far from 2 GiB), compresses and hands groups to the rolling {@link DataFileWriter}. No Spark
  * in here.
+ *
+ * <p>Small tails (updates only, {@link #mergeSmallTails}): a run of output files (what is written
+ * between two {@link #endFile()} calls) ends where the data ends, so its last file can be tiny while
+ * the one before it, also just written, is full. When the last is under the threshold, the two are
+ * read back and written again as two files split at half their total: both stay under the block size,
+ * named by their first index, with disjoint index ranges, and neither is small. Costs one re-read and
+ * re-write of about a block per run that ends small; a run of one small file is left to compaction.
  */
 public final class GroupWriter implements Closeable {
     /** Room reserved at the head of the buffer for the group's record count varint. */
@@ -45,6 +56,8 @@ public final class GroupWriter implements Closeable {
     /** Collects each group's column statistics (seed 003), or null: files get none. */
     private final FileStats.Collector collector;
     private final FileStats groupStats = new FileStats();
+    /** A run's last file under this many bytes is merged with the one before it (0: never). */
+    private long smallTail;
 
     private record Key(long col, long row, long time) { }
 
@@ -172,10 +185,18 @@ public final class GroupWriter implements Closeable {
         files.append(index, stored, off, len, records, stats);
     }
 
+    /**
+     * From now on, a run of files whose last one would hold under {@code belowBytes} of data is
+     * rebalanced with the file before it (see the class comment); updates use a quarter block.
+     */
+    public GroupWriter mergeSmallTails(long belowBytes) {
+        this.smallTail = belowBytes;
+        return this;
+    }
+
     /** Closes the current file, so the next group starts a new one (an update's untouched file lies between). */
     public void endFile() throws IOException {
-        flush();
-        files.close();
+        endRun();
     }
 
     public List<DataFile> files() {
@@ -184,9 +205,58 @@ public final class GroupWriter implements Closeable {
 
     @Override
     public void close() throws IOException {
+        endRun();
+    }
+
+    private void endRun() throws IOException {
         flush();
+        long open = files.openBytes();
+        if (smallTail > 0 && open >= 0 && open < smallTail && files.finishedInRun() > 0) {
+            files.close();
+            rebalanceLastTwo();
+        }
         files.close();
     }
+
+    /** Writes the last two finished files again, split at half their total size. */
+    private void rebalanceLastTwo() throws IOException {
+        DataFile tail = files.dropLastFinished();
+        DataFile before = files.dropLastFinished();
+        Path dir = files.dir();
+        FileSystem fs = dir.getFileSystem(files.conf());
+        // out of the way first: the first new file takes the first one's name
+        List<Path> moved = new ArrayList<>();
+        for (DataFile f : List.of(before, tail)) {
+            Path to = new Path(dir, MERGING_PREFIX + f.name);
+            if (!fs.rename(new Path(dir, f.name), to)) {
+                throw new IOException("cannot rename " + new Path(dir, f.name) + " to " + to);
+            }
+            moved.add(to);
+        }
+        long half = (before.dataBytes + tail.dataBytes) / 2;
+        long[] count = new long[1];
+        for (Path src : moved) {
+            try (DataFileReader in = new DataFileReader(files.conf(), src)) {
+                while (in.next()) {
+                    if (files.openBytes() >= half) {
+                        files.close();
+                    }
+                    byte[] plain = compression == ValueCompression.NONE
+                        ? Arrays.copyOfRange(in.bytes(), in.offset(), in.offset() + in.length())
+                        : compression.decompress(in.bytes(), in.offset(), in.length());
+                    Varint.readLong(plain, 0, count, 0); // the Avro array's (one) block count
+                    files.append(in.index(), in.bytes(), in.offset(), in.length(), (int) Math.abs(count[0]),
+                        statsOf(plain, 0, plain.length));
+                }
+            }
+        }
+        for (Path p : moved) {
+            fs.delete(p, true);
+        }
+    }
+
+    /** Prefix of a file being rebalanced, in the task attempt's own directory (never listed by a version). */
+    static final String MERGING_PREFIX = "merging-";
 
     public void abort() {
         files.abort();

@@ -2,6 +2,8 @@ package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyBounds;
+import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.curve.TimeBounds;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.ValueCompression;
 
@@ -54,6 +56,17 @@ public final class LayerWriteOptions implements Serializable {
     public Map<String, Object> raster;
     /** The largest group of tiles sharing one SFC index, in bytes (see GroupWriter). */
     public long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
+    /** The options the caller gave, by their names in {@link #KNOWN}, with the values as given. */
+    public final Map<String, String> given = new LinkedHashMap<>();
+
+    /**
+     * Options that shape a layer (its key index, grid, georeferencing, file layout and encoding): an
+     * append keeps the layer's, so it accepts them only with the layer's own values.
+     */
+    public static final String[] LAYER_SHAPING = {
+        "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "compression", "extent", "crs",
+        "indexInterval", "raster", "formatVersion",
+    };
     /**
      * Whether each data file gets a bloom filter over its indexes (format.BloomFilter), so look-up
      * misses skip the file. On by default: measured in bench/bloom.py, a cold miss (a new reader) got
@@ -98,6 +111,9 @@ public final class LayerWriteOptions implements Serializable {
             lower.put(k, e.getValue());
         }
         LayerWriteOptions o = new LayerWriteOptions();
+        for (Map.Entry<String, String> e : lower.entrySet()) {
+            o.given.put(known.get(e.getKey()), e.getValue());
+        }
         String v;
         if ((v = lower.get("keyindex")) != null) {
             o.keyIndex = v.trim().toLowerCase(Locale.ROOT).replace("-", "").replace("_", "");
@@ -214,6 +230,94 @@ public final class LayerWriteOptions implements Serializable {
             o.bloomFpp = p;
         }
         return o;
+    }
+
+    /**
+     * Checks the layer-shaping options given to an append (see {@link #LAYER_SHAPING}) against the layer
+     * it appends to: each must equal the layer's, else an InvalidArgument naming the option, the value
+     * given and the layer's. Called before any work starts, so nothing is written.
+     */
+    public void checkAppendTo(LayerMetadata md, String layer) {
+        for (String name : LAYER_SHAPING) {
+            String v = given.get(name);
+            if (v == null) {
+                continue;
+            }
+            if (name.equals("formatVersion")) {
+                if (formatVersion != LayerMetadata.FORMAT_VERSION) {
+                    throw new SfcLayerException.InvalidArgument("option formatVersion: '" + v + "' is for new layers"
+                        + " and overwrites; an append to layer " + layer + " writes format " + LayerMetadata.FORMAT_VERSION
+                        + "; nothing was written");
+                }
+                continue;
+            }
+            String theirs = layerValueIfDifferent(name, md);
+            if (theirs != null) {
+                throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' differs from the value of"
+                    + " layer " + layer + ", " + theirs + "; an append keeps the layer's " + name + " (give the layer's"
+                    + " value or none; mode overwrite rewrites the layer with a new one); nothing was written");
+            }
+        }
+    }
+
+    /** The layer's value of a layer-shaping option, as a user would write it, if it differs from this one's; else null. */
+    private String layerValueIfDifferent(String name, LayerMetadata md) {
+        KeyIndex ki = md.keyIndex;
+        TimeBounds tb = ki.timeBounds();
+        switch (name) {
+            case "keyIndex": {
+                String kind = ki.kind().equals("z3") ? "z" : ki.kind();
+                return kind.equals(keyIndex) ? null : "'" + ki.kind() + "'";
+            }
+            case "bounds": {
+                KeyBounds b = ki.bounds();
+                return b.equals(bounds) ? null : "'" + b.colMin + "," + b.rowMin + "," + b.colMax + "," + b.rowMax + "'";
+            }
+            case "timeBounds":
+                if (tb == null) {
+                    return "none (a spatial layer)";
+                }
+                return tb.minMicros == timeMin && tb.maxMicros == timeMax ? null
+                    : "'" + TimeBounds.formatMicros(tb.minMicros) + ","
+                        + TimeBounds.formatMicros(tb.maxMicros) + "'";
+            case "timeResolution":
+                if (tb == null) {
+                    return "none (a spatial layer)";
+                }
+                return tb.resolutionMicros == timeResolutionMicros ? null
+                    : "'" + java.time.Duration.ofNanos(tb.resolutionMicros * 1000) + "'";
+            case "blockSize":
+                return md.blockSize == blockSize ? null : "'" + md.blockSize + "' bytes";
+            case "compression":
+                return ValueCompression.parse(md.compression) == compression ? null : "'" + md.compression + "'";
+            case "extent": {
+                LayerMetadata.Extent e = md.extent;
+                if (e == null) {
+                    return "none";
+                }
+                boolean same = e.xmin == extent.xmin && e.ymin == extent.ymin && e.xmax == extent.xmax
+                    && e.ymax == extent.ymax;
+                return same ? null : "'" + e.xmin + "," + e.ymin + "," + e.xmax + "," + e.ymax + "'";
+            }
+            case "crs":
+                return crs.equals(md.crs) ? null : md.crs == null ? "none" : "'" + md.crs + "'";
+            case "indexInterval":
+                return md.indexInterval == indexInterval ? null : "'" + md.indexInterval + "'";
+            case "raster": {
+                Object r = md.extras.get("raster");
+                return raster.equals(r) ? null : r == null ? "none" : "'" + jsonText(r) + "'";
+            }
+            default:
+                throw new IllegalArgumentException(name);
+        }
+    }
+
+    private static String jsonText(Object o) {
+        try {
+            return new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(o);
+        } catch (java.io.IOException e) {
+            return String.valueOf(o);
+        }
     }
 
     /** The bloom filters' false-positive probability a new layer is written with (bloomFpp alone turns them on); 0 for none. */

@@ -143,6 +143,7 @@ public final class SfcLayerWrite {
         Layer base = versions.isEmpty() ? null : Layer.open(conf, path);
         if (mode == SaveMode.Append && base != null) {
             LayerMetadata md0 = base.metadata();
+            opts.checkAppendTo(md0, log.layerPath().toString());
             List<String> layerValues = checkAppendSchema(md0, valueSchema, spaceTime, log.layerPath().toString());
             JavaRDD<InternalRow> rows = data.queryExecution().toRdd().toJavaRDD();
             int partitions = opts.partitions > 0 ? opts.partitions : Math.max(1, rows.getNumPartitions());

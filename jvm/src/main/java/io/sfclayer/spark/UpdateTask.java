@@ -103,6 +103,11 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
             formatVersion).withBloomFilter(bloomFpp);
         TileSchema schema = TileSchema.fromJson(valueSchemaJson, keyIndex.isSpaceTime());
         GroupWriter groups = new GroupWriter(out, compression, keyIndex, maxGroupBytes, schema);
+        if (perTask != null) {
+            // an update (not a whole-layer write): a run of output ending in a small file is rebalanced
+            // with the rewritten file before it (docs/FORMAT.md, "Updates")
+            groups.mergeSmallTails(blockSize / 4);
+        }
         MergeWriter merge = new MergeWriter(c, layerPath, files, rewrite, groups, schema, compression, onExisting,
             deleteBoxes);
         try {
