@@ -17,8 +17,10 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -29,13 +31,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A loopback socket that serves a {@link ValueReader}'s look-ups to a local client (sfclayer's Python
+ * A loopback socket that serves {@link ValueReader}s' look-ups to a local client (sfclayer's Python
  * package) without py4j. py4j moves a tile as base64 text in several socket writes, and Nagle's
  * algorithm against the client's delayed ACKs then costs ~40 ms per tile larger than a few KiB; here a
  * tile is one length-prefixed write on a TCP_NODELAY socket.
  *
- * <p>Protocol (big-endian). The client first sends the 16-byte token ({@link #token()}), within
- * {@code authTimeout}; then requests, each answered before the next is read:
+ * <p>One server serves any number of readers, each {@linkplain #register registered} with a token of
+ * its own ({@link LookupSessions} keeps one server for the whole driver, so a second {@code sfclayer.open}
+ * starts no server). Protocol (big-endian). The client first sends the 16-byte token of the reader it
+ * wants ({@link #register}, {@link #token()}), within {@code authTimeout}: the connection is bound to that
+ * reader; then requests, each answered before the next is read:
  * <ul>
  * <li>{@code 'G' int col, int row, long timeMicros} → one answer;
  * <li>{@code 'M' int n, n × (int col, int row, long time)}, {@code 0 <= n <=} {@value #MAX_KEYS} → n ×
@@ -71,9 +76,23 @@ public final class LookupServer implements Closeable {
     private static final long REAPER_PERIOD_MILLIS = 100;
     private static final Logger LOG = LoggerFactory.getLogger(LookupServer.class);
 
-    private final ValueReader reader;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** A reader served here and the token that reaches it. */
+    private static final class Registration {
+        final ValueReader reader;
+        final byte[] token;
+
+        Registration(ValueReader reader, byte[] token) {
+            this.reader = reader;
+            this.token = token;
+        }
+    }
+
+    private final List<Registration> readers = new CopyOnWriteArrayList<>();
+    /** The token of the reader given to the constructor; null for a server started without one. */
+    private final byte[] token;
     private final ServerSocket server;
-    private final byte[] token = new byte[TOKEN_BYTES];
     private final int maxConnections;
     private final long authTimeoutMillis;
     private final long ioTimeoutMillis;
@@ -99,7 +118,10 @@ public final class LookupServer implements Closeable {
         this(reader, InetAddress.getLoopbackAddress(), maxConnections, authTimeoutMillis, ioTimeoutMillis);
     }
 
-    /** @param bind a loopback address to listen on (e.g. ::1); nothing else is accepted */
+    /**
+     * @param reader a reader to serve (its token is {@link #token()}); null for none yet ({@link #register})
+     * @param bind   a loopback address to listen on (e.g. ::1); nothing else is accepted
+     */
     public LookupServer(ValueReader reader, InetAddress bind, int maxConnections, long authTimeoutMillis,
                         long ioTimeoutMillis) throws IOException {
         if (!bind.isLoopbackAddress()) {
@@ -110,11 +132,10 @@ public final class LookupServer implements Closeable {
             throw new SfcLayerException.InvalidArgument("look-up server: maxConnections, authTimeout and ioTimeout"
                 + " must be positive, got " + maxConnections + ", " + authTimeoutMillis + " ms, " + ioTimeoutMillis + " ms");
         }
-        this.reader = reader;
         this.maxConnections = maxConnections;
         this.authTimeoutMillis = authTimeoutMillis;
         this.ioTimeoutMillis = ioTimeoutMillis;
-        new SecureRandom().nextBytes(token);
+        this.token = reader == null ? null : register(reader);
         this.server = new ServerSocket();
         server.bind(new InetSocketAddress(bind, 0), 64);
         String name = "sfclayer-lookup-" + server.getLocalPort();
@@ -144,8 +165,58 @@ public final class LookupServer implements Closeable {
         return server.getLocalPort();
     }
 
+    /** The token of the reader the server was started with. */
     public byte[] token() {
+        if (token == null) {
+            throw new SfcLayerException.InvalidArgument("this look-up server was started without a reader: "
+                + "each registered reader has its own token");
+        }
         return token.clone();
+    }
+
+    /** Serves {@code reader} too: connections that authenticate with the returned token reach it. */
+    public byte[] register(ValueReader reader) {
+        byte[] t = new byte[TOKEN_BYTES];
+        synchronized (RANDOM) {
+            RANDOM.nextBytes(t);
+        }
+        readers.add(new Registration(reader, t));
+        return t.clone();
+    }
+
+    /** Stops serving the reader registered with {@code token}, closing its connections (the reader stays open). */
+    public void unregister(byte[] token) {
+        for (Registration r : readers) {
+            if (MessageDigest.isEqual(r.token, token)) {
+                readers.remove(r);
+                for (Connection c : open) {
+                    if (c.registration == r) {
+                        closeQuietly(c.socket);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Readers served now. */
+    public int registeredReaders() {
+        return readers.size();
+    }
+
+    /** The registration whose token is {@code given}, comparing every token in constant time; or null. */
+    private Registration find(byte[] given) {
+        Registration found = null;
+        for (Registration r : readers) {
+            if (MessageDigest.isEqual(given, r.token) && found == null) {
+                found = r;
+            }
+        }
+        return found;
+    }
+
+    /** Whether {@link #close()} was called. */
+    public boolean isClosed() {
+        return closed;
     }
 
     /** Connections open now (authenticated or not). */
@@ -244,6 +315,9 @@ public final class LookupServer implements Closeable {
         /** System.nanoTime() by which the current stage must progress; IDLE between requests. */
         volatile long deadline;
         volatile String stage = "authentication";
+        /** The reader this connection's token reaches (after authentication). */
+        volatile Registration registration;
+        ValueReader reader;
         DataInputStream in;
         DataOutputStream out;
 
@@ -301,8 +375,14 @@ public final class LookupServer implements Closeable {
             }
             byte[] given = new byte[TOKEN_BYTES];
             in.readFully(given);
-            if (!MessageDigest.isEqual(given, token)) {
+            Registration r = find(given);
+            if (r == null) {
                 throw new ProtocolError("wrong look-up token");
+            }
+            registration = r;
+            reader = r.reader;
+            if (!readers.contains(r)) {
+                return; // unregistered meanwhile: its connections are closed
             }
             while (!closed) {
                 stage = "idle";

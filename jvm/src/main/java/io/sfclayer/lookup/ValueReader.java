@@ -142,7 +142,7 @@ public final class ValueReader implements Closeable {
         this.md = layer.metadata();
         this.listing = layer.listing();
         this.keyIndex = md.keyIndex;
-        this.schema = TileSchema.fromJson(md.valueSchemaJson, md.isSpaceTime());
+        this.schema = schema(md);
         this.compression = ValueCompression.parse(md.compression);
         this.cacheSize = cacheSize;
         this.cacheBytes = cacheBytes;
@@ -152,6 +152,25 @@ public final class ValueReader implements Closeable {
             t.setDaemon(true);
             t.start();
         }
+    }
+
+    /** Parsed tile schemas by value schema (Spark's JSON parser costs a fraction of a millisecond per open). */
+    private static final Map<String, TileSchema> SCHEMAS = java.util.Collections.synchronizedMap(
+        new LinkedHashMap<String, TileSchema>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, TileSchema> eldest) {
+                return size() > 64;
+            }
+        });
+
+    private static TileSchema schema(LayerMetadata md) {
+        String key = md.isSpaceTime() + ":" + md.valueSchemaJson;
+        TileSchema s = SCHEMAS.get(key);
+        if (s == null) {
+            s = TileSchema.fromJson(md.valueSchemaJson, md.isSpaceTime());
+            SCHEMAS.put(key, s);
+        }
+        return s;
     }
 
     /** Layers with at most this many files have every index read in the background when opened. */
@@ -172,7 +191,13 @@ public final class ValueReader implements Closeable {
                 continue;
             }
             try {
-                DataFileIndex index = DataFileIndex.read(layer.conf(), listing.path(i), layer.entry(listing.name(i)));
+                DataFileEntry entry = layer.entry(listing.name(i));
+                String key = IndexCache.key(listing.path(i), entry);
+                DataFileIndex index = IndexCache.get(key);
+                if (index == null) {
+                    index = DataFileIndex.read(layer.conf(), listing.path(i), entry);
+                    IndexCache.put(key, index);
+                }
                 if (indexBytes.get() + index.bytes() > cacheBytes / 2) {
                     return;
                 }
@@ -240,6 +265,16 @@ public final class ValueReader implements Closeable {
     /** Memory counted against {@code cacheBytes}: open files and kept indexes. */
     public synchronized long cachedBytes() {
         return cache.size() * OPEN_FILE_BYTES + indexBytes.get();
+    }
+
+    /** Forgets the indexes shared by this JVM's readers (benchmarks measure a first open with it). */
+    public static void forgetSharedIndexes() {
+        IndexCache.clear();
+    }
+
+    /** Indexes shared by this JVM's readers now. */
+    public static int sharedIndexes() {
+        return IndexCache.size();
     }
 
     /** Indexes kept in memory. */
@@ -380,6 +415,10 @@ public final class ValueReader implements Closeable {
                 return new DataFileReader(layer.conf(), path, entry, null);
             }
             DataFileIndex index = indexes.get(file);
+            String key = IndexCache.key(path, entry);
+            if (index == null && (index = IndexCache.get(key)) != null) {
+                keep(file, index); // read by another reader of this JVM (an earlier open of the layer)
+            }
             if (index != null) {
                 return new DataFileReader(layer.conf(), path, entry, null, index);
             }
@@ -391,16 +430,22 @@ public final class ValueReader implements Closeable {
                 r.close();
                 throw e;
             }
-            if (index != null && indexBytes.get() + index.bytes() <= cacheBytes / 2
-                    && indexes.putIfAbsent(file, index) == null) {
-                indexBytes.addAndGet(index.bytes());
-            }
+            keep(file, index);
+            IndexCache.put(key, index);
             return r;
         } catch (SfcLayerException.CorruptLayer e) {
             // name the pinned version: its files may have been vacuumed since it was opened
             throw new SfcLayerException.CorruptLayer("layer " + layer.path() + " version " + md.version + ": "
                 + e.getMessage() + " (a reader pinned to an old version loses it when vacuum removes its"
                 + " files; refresh to the newest version)", e);
+        }
+    }
+
+    /** Keeps a file's index for its reopens, while the kept indexes fit in half of {@code cacheBytes}. */
+    private void keep(int file, DataFileIndex index) {
+        if (index != null && indexBytes.get() + index.bytes() <= cacheBytes / 2
+                && indexes.putIfAbsent(file, index) == null) {
+            indexBytes.addAndGet(index.bytes());
         }
     }
 
