@@ -191,6 +191,11 @@ public final class DataFileReader implements Closeable {
         checked = RecordFrame.checked(header.formatVersion);
         end = st.getLen();
         pos = header.dataStart;
+        if (index != null && index.size() > 0 && index.position(0) < header.dataStart) {
+            // an index read alone (DataFileIndex.readAlone) is checked against the header here: read it again
+            this.index = null;
+            this.indexLoaded = false;
+        }
         if (entry.dataBytes >= 0 && entry.dataBytes != end) {
             String what = end < entry.dataBytes
                 ? "truncated: " + end + " bytes, the version records " + entry.dataBytes

@@ -195,7 +195,10 @@ public final class ValueReader implements Closeable {
                 String key = IndexCache.key(listing.path(i), entry);
                 DataFileIndex index = IndexCache.get(key);
                 if (index == null) {
-                    index = DataFileIndex.read(layer.conf(), listing.path(i), entry);
+                    index = DataFileIndex.readAlone(layer.conf(), listing.path(i), entry); // no data file opened
+                    if (index == null) {
+                        index = DataFileIndex.read(layer.conf(), listing.path(i), entry);
+                    }
                     IndexCache.put(key, index);
                 }
                 if (indexBytes.get() + index.bytes() > cacheBytes / 2) {
