@@ -12,7 +12,7 @@ from . import _jvm
 from ._lookup import LookupClient
 
 from ._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
-from .errors import InvalidArgument, KeyNotFound
+from .errors import CorruptLayer, InvalidArgument, KeyNotFound
 
 __all__ = ["write", "read", "open", "Layer", "write_options"]
 
@@ -453,9 +453,16 @@ class Layer:
         return self._stream(spec)
 
     def _stream(self, spec):
-        for batch in self._client.query(spec):
-            for record in batch:
-                yield fastavro.schemaless_reader(io.BytesIO(record), self._schema)
+        schema, read = self._schema, fastavro.schemaless_reader
+        for count, data in self._client.query(spec):
+            # a batch's records back to back: each is self-delimiting for the tile schema
+            stream = io.BytesIO(data)
+            tiles = [read(stream, schema) for _ in range(count)]
+            if stream.tell() != len(data):
+                raise CorruptLayer(f"layer {self.path}: a box query's batch of {count} tiles decoded to "
+                                   f"{stream.tell()} of its {len(data)} bytes (the records do not match the "
+                                   "tile schema)")
+            yield from tiles
 
     def count(self, bbox=None, keys=None, time=None):
         """How many tiles :meth:`query` would return (keys are read, values never decoded).

@@ -46,7 +46,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>{@code 'M' int n, n × (int col, int row, long time)}, {@code 0 <= n <=} {@value #MAX_KEYS} → n ×
  *     ({@code int position}, answer), in index order (position: the key's place in the request);
  * <li>{@code 'Q' int length, length bytes} (a {@link BoxQuery} spec, at most {@value #MAX_QUERY_BYTES}
- *     bytes) → batches {@code int count > 0, count × answer}, ended by {@code int 0} or by an error answer;
+ *     bytes) → batches {@code int count > 0, int bytes, the count records back to back} (a tile record
+ *     is self-delimiting for its schema: the client decodes a batch from one buffer), ended by
+ *     {@code int 0} or by an error answer;
  * <li>{@code 'C' int length, spec} → one answer of 8 bytes: the count (a long).
  * </ul>
  * An answer is {@code int length, bytes} (an encoded tile record), {@code -1} for a missing key, or
@@ -438,9 +440,14 @@ public final class LookupServer implements Closeable {
             try {
                 reader.query(reader.boxQuery(spec), batch -> {
                     try {
-                        out.writeInt(batch.size());
+                        long bytes = 0;
                         for (byte[] r : batch) {
-                            writeRecord(out, r);
+                            bytes += r.length;
+                        }
+                        out.writeInt(batch.size());
+                        out.writeInt(Math.toIntExact(bytes)); // a batch holds at most ~1 MiB and one group
+                        for (byte[] r : batch) {
+                            out.write(r);
                         }
                         out.flush();
                         progress("answer");

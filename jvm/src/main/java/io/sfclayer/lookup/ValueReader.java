@@ -55,8 +55,10 @@ public final class ValueReader implements Closeable {
     public static final int DEFAULT_CACHE_SIZE = 1024;
     /** Memory for open files and kept indexes by default: small next to a driver's heap (16 GiB: 1.6%). */
     public static final long DEFAULT_CACHE_BYTES = 256L << 20;
+    /** Bytes a positioned read fetches (file systems where that beats seeking: HDFS, not checksummed local files). */
+    static final int POSITIONED_WINDOW_BYTES = 16 << 10;
     /** What one open data file is counted as holding (its read window, stream buffers, cursor). */
-    static final long OPEN_FILE_BYTES = DataFileReader.WINDOW_BYTES + (64 << 10);
+    static final long OPEN_FILE_BYTES = DataFileReader.WINDOW_BYTES + (64 << 10) + POSITIONED_WINDOW_BYTES;
 
     private final Layer layer;
     private final LayerMetadata md;
@@ -395,7 +397,9 @@ public final class ValueReader implements Closeable {
             return f;
         }
         try {
-            if (!f.opened(openFile(file), new TileCursor(schema))) {
+            DataFileReader r = openFile(file);
+            r.usePositionedReads(POSITIONED_WINDOW_BYTES);
+            if (!f.opened(r, new TileCursor(schema))) {
                 throw new SfcLayerException("value reader on " + layer.path() + " is closed");
             }
         } catch (IOException | RuntimeException e) {

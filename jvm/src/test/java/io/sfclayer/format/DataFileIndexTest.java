@@ -137,4 +137,33 @@ public class DataFileIndexTest {
             assertEquals(null, DataFileIndex.parseBlockCompressed(Arrays.copyOf(bytes, bytes.length - 3), 0, Long.MAX_VALUE));
         }
     }
+
+    /** Positioned reads through a window (look-ups off checksummed local files) answer as stream reads do. */
+    @Test
+    public void positionedReadsAgreeWithStreamReads() throws IOException {
+        Configuration raw = new Configuration();
+        raw.set("fs.file.impl", org.apache.hadoop.fs.RawLocalFileSystem.class.getName());
+        raw.setBoolean("fs.file.impl.disable.cache", true);
+        DataFileIndex index = DataFileIndex.read(CONF, file);
+        Random rng = new Random(12);
+        for (int windowBytes : new int[] {64, 4096, 1 << 16}) { // smaller and larger than most groups
+            try (DataFileReader stream = new DataFileReader(CONF, file, index);
+                 DataFileReader positioned = new DataFileReader(raw, file, index)) {
+                positioned.usePositionedReads(windowBytes);
+                for (int q = 0; q < 1500; q++) {
+                    long target = first - 5 + (long) (rng.nextDouble() * (last - first + 10));
+                    boolean a = stream.seekCeiling(target);
+                    assertEquals("seek " + target, a, positioned.seekCeiling(target));
+                    if (a) {
+                        assertEquals(stream.index(), positioned.index());
+                        assertArrayEquals(current(stream), current(positioned));
+                        if (rng.nextInt(4) == 0 && stream.next()) {
+                            assertTrue(positioned.next());
+                            assertArrayEquals(current(stream), current(positioned));
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
