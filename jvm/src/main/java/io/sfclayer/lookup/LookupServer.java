@@ -105,6 +105,10 @@ public final class LookupServer implements Closeable {
     private final AtomicLong reaped = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private volatile boolean closed;
+    /** Run once when no reader is registered and no connection open for idleNanos (see {@link #onIdle}). */
+    private volatile Runnable idleAction;
+    private volatile long idleNanos;
+    private long idleSince = -1;
 
     public LookupServer(ValueReader reader) throws IOException {
         this(reader, DEFAULT_MAX_CONNECTIONS, DEFAULT_AUTH_TIMEOUT_MILLIS, DEFAULT_IO_TIMEOUT_MILLIS);
@@ -142,7 +146,8 @@ public final class LookupServer implements Closeable {
         server.bind(new InetSocketAddress(bind, 0), 64);
         String name = "sfclayer-lookup-" + server.getLocalPort();
         AtomicInteger threads = new AtomicInteger();
-        this.pool = new ThreadPoolExecutor(0, maxConnections, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+        // a connection thread outlives its connection by a second: pooled clients keep theirs open
+        this.pool = new ThreadPoolExecutor(0, maxConnections, 1, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
             Thread t = new Thread(r, name + "-conn-" + threads.incrementAndGet());
             t.setDaemon(true);
             return t;
@@ -283,8 +288,32 @@ public final class LookupServer implements Closeable {
         }
     }
 
+    /**
+     * Runs {@code action} (on the reaper's thread) once the server has had no registered reader and no
+     * open connection for {@code millis}: a shared server stops when its last layer is closed.
+     */
+    public void onIdle(long millis, Runnable action) {
+        this.idleNanos = TimeUnit.MILLISECONDS.toNanos(millis);
+        this.idleAction = action;
+    }
+
     private void reap() {
         long now = System.nanoTime();
+        Runnable action = idleAction;
+        if (action != null) {
+            if (!readers.isEmpty() || !open.isEmpty()) {
+                idleSince = -1;
+            } else if (idleSince < 0) {
+                idleSince = now;
+            } else if (now - idleSince > idleNanos) {
+                idleSince = -1;
+                try {
+                    action.run();
+                } catch (RuntimeException e) {
+                    LOG.warn("sfclayer look-up server on port {}: idle action failed", port(), e);
+                }
+            }
+        }
         for (Connection c : open) {
             if (now - c.deadline > 0 && c.deadline != IDLE) {
                 reaped.incrementAndGet();

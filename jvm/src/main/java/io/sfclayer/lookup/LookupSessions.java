@@ -18,11 +18,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * started by the first open, and the open readers registered on it by handle. Opening a layer is one
  * py4j call ({@link #open}) whose answer carries all Python needs to look tiles up (the socket, the
  * reader's token, the version, key index and tile schema); the version document as a whole (every
- * file and its statistics) crosses only when asked for ({@link #metadataJson}).
+ * file and its statistics) crosses only when asked for ({@link #metadataJson}). The server stops
+ * {@value #IDLE_MILLIS} ms after its last reader is closed (no thread is left behind once a session's
+ * layers are closed) and starts again with the next open.
  */
 public final class LookupSessions {
     /** Connections of the shared server: a few per open layer (the Python client pools 4 a layer). */
     public static final int MAX_CONNECTIONS = 256;
+    /** How long the shared server stays up with no layer open. */
+    public static final long IDLE_MILLIS = 2_000;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final AtomicLong HANDLES = new AtomicLong();
     private static final Map<Long, Open> OPEN = new ConcurrentHashMap<>();
@@ -41,13 +45,23 @@ public final class LookupSessions {
         }
     }
 
-    /** The shared server, started on first use (again if closed). */
-    static synchronized LookupServer server() throws IOException {
+    /** The shared server, started on first use (again once stopped). Under the class lock. */
+    private static LookupServer server() throws IOException {
         if (server == null || server.isClosed()) {
-            server = new LookupServer(null, java.net.InetAddress.getLoopbackAddress(), MAX_CONNECTIONS,
+            LookupServer s = new LookupServer(null, java.net.InetAddress.getLoopbackAddress(), MAX_CONNECTIONS,
                 LookupServer.DEFAULT_AUTH_TIMEOUT_MILLIS, LookupServer.DEFAULT_IO_TIMEOUT_MILLIS);
+            s.onIdle(IDLE_MILLIS, () -> stopIfIdle(s));
+            server = s;
         }
         return server;
+    }
+
+    /** Stops the shared server if it is still {@code s} and no reader has been opened on it meanwhile. */
+    private static synchronized void stopIfIdle(LookupServer s) {
+        if (server == s && OPEN.isEmpty() && s.registeredReaders() == 0) {
+            s.close();
+            server = null;
+        }
     }
 
     /**
@@ -59,13 +73,17 @@ public final class LookupSessions {
      */
     public static String open(SparkSession spark, String path, int cacheSize, long cacheBytes, boolean indexInDriver,
                               long version, long asOfMillis) throws IOException {
+        long handle = HANDLES.incrementAndGet();
         ValueReader reader = ValueReader.open(HadoopConfs.forOptions(spark, new HashMap<>()), path, cacheSize,
             cacheBytes, indexInDriver, version, asOfMillis);
         try {
-            LookupServer s = server();
-            byte[] token = s.register(reader);
-            long handle = HANDLES.incrementAndGet();
-            OPEN.put(handle, new Open(reader, token));
+            LookupServer s;
+            byte[] token;
+            synchronized (LookupSessions.class) { // not between an idle server's check and its stop
+                s = server();
+                token = s.register(reader);
+                OPEN.put(handle, new Open(reader, token));
+            }
             LayerMetadata md = reader.metadata();
             Map<String, Object> out = new LinkedHashMap<>();
             out.put("handle", handle);
@@ -77,7 +95,11 @@ public final class LookupSessions {
             out.put("tileSchema", md.tileSchemaJson);
             return JSON.writeValueAsString(out);
         } catch (IOException | RuntimeException e) {
-            reader.close();
+            if (OPEN.containsKey(handle)) {
+                close(handle);
+            } else {
+                reader.close();
+            }
             throw e;
         }
     }
