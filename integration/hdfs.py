@@ -101,6 +101,7 @@ class MiniHdfsProcess:
         self._launched_at = None
         self._lines = queue.Queue()
         self._lock = threading.Lock()
+        self._owed = 0  # answers still due to commands that timed out: discarded, never taken as the next answer
 
     @property
     def url(self):
@@ -183,9 +184,15 @@ class MiniHdfsProcess:
                 raise RuntimeError("MiniHdfs is not running")
             self.proc.stdin.write(line + "\n")
             self.proc.stdin.flush()
+            deadline = time.monotonic() + timeout
             try:
-                answer = self._lines.get(timeout=timeout)
+                while True:
+                    answer = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                    if answer is None or self._owed == 0:
+                        break
+                    self._owed -= 1  # the late answer of an earlier, timed-out command
             except queue.Empty:
+                self._owed += 1
                 raise RuntimeError(f"MiniHdfs did not answer {line!r} within {timeout} s") from None
         if answer is None:
             raise RuntimeError(f"MiniHdfs exited while answering {line!r}:\n" + self._log_tail())

@@ -90,3 +90,22 @@ def test_bad_read_option_messages_follow_the_pattern(spark, small_layer, name, v
     with pytest.raises(sfclayer.InvalidArgument, match=rf"^option {name}: .*{re.escape(value)}.*{re.escape(allowed)}"):
         with _jvm.translated():
             spark.read.format("sfclayer").option(name, value).load(path).count()
+
+
+# The SQL procedures' arguments (CALL sfclayer.system.<name>(...)) are the Python functions' keywords.
+def procedure_parameters(spark, name):
+    """The argument names, in order, as Spark describes the procedure ("IN <name> <type> ...")."""
+    lines = [r[0] for r in spark.sql(f"DESCRIBE PROCEDURE sfclayer.system.{name}").collect()]
+    return [line.split()[1] for line in (l.replace("Parameters:", "") for l in lines) if line.split()[:1] == ["IN"]]
+
+
+# force is enforce_retention turned over
+PYTHON_NAMES = {"force": "enforce_retention"}
+
+
+def test_procedure_arguments_are_the_python_functions(spark):
+    names = [r.procedure_name for r in spark.sql("SHOW PROCEDURES IN sfclayer.system").collect()]
+    assert names == ["compact", "history", "vacuum"]
+    for name in names:  # each procedure is the Python function of its name
+        python = [p for p in inspect.signature(getattr(sfclayer, name)).parameters if p != "spark"]
+        assert [PYTHON_NAMES.get(p, p) for p in procedure_parameters(spark, name)] == python, name

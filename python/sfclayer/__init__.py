@@ -56,6 +56,7 @@ def __getattr__(name):
 __all__ = [
     "jar_path",
     "configure",
+    "CATALOG",
     "session",
     "write",
     "read",
@@ -108,6 +109,13 @@ def jar_path():
     return path
 
 
+CATALOG = "io.sfclayer.spark.SfcLayerCatalog"
+"""The Spark catalog holding sfclayer's SQL procedures (``CALL sfclayer.system.compact(...)``,
+``vacuum``, ``history``). :func:`configure` and :func:`session` register it as ``sfclayer``; any other
+session (Spark Connect too, with the jar on the server) can at run time, before its first ``CALL``:
+``spark.conf.set("spark.sql.catalog.sfclayer", sfclayer.CATALOG)``."""
+
+
 def configure(builder):
     """Add the sfclayer connector to a ``SparkSession.Builder``.
 
@@ -118,21 +126,28 @@ def configure(builder):
     Returns
     -------
     pyspark.sql.SparkSession.Builder
-        The same builder, with ``spark.jars`` naming the connector jar.
+        The same builder, with ``spark.jars`` naming the connector jar and, unless the builder
+        names a catalog ``sfclayer`` already, ``spark.sql.catalog.sfclayer`` set to :data:`CATALOG`.
 
     Examples
     --------
     >>> from pyspark.sql import SparkSession
     >>> spark = sfclayer.configure(SparkSession.builder.master("local[2]")).getOrCreate()  # doctest: +SKIP
+    >>> spark.sql(f"CALL sfclayer.system.history(path => '{path}')").count()  # doctest: +SKIP
     """
     jar = jar_path()
-    existing = builder._options.get("spark.jars") if hasattr(builder, "_options") else None
+    options = builder._options if hasattr(builder, "_options") else {}
+    existing = options.get("spark.jars")
     jars = jar if not existing else f"{existing},{jar}"
-    return builder.config("spark.jars", jars)
+    builder = builder.config("spark.jars", jars)
+    if "spark.sql.catalog.sfclayer" not in options:
+        builder = builder.config("spark.sql.catalog.sfclayer", CATALOG)
+    return builder
 
 
 def session(master="local[*]", app_name="sfclayer", **conf):
-    """A classic (non-Connect) SparkSession with the connector loaded.
+    """A classic (non-Connect) SparkSession with the connector loaded and its SQL procedures
+    (``CALL sfclayer.system.compact(...)``, see :data:`CATALOG`) registered.
 
     Parameters
     ----------

@@ -1,7 +1,9 @@
 """A layer's life after its first write: history, delete, compact and vacuum.
 
 Appends go through :func:`sfclayer.write` with ``mode="append"``; time travel through the
-``version=`` / ``as_of=`` arguments of :func:`sfclayer.read` and :func:`sfclayer.open`.
+``version=`` / ``as_of=`` arguments of :func:`sfclayer.read` and :func:`sfclayer.open`. In SQL, the
+catalog :data:`sfclayer.CATALOG` offers the same as ``CALL sfclayer.system.compact(path => ...)``,
+``vacuum(path, retain, dry_run, force)`` and ``history(path)``.
 
 Examples
 --------

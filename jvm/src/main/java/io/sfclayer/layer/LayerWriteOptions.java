@@ -281,18 +281,30 @@ public final class LayerWriteOptions implements Serializable {
 
     /** "1 day", "6 hours", "15m", "1d", or ISO-8601 "PT1H". */
     public static long parseDurationMicros(String name, String v) {
+        long micros = parseDurationMicros(name, v, "option ");
+        if (micros <= 0) {
+            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' must be positive");
+        }
+        return micros;
+    }
+
+    /**
+     * The same durations, zero allowed (a vacuum's retention), named in errors as {@code kind + name}:
+     * {@code "option "} or {@code "argument "} (a SQL procedure's).
+     */
+    public static long parseDurationMicros(String name, String v, String kind) {
         String s = v.trim();
         long micros;
         if (s.toUpperCase(Locale.ROOT).startsWith("P")) {
             try {
                 micros = java.time.Duration.parse(s).toNanos() / 1000;
             } catch (DateTimeParseException | ArithmeticException e) {
-                throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' is not an ISO-8601 duration");
+                throw new SfcLayerException.InvalidArgument(kind + name + ": '" + v + "' is not an ISO-8601 duration");
             }
         } else {
             Matcher m = DURATION.matcher(s);
             if (!m.matches()) {
-                throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v
+                throw new SfcLayerException.InvalidArgument(kind + name + ": '" + v
                     + "' is not a duration (e.g. '1 day', '6 hours', '15 minutes', 'PT1H')");
             }
             long n = Long.parseLong(m.group(1));
@@ -307,8 +319,8 @@ public final class LayerWriteOptions implements Serializable {
             else per = 7 * 86_400_000_000L;
             micros = Math.multiplyExact(n, per);
         }
-        if (micros <= 0) {
-            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' must be positive");
+        if (micros < 0) {
+            throw new SfcLayerException.InvalidArgument(kind + name + ": '" + v + "' must not be negative");
         }
         return micros;
     }

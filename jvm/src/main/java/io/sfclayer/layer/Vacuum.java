@@ -38,12 +38,8 @@ public final class Vacuum {
         if (retainMillis < 0) {
             throw new SfcLayerException.InvalidArgument("vacuum: retention must not be negative, got " + retainMillis + " ms");
         }
-        if (enforceRetention && retainMillis < DEFAULT_RETAIN_MILLIS) {
-            throw new SfcLayerException.InvalidArgument("vacuum: a retention of " + retainMillis / 1000.0
-                + " s is under the 7-day minimum: readers pinned to older versions and writes in progress could lose"
-                + " their files; to do it anyway, turn the retention check off (Python: enforce_retention=False,"
-                + " CLI: --force)");
-        }
+        checkRetention(retainMillis, enforceRetention, "vacuum: a retention of " + retainMillis / 1000.0 + " s",
+            "turn the retention check off (Python: enforce_retention=False, CLI: --force, SQL: force => true)");
         VersionLog log = new VersionLog(conf, new Path(path));
         FileSystem fs = log.fileSystem();
         List<LayerMetadata> versions = log.history();
@@ -86,6 +82,18 @@ public final class Vacuum {
         out.put("filesRemoved", removed);
         out.put("bytesFreed", bytes[0]);
         return out;
+    }
+
+    /**
+     * Delta's rule: a retention under 7 days is refused unless {@code enforceRetention} is off. The
+     * message starts with {@code what} (the retention in the caller's words, e.g. {@code argument retain:
+     * '1d'}) and ends with {@code override}, how that caller turns the check off.
+     */
+    public static void checkRetention(long retainMillis, boolean enforceRetention, String what, String override) {
+        if (enforceRetention && retainMillis < DEFAULT_RETAIN_MILLIS) {
+            throw new SfcLayerException.InvalidArgument(what + " is under the 7-day minimum: readers pinned to older"
+                + " versions and writes in progress could lose their files; to do it anyway, " + override);
+        }
     }
 
     /** Walks a data directory (and its attempt directories); returns whether it is now empty. */

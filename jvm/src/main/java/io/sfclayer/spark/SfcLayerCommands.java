@@ -58,16 +58,21 @@ public final class SfcLayerCommands {
 
     /** Every retained version, oldest first, as a JSON array of {@link #summary}s. */
     public static String history(SparkSession spark, String path) throws IOException {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (LayerMetadata md : versions(spark, path)) {
+            out.add(summary(md));
+        }
+        return json(out);
+    }
+
+    /** Every retained version, oldest first (history's, in Python, the CLI and SQL). */
+    public static List<LayerMetadata> versions(SparkSession spark, String path) throws IOException {
         VersionLog log = new VersionLog(conf(spark), new Path(path));
         List<LayerMetadata> versions = log.history();
         if (versions.isEmpty()) {
             log.current(); // LayerNotFound naming the path
         }
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (LayerMetadata md : versions) {
-            out.add(summary(md));
-        }
-        return json(out);
+        return versions;
     }
 
     /**
