@@ -30,8 +30,8 @@ via py4j
     costs ~40 ms once an answer passes a few KiB (Nagle's algorithm against delayed ACKs).
 batch
     One ``get_many`` request for many keys (keys sorted by index in the JVM, each file walked once).
-    Over the socket, undecoded, its per-key time is the JVM's look-up cost plus a memory copy: the
-    closest to a JVM-internal figure without a JVM-side timing helper.
+    Over the socket, undecoded, its per-key time is the JVM's look-up cost plus a memory copy; the
+    per-call time inside the JVM is measured apart (``_jvm_timed``: the bench jar's ``LookupTiming``).
 """
 
 import json

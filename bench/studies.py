@@ -26,6 +26,7 @@ STUDIES = {
     "ingest": ("ingest", "GeoTIFF ingest and pyramids (issue 13)"),
     "serving": ("serving", "the tile server under load (issue 14)"),
     "integrity": ("integrity", "the cost of checking every record: format 3 vs 2, scans and look-ups (issue 11)"),
+    "bloom": ("bloom", "bloom filters per data file: look-up misses cold and warm, with and without (issue 16)"),
 }
 
 

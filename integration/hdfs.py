@@ -121,8 +121,10 @@ class MiniHdfsProcess:
             ready.unlink()
         # Small and quick to start: one GC thread, C1 only. The same flags as the class-data-sharing
         # archive fetch-jars.sh makes (minihdfs.jsa); without it, or if it no longer fits, the JVM
-        # just loads classes the slow way.
+        # just loads classes the slow way. The JVM's own warnings (e.g. that the archive does not fit
+        # a copied checkout) go to stderr: stdout carries only the answers to commands.
         cmd = [self.java, f"-Xmx{self.heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+               "-Xlog:disable", "-Xlog:all=warning:stderr",
                "-Djava.net.preferIPv4Stack=true", "-Djava.awt.headless=true"]
         archive = self.jars_dir / "minihdfs.jsa"
         if archive.exists():

@@ -68,3 +68,13 @@ def test_write_section_adds_then_replaces_one_block(bench_modules, tmp_path):
     with open(path) as f:
         text = f.read()
     assert text.count("## Serving") == 1 and "v2" in text and "## Boxes" in text
+
+
+def test_the_readme_study_table_lists_every_registered_study_with_its_module(bench_modules):
+    """bench/README.md's table of studies names each study of studies.py and the module that runs it."""
+    import re
+
+    _, studies = bench_modules
+    with open(os.path.join(BENCH, "README.md")) as f:
+        rows = re.findall(r"^\| `(\w+)` \| `(\w+)\.py`", f.read(), re.M)
+    assert dict(rows) == {name: module for name, (module, _) in studies.STUDIES.items()}

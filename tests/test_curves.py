@@ -340,7 +340,7 @@ def test_arrays_match_scalars_and_reject_bad_input():
     assert hs.tolist() == [c.hilbert_encode(int(x), int(y), 31) for x, y in zip(xs, ys)]
     assert [a.tolist() for a in c.hilbert_decode_array(hs, 31)] == [xs.tolist(), ys.tolist()]
     assert c.z2_encode_array(np.array([], dtype=np.int64), []).tolist() == []
-    with pytest.raises(InvalidArgument, match="z2 x = -1 is outside"):
+    with pytest.raises(InvalidArgument, match=r"z2 x: -1 is out of range \(0\.\.2\^31-1\)"):
         c.z2_encode_array([0, -1], [0, 0])
     with pytest.raises(InvalidArgument, match="integer array"):
         c.z2_encode_array([0.5], [0])
@@ -353,7 +353,7 @@ def test_errors_and_value_types():
     assert str(b) == "cols 0..99, rows 0..499"
     with pytest.raises(KeyOutOfBounds) as e:
         c.ZIndex(b).index(5, 900)
-    assert str(e.value) == "key (col=5, row=900) is outside the layer's key bounds cols 0..99, rows 0..499"
+    assert str(e.value) == "key: (col=5, row=900) is outside the layer's key bounds (cols 0..99, rows 0..499)"
     assert c.ZIndex(b).ranges(100, 0, 200, 10) == []
     with pytest.raises(InvalidArgument):
         c.ZIndex(b).ranges(5, 0, 4, 0)
@@ -363,7 +363,7 @@ def test_errors_and_value_types():
         c.KeyBounds(True, 0, 1, 1)
     with pytest.raises(InvalidArgument, match="needs a time"):
         c.Z3Index(b, c.TimeBounds(0, 10, 1)).index(0, 0)
-    with pytest.raises(InvalidArgument, match="no time bounds"):
+    with pytest.raises(InvalidArgument, match=r"^time bounds: .* are given to a z key index \(only z3 takes them\)$"):
         c.key_index("z", b, c.TimeBounds(0, 10, 1))
     assert c.key_index("Row-Major", b).kind == "rowmajor"
     assert c.key_index_from_json(json.dumps(c.HilbertIndex(b).to_json())).order == 9

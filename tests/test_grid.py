@@ -4,6 +4,7 @@ TileGridVectorsTest), and the same answers as the JVM's TileGrid on random boxes
 import json
 import os
 import random
+import re
 
 import pytest
 
@@ -40,12 +41,12 @@ def test_key_boxes(g, case):
 
 @pytest.mark.parametrize("g, case", _cases("errors"))
 def test_bad_boxes(g, case):
-    with pytest.raises(InvalidArgument, match=case["match"]):
+    with pytest.raises(InvalidArgument, match=re.escape(case["match"])):
         TileGrid(g["extent"], g["bounds"]).key_box(*case["box"])
 
 
 def test_nan_box_is_refused():
-    with pytest.raises(InvalidArgument, match="map box has a NaN coordinate"):
+    with pytest.raises(InvalidArgument, match=r"^map box: 0\.0,nan,1\.0,1\.0 has a NaN coordinate \(numbers xmin,ymin,xmax,ymax\)$"):
         TileGrid((0, 0, 1, 1), (0, 0, 9, 9)).key_box(0, float("nan"), 1, 1)
 
 

@@ -191,17 +191,17 @@ def test_missing_tiles_404_and_transparent_option(client):
 
 
 @pytest.mark.parametrize("path, fragment", [
-    ("/layers/rgb/tiles/0/a/1.png", "x 'a' is not an integer"),
-    ("/layers/rgb/tiles/0/1/1.5.png", "y '1.5' is not an integer"),
-    ("/layers/rgb/tiles/99999999999/1/1.png", "z '99999999999'"),
-    ("/layers/rgb/tiles/0/1/1.gif", "image format 'gif'"),
-    ("/layers/dem/tiles/0/1/1.png?colormap=nosuchmap", "unknown colormap 'nosuchmap'"),
-    ("/layers/dem/tiles/0/1/1.png?rescale=5", "rescale '5'"),
-    ("/layers/dem/tiles/0/1/1.png?rescale=9,1", "min < max"),
-    ("/layers/dem/tiles/0/1/1.png?empty=maybe", "empty='maybe'"),
-    ("/layers/dem/tiles/0/1/1.png?bogus=1", "unknown query parameter(s) bogus"),
-    ("/layers/st/tiles/0/1/1.png?time=yesterday", "not a time: 'yesterday'"),
-    ("/layers/rgb/values/x/1", "col 'x'"),
+    ("/layers/rgb/tiles/0/a/1.png", "x: 'a' is not an integer (-2^31..2^31-1)"),
+    ("/layers/rgb/tiles/0/1/1.5.png", "y: '1.5' is not an integer"),
+    ("/layers/rgb/tiles/99999999999/1/1.png", "z: '99999999999'"),
+    ("/layers/rgb/tiles/0/1/1.gif", "image format: 'gif' is not served"),
+    ("/layers/dem/tiles/0/1/1.png?colormap=nosuchmap", "colormap: 'nosuchmap' is unknown"),
+    ("/layers/dem/tiles/0/1/1.png?rescale=5", "rescale: '5' is not two numbers"),
+    ("/layers/dem/tiles/0/1/1.png?rescale=9,1", "rescale: '9,1' is not a range ('min,max', finite, min < max)"),
+    ("/layers/dem/tiles/0/1/1.png?empty=maybe", "empty: 'maybe' is not a choice"),
+    ("/layers/dem/tiles/0/1/1.png?bogus=1", "query parameters: bogus are unknown"),
+    ("/layers/st/tiles/0/1/1.png?time=yesterday", "time: 'yesterday' is not a time"),
+    ("/layers/rgb/values/x/1", "col: 'x' is not an integer"),
 ])
 def test_bad_requests_answer_400_json(client, path, fragment):
     code, headers, body = client.get(path)

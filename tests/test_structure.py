@@ -65,3 +65,21 @@ def test_old_pictures_module_spelling_still_works():
     assert [n for n in OLD_PICTURES if not hasattr(pictures, n)] == []
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sfclayer.nope  # noqa: B018
+
+
+def test_every_source_file_over_500_lines_says_why_at_its_top():
+    """Files a newcomer reads in one sitting (issue 15): a longer one gives its reason in its first lines."""
+    import re
+
+    long_unexplained = []
+    for top in ("python", "jvm/src", "bench", "tests", "integration"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for f in files:
+                if not f.endswith((".py", ".java")):
+                    continue
+                path = os.path.join(dirpath, f)
+                with open(path, encoding="utf-8") as fh:
+                    lines = fh.readlines()
+                if len(lines) > 500 and not re.search(r"(over|about) 500 lines", "".join(lines[:40]), re.I):
+                    long_unexplained.append((os.path.relpath(path, ROOT), len(lines)))
+    assert long_unexplained == []

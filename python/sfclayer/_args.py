@@ -2,6 +2,22 @@
 a layer path, a box (``bbox`` in map units, ``keys`` in col/row) and a time range, checked in Python
 before any Spark job or JVM call, with messages of the form ``<argument>: <value> <why> (<form>)``.
 
+The message pattern (every bad argument, Python and Java)
+---------------------------------------------------------
+``<name>: <value> <why> (<allowed>)``: what was given, by the name the caller knows it by, then the
+value as given, a short reason, and what is allowed, last and in parentheses.
+
+* ``bbox: (1, 2, 3) must be four numbers (xmin, ymin, xmax, ymax)``: arguments of the Python API;
+* ``option blockSize: '1k' is below the minimum (at least 64k)``: connector options (``option
+  <name>``, the value quoted as given: ReadOptions, LayerWriteOptions);
+* ``z2 x: -1 is out of range (0..2^31-1)``, ``key index kind: "zz" is unknown (z, hilbert, rowmajor
+  or z3)``: the curves, the same text in both languages (tests/vectors/curves.json holds the cases);
+* ``colormap: 'nosuchmap' is unknown (...)``: the tile server's HTTP 400 answers;
+* ``argument --retain: '7x' is not a retention (...)``: the CLI (argparse puts the name in front).
+
+tests/test_messages.py (and io.sfclayer.curve.CurveMessagesTest) call a sample of every area with
+a bad value and check the shape.
+
 Examples
 --------
 >>> from sfclayer._args import check_box

@@ -1,12 +1,13 @@
 """The only module that touches py4j: JVM calls, and Java errors turned into sfclayer's."""
 
 import contextlib
+import io
 
 from . import errors
 
 __all__ = ["translated", "open_value_reader", "open_lookup", "lookup_call", "reader_call", "start_lookup_server", "server_call",
            "error_from_payload", "command", "read_text", "write_text", "verify_layer", "layer_metadata_json",
-           "restore_document"]  # what layer, maintenance, pyramids and integrity use
+           "restore_document", "hadoop_opener", "hadoop_file_status"]  # what the rest of sfclayer uses
 
 # The error table: every io.sfclayer.SfcLayerException class and its Python class
 # (tests/test_tables.py checks it against the jar).
@@ -237,3 +238,89 @@ def write_text(spark, path, text):
     how = spark.sparkContext._gateway.new_array(rename, 1)
     how[0] = rename.OVERWRITE
     jvm.org.apache.hadoop.fs.FileContext.getFileContext(p.toUri(), conf).rename(tmp, p, how)
+
+
+def hadoop_file_status(spark, path):
+    """``(length, modification time in ms)`` of a file on any Hadoop filesystem.
+
+    Raises
+    ------
+    InvalidInput
+        If there is no such file (or it is a directory).
+    """
+    p, fs = _hadoop_path(spark, path)
+    try:
+        st = fs.getFileStatus(p)
+    except Exception as e:  # java.io.FileNotFoundException through py4j
+        raise errors.InvalidInput(f"cannot open {path}: no such file ({_first_line(e)})") from e
+    if st.isDirectory():
+        raise errors.InvalidInput(f"cannot open {path}: it is a directory")
+    return int(st.getLen()), int(st.getModificationTime())
+
+
+def _first_line(e):
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+def hadoop_opener(spark):
+    """A rasterio ``opener`` (rasterio >= 1.4) reading files through the driver JVM's Hadoop
+    filesystems (``hdfs://``...): ``opener(path, mode)`` returns a seekable binary file object whose
+    reads are positioned reads of a Hadoop input stream. For the driver only (headers: a few reads
+    of a few KB each); executors' Python workers have no JVM to call."""
+    def opener(path, mode="rb"):
+        if "r" not in mode or "+" in mode or "w" in mode:
+            raise errors.InvalidArgument(f"{path}: Hadoop files are opened for reading only, not {mode!r}")
+        try:
+            length, _ = hadoop_file_status(spark, path)
+        except errors.InvalidInput as e:  # what rasterio expects of a missing file
+            raise FileNotFoundError(str(e)) from e
+        p, fs = _hadoop_path(spark, path)
+        return _HadoopFile(spark, fs.open(p), length, path)
+    return opener
+
+
+class _HadoopFile(io.RawIOBase):
+    """A read-only, seekable view of a Hadoop input stream (see :func:`hadoop_opener`)."""
+
+    def __init__(self, spark, stream, length, name):
+        super().__init__()
+        self._utils = spark.sparkContext._jvm.org.apache.commons.io.IOUtils
+        self._stream, self._length, self._pos, self.name = stream, length, 0, name
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self._pos
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._length}[whence]
+        if base + offset < 0:
+            raise ValueError(f"negative seek position {base + offset} in {self.name}")
+        self._pos = base + offset
+        return self._pos
+
+    def read(self, size=-1):
+        n = self._length - self._pos if size is None or size < 0 else min(size, self._length - self._pos)
+        if n <= 0:
+            return b""
+        with translated():
+            self._stream.seek(self._pos)
+            data = bytes(self._utils.toByteArray(self._stream, int(n)))
+        self._pos += len(data)
+        return data
+
+    def readinto(self, b):
+        data = self.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        if not self.closed:
+            try:
+                self._stream.close()
+            finally:
+                super().close()

@@ -13,7 +13,7 @@
     sfclayer compact PATH
     sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
     sfclayer ingest SOURCES... PATH [--tms NAME|none] [--zoom Z] [--resampling R] [--tile-size N]
-    sfclayer pyramid PATH [--min-zoom Z] [--resampling R]
+    sfclayer pyramid PATH [--min-zoom Z] [--resampling R] [--full]
 
 Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
 when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
@@ -126,7 +126,8 @@ def _parse_time(text):
     try:
         return to_micros(text)
     except InvalidArgument as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+        # argparse names the argument itself: "argument TIME: 'noon' is not a time (...)"
+        raise argparse.ArgumentTypeError(str(e).removeprefix("time: ")) from None
 
 
 def _floats(n):
@@ -136,7 +137,7 @@ def _floats(n):
         except ValueError:
             vals = ()
         if len(vals) != n:
-            raise argparse.ArgumentTypeError(f"expected {n} comma-separated numbers, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{text!r} is not {n} numbers ({n} comma-separated numbers)")
         return vals
 
     return parse
@@ -148,7 +149,7 @@ def _positive_int(text):
     except ValueError:
         v = 0
     if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer (1, 2, ...)")
     return v
 
 
@@ -312,7 +313,7 @@ def _parse_retain(text):
     try:
         return _dt.timedelta(**{units[text[-1]]: float(text[:-1])})
     except (KeyError, ValueError, IndexError):
-        raise argparse.ArgumentTypeError(f"not a retention: {text!r} (e.g. 7d, 12h, 30m, 0s)")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a retention (a number and d, h, m or s: 7d, 12h, 30m, 0s)")
 
 
 def _cmd_vacuum(args, spark_factory):
@@ -335,7 +336,8 @@ def _cmd_get(args, spark_factory):
     try:
         with sfclayer.open(spark, args.path) as layer:
             if layer.space_time and args.time is None:
-                raise sfclayer.InvalidArgument(f"layer {args.path} is space-time: give a TIME after COL ROW")
+                raise sfclayer.InvalidArgument(f"TIME: nothing is given for a space-time layer ({args.path}: give a TIME "
+                                           f"after COL ROW)")
             t0 = time.perf_counter()
             values = layer.get(args.col, args.row, args.time)
             ms = (time.perf_counter() - t0) * 1e3
@@ -452,7 +454,8 @@ def _cmd_pyramid(args, spark_factory):
     spark, created = spark_factory()
     try:
         t0 = time.perf_counter()
-        built = sfclayer.pyramid(spark, args.path, min_zoom=args.min_zoom, resampling=args.resampling)
+        built = sfclayer.pyramid(spark, args.path, min_zoom=args.min_zoom, resampling=args.resampling,
+                                 full=args.full, note=lambda what: print(f"{args.path}: {what}", flush=True))
         levels = sfclayer.pyramid_levels(spark, args.path)
     finally:
         if created:
@@ -591,11 +594,17 @@ def build_parser():
 
     pyr = sub.add_parser(
         "pyramid", help="build the coarser zoom levels of an ingested layer",
-        description="Build zoom levels min-zoom .. base-1 of a layer ingested onto a quadtree tile matrix set, each "
-                    "from the level below (2 × 2 tiles → 1), as layers under PATH/_pyramid/.")
+        description="Build zoom levels min-zoom .. base-1 of an ingested raster layer (on a quadtree tile matrix "
+                    "set or its own grid), each from the level below (2 × 2 tiles → 1), as layers under "
+                    "PATH/_pyramid/; or update them after the base changed.")
     pyr.add_argument("path", metavar="PATH", help="the base layer")
-    pyr.add_argument("--min-zoom", type=int, default=0, metavar="Z", help="the coarsest level (default 0)")
-    pyr.add_argument("--resampling", choices=DOWNSAMPLING, default="average")
+    pyr.add_argument("--min-zoom", type=int, metavar="Z",
+                     help="the coarsest level (default: the existing pyramid's, else 0)")
+    pyr.add_argument("--resampling", choices=DOWNSAMPLING,
+                     help="2 × 2 → 1 reduction (default: the existing pyramid's, else average)")
+    pyr.add_argument("--full", action="store_true",
+                     help="rebuild every level (by default a pyramid built from an older version of the base is "
+                          "updated: only the parents of the tiles changed since are rewritten)")
     pyr.set_defaults(func=_cmd_pyramid)
 
     from .server import DEFAULT_COALESCE_MS
@@ -642,7 +651,7 @@ def main(argv=None, spark_factory=None):
         try:
             args.time = _parse_time(args.time_text)
         except argparse.ArgumentTypeError as e:
-            parser.error(str(e))
+            parser.error(f"argument TIME: {e}")
     elif args.command == "get":
         args.time = None
     try:

@@ -38,8 +38,9 @@ class KeyOutOfBounds(SfcLayerError, ValueError):
 class InvalidArgument(SfcLayerError, ValueError):
     """A bad option, bound or argument.
 
-    The message names the value and what is allowed: ``option <name>: '<value>' <why>`` for
-    connector options, ``<what> <value> <why>`` for arguments (``z2 x = -1 is outside 0..2^31-1``).
+    The message names the value and what is allowed, in one pattern, ``<name>: <value> <why>
+    (<allowed>)``: ``option <name>: '<value>' ...`` for connector options, ``z2 x: -1 is out of
+    range (0..2^31-1)`` for arguments (written down in :mod:`sfclayer._args`).
     """
 
 

@@ -97,10 +97,10 @@ class TileGrid:
         box = [float(v) for v in (xmin, ymin, xmax, ymax)]
         text = ",".join(repr(v) for v in box)
         if any(math.isnan(v) for v in box):
-            raise InvalidArgument(f"map box has a NaN coordinate: {text}")
+            raise InvalidArgument(f"map box: {text} has a NaN coordinate (numbers xmin,ymin,xmax,ymax)")
         x0, y0, x1, y1 = box
         if x0 > x1 or y0 > y1:
-            raise InvalidArgument(f"map box {text} must have xmin <= xmax and ymin <= ymax")
+            raise InvalidArgument(f"map box: {text} has a minimum above its maximum (xmin <= xmax and ymin <= ymax)")
         b = self.bounds
         # cols: xmax(col) >= x0 and xmin(col) <= x1; coordinates grow with the col
         c0 = b.col_min + _first_true(b.width, lambda k: self.xmin(b.col_min + k) + self.tile_width >= x0)

@@ -6,6 +6,10 @@ source it needs (``rasterio.warp.reproject`` onto the tile's pixel grid); tiles 
 are dropped; then the ordinary one-shuffle write. So an executor holds a few tiles and windows,
 whatever the sources' size.
 
+Sources on Hadoop filesystems (``hdfs://``...), which GDAL cannot read: the driver reads their
+headers through Spark's Hadoop client, executors a local copy shipped with ``SparkContext.addFile``
+(section "Sources on Hadoop filesystems" below says why).
+
 Target grids (:class:`Grid`): a morecantile tile matrix set at one zoom (the layer's key bounds are
 the whole tile matrix, so ``col``/``row`` are the matrix's own column/row: XYZ ``x``/``y`` for
 ``WebMercatorQuad``; extent and CRS are the matrix's), or ``tms=None``: the first source's own
@@ -34,7 +38,7 @@ import numpy as np
 from . import raster
 from .errors import InvalidArgument, InvalidInput
 
-__all__ = ["Grid", "Source", "IngestReport", "ingest", "RESAMPLING"]
+__all__ = ["Grid", "Source", "IngestReport", "ingest", "RESAMPLING", "HADOOP_SCHEMES"]
 
 #: Resampling methods ingest accepts (rasterio.enums.Resampling names).
 RESAMPLING = ("nearest", "bilinear", "cubic", "cubic_spline", "lanczos", "average", "mode")
@@ -67,10 +71,10 @@ class Grid:
         """The grid of a morecantile tile matrix set (name or object) at ``zoom``."""
         t = _tms(tms)
         if not (t.minzoom <= zoom <= t.maxzoom):
-            raise InvalidArgument(f"zoom {zoom} is outside {t.id}'s zooms {t.minzoom}..{t.maxzoom}")
+            raise InvalidArgument(f"zoom: {zoom} is outside {t.id}'s zooms ({t.minzoom}..{t.maxzoom})")
         m = t.matrix(zoom)
         if getattr(m, "variableMatrixWidths", None):
-            raise InvalidArgument(f"{t.id} has variable matrix widths at zoom {zoom}; sfclayer needs a regular grid")
+            raise InvalidArgument(f"tms: {t.id!r} has variable matrix widths at zoom {zoom} (a regular grid)")
         first = t.xy_bounds(0, 0, zoom)
         last = t.xy_bounds(m.matrixWidth - 1, m.matrixHeight - 1, zoom)
         extent = (min(first.left, last.left), min(first.bottom, last.bottom),
@@ -113,14 +117,16 @@ class Source:
     bands: int
     dtype: str
     nodata: float = None
+    shipped: str = None  # a Hadoop source: its SparkFiles name on executors
+    length: int = None  # a Hadoop source: its size in bytes
 
     @classmethod
-    def open(cls, uri):
-        """Read a raster's header with rasterio."""
+    def open(cls, uri, opener=None):
+        """Read a raster's header with rasterio (through ``opener``, a rasterio opener, if given)."""
         import rasterio
 
         try:
-            with rasterio.open(uri) as ds:
+            with rasterio.open(uri, opener=opener) if opener is not None else rasterio.open(uri) as ds:
                 if ds.crs is None:
                     raise InvalidInput(f"raster {uri} has no CRS; sfclayer cannot place it on a grid")
                 t = ds.transform
@@ -170,8 +176,12 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     spark : pyspark.sql.SparkSession
     sources : str or list of str
         Raster files or URIs rasterio opens, on the driver and on every executor (local or shared
-        paths, ``/vsicurl/``, ``/vsis3/``...). Several sources mosaic into one layer: the last wins
-        where they overlap. They must share band count and dtype.
+        paths, ``/vsicurl/``, ``/vsis3/``...), or files on a Hadoop filesystem (``hdfs://``,
+        ``viewfs://``...: :data:`HADOOP_SCHEMES`): the driver reads their headers through Spark's
+        Hadoop client and each executor a local copy fetched with ``SparkContext.addFile``, so
+        executor memory stays bounded as for local files (module source, "Sources on Hadoop
+        filesystems"; Hadoop sources need distinct file names). Several sources mosaic into one
+        layer: the last wins where they overlap. They must share band count and dtype.
     path : str
         The layer to write (any Hadoop filesystem path).
     tms : str or morecantile.TileMatrixSet or None
@@ -207,13 +217,15 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     t0 = time.perf_counter()
     for fixed in ("bounds", "extent", "crs", "raster"):
         if fixed in write_options:
-            raise InvalidArgument(f"ingest sets the write option {fixed!r} from the tile grid; leave it out")
+            raise InvalidArgument(f"write option {fixed}: {write_options[fixed]!r} is set by ingest from the tile grid "
+                                  f"(leave it out)")
     if resampling not in RESAMPLING:
-        raise InvalidArgument(f"unknown resampling {resampling!r}; choose one of {', '.join(RESAMPLING)}")
+        raise InvalidArgument(f"resampling: {resampling!r} is unknown ({', '.join(RESAMPLING)})")
     uris = [sources] if isinstance(sources, str) else [str(s) for s in sources]
     if not uris:
-        raise InvalidArgument("ingest needs at least one source raster")
-    srcs = [Source.open(u) for u in uris]
+        raise InvalidArgument(f"sources: {sources!r} is empty (at least one source raster)")
+    srcs = [_open_source(spark, u) for u in uris]
+    _ship(spark, srcs)
     first = srcs[0]
     for s in srcs[1:]:
         if (s.bands, s.dtype) != (first.bands, first.dtype):
@@ -226,15 +238,16 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
 
     if tms is None:
         if zoom is not None:
-            raise InvalidArgument(f"zoom={zoom} needs a tile matrix set; tms=None keeps the source's own grid")
+            raise InvalidArgument(f"zoom: {zoom} needs a tile matrix set (give tms, or no zoom: tms=None keeps the "
+                                  f"source's own grid)")
         grid, tasks = _native_plan(srcs, int(tile_size))
     else:
         t = _tms(tms)
         z = _zoom_for(t, srcs) if zoom is None else int(zoom)
         grid = Grid.from_tms(t, z)
         if grid.tile_width != tile_size or grid.tile_height != tile_size:
-            raise InvalidArgument(f"{grid.tms} has {grid.tile_width} × {grid.tile_height} px tiles; "
-                                  f"tile_size={tile_size} does not fit it (leave tile_size at its default)")
+            raise InvalidArgument(f"tile_size: {tile_size} does not fit {grid.tms}'s {grid.tile_width} × "
+                                  f"{grid.tile_height} px tiles (leave tile_size at its default)")
         tasks = _tms_plan(t, grid, srcs)
 
     sc = spark.sparkContext
@@ -253,6 +266,73 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
 
 
 # --------------------------------------------------------------------------------------------------
+# Sources on Hadoop filesystems
+#
+# GDAL (in rasterio's wheels) cannot read hdfs://, and an executor's Python worker has no JVM to ask.
+# So the driver reads a Hadoop source's header through its JVM's Hadoop FileSystem (a rasterio
+# opener: positioned reads of a few KB), and executors read a local copy that Spark fetches once
+# per executor with SparkContext.addFile (streamed to the executor's disk by the Hadoop client):
+# windowed reads from it keep executor memory bounded as for local files, at the cost of one copy of
+# the source on each executor's local disk.
+
+#: URI schemes read through Hadoop's FileSystem rather than GDAL.
+HADOOP_SCHEMES = ("hdfs", "viewfs", "webhdfs", "swebhdfs", "ofs", "o3fs")
+
+
+def _is_hadoop(uri):
+    return uri.split(":", 1)[0].lower() in HADOOP_SCHEMES if "://" in uri else False
+
+
+def _shipped_name(uri):
+    return uri.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _open_source(spark, uri):
+    if not _is_hadoop(uri):
+        return Source.open(uri)
+    from . import _jvm
+
+    length, _ = _jvm.hadoop_file_status(spark, uri)
+    return dataclasses.replace(Source.open(uri, opener=_jvm.hadoop_opener(spark)),
+                               shipped=_shipped_name(uri), length=length)
+
+
+def _ship(spark, srcs):
+    """Add each Hadoop source to the session's files (executors fetch them by file name)."""
+    sc = spark.sparkContext
+    known = {}
+    for uri in list(getattr(sc, "listFiles", [])):
+        known.setdefault(_shipped_name(uri), uri)
+    for s in srcs:
+        if s.shipped is None:
+            continue
+        other = known.get(s.shipped)
+        if other is not None and other.rstrip("/") != s.uri.rstrip("/"):
+            raise InvalidArgument(f"source {s.uri}: executors get Hadoop sources by file name, and this Spark "
+                                  f"session already ships {other} as {s.shipped!r}; rename or copy one of them")
+        if other is None:
+            sc.addFile(s.uri)
+            known[s.shipped] = s.uri
+
+
+def _dataset_path(src):
+    """Where an executor opens ``src``: its URI, or the local copy of a Hadoop source."""
+    if src.shipped is None:
+        return src.uri
+    import os
+
+    from pyspark import SparkFiles
+
+    local = SparkFiles.get(src.shipped)
+    size = os.path.getsize(local)
+    if size != src.length:
+        raise InvalidInput(f"the executor's copy of {src.uri} has {size} bytes and the source {src.length}: it "
+                           "changed after this Spark session first shipped it; ingest it under another name or "
+                           "from a new session")
+    return local
+
+
+# --------------------------------------------------------------------------------------------------
 # Driver: grids and the target tiles of the footprints
 
 
@@ -263,8 +343,8 @@ def _tms(tms):
         try:
             return morecantile.tms.get(tms)
         except Exception as e:  # morecantile's InvalidIdentifier
-            raise InvalidArgument(f"unknown tile matrix set {tms!r}; morecantile knows "
-                                  f"{', '.join(morecantile.tms.list())}") from e
+            raise InvalidArgument(f"tms: {tms!r} is an unknown tile matrix set (morecantile knows "
+                                  f"{', '.join(morecantile.tms.list())})") from e
     return tms
 
 
@@ -314,7 +394,7 @@ def _native_plan(srcs, tile_size):
     from rasterio.crs import CRS
 
     if tile_size < 1:
-        raise InvalidArgument(f"tile_size must be positive, got {tile_size}")
+        raise InvalidArgument(f"tile_size: {tile_size} is not positive (pixels > 0)")
     first = srcs[0]
     a, _, c0, _, e, f0 = first.transform
     crs0 = CRS.from_wkt(first.crs)
@@ -361,7 +441,7 @@ def _render_partition(grid, srcs, resampling, dtype, nodata, tasks):
                 for i in ix:
                     ds = open_sets.get(i)
                     if ds is None:
-                        ds = open_sets[i] = rasterio.open(srcs[i].uri)
+                        ds = open_sets[i] = rasterio.open(_dataset_path(srcs[i]))
                     part = render_tile(ds, srcs[i], grid, col, row, resampling, nodata)
                     if part is not None:
                         valid = _valid(part, nodata)

@@ -213,6 +213,10 @@ def _write_options(md):
         opts["extent"] = f"{e['xmin']!r},{e['ymin']!r},{e['xmax']!r},{e['ymax']!r}"
     if md.get("crs"):
         opts["crs"] = md["crs"]
+    bloom = md.get("bloomFilter")  # the layer's bloom filters are rebuilt from the data too
+    opts["bloomFilter"] = "true" if bloom else "false"
+    if bloom:
+        opts["bloomFpp"] = repr(float(bloom["fpp"]))
     return opts
 
 

@@ -36,6 +36,8 @@ _OPTION_NAMES = {
     "format_version": "formatVersion",
     "on_existing": "onExisting",
     "raster": "raster",
+    "bloom_filter": "bloomFilter",
+    "bloom_fpp": "bloomFpp",
 }
 # read()'s own arguments that become read options.
 _READ_ARGUMENTS = {"bbox": "bbox", "version": "versionAsOf", "as_of": "timestampAsOf"}
@@ -70,7 +72,9 @@ def write_options(**options):
         ``key_index``, ``bounds`` (colMin, rowMin, colMax, rowMax), ``time_bounds`` (start, end),
         ``time_resolution`` (timedelta or '1 day'), ``block_size``, ``partitions``, ``compression``,
         ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``on_existing`` (append: replace, keep, error),
-        ``raster`` (a dict: the raster layer description, docs/FORMAT.md "Raster layers");
+        ``raster`` (a dict: the raster layer description, docs/FORMAT.md "Raster layers"),
+        ``bloom_filter`` (bool, default True: a bloom filter per data file, so look-up misses skip it),
+        ``bloom_fpp`` (its false-positive probability, default 0.01);
         connector names (``keyIndex``) are accepted as they are.
 
     Examples
@@ -491,11 +495,14 @@ class Layer:
             return False
 
     def stats(self):
-        """Look-up counters: files opened, cache hits, files open now, cache memory, indexes kept."""
+        """Look-up counters: files opened, cache hits, files open now, cache memory, indexes kept,
+        misses answered by bloom filters without opening a file (``bloom_skips``), filters kept."""
         return {
             "files_opened": int(_jvm.reader_call(self._reader, "filesOpened")),
             "cache_hits": int(_jvm.reader_call(self._reader, "cacheHits")),
             "open_files": int(_jvm.reader_call(self._reader, "openFiles")),
             "cached_bytes": int(_jvm.reader_call(self._reader, "cachedBytes")),
             "indexes_kept": int(_jvm.reader_call(self._reader, "indexesKept")),
+            "bloom_skips": int(_jvm.reader_call(self._reader, "bloomSkips")),
+            "filters_kept": int(_jvm.reader_call(self._reader, "filtersKept")),
         }

@@ -88,11 +88,14 @@ def history(spark, path):
     return [Version.from_json(d) for d in _jvm.command(spark, "history", path)]
 
 
+_FORMS = {"keys": "col_min, row_min, col_max, row_max", "bbox": "xmin, ymin, xmax, ymax"}
+
+
 def _box(value, n, what):
     if value is None:
         return None
     if len(value) != n:
-        raise InvalidArgument(f"{what} must have {n} numbers, got {value!r}")
+        raise InvalidArgument(f"{what}: {value!r} must be {n} numbers ({_FORMS[what]})")
     return ",".join(str(v) for v in value)
 
 
@@ -120,7 +123,7 @@ def delete(spark, path, keys=None, bbox=None, time=None):
     """
     if time is not None:
         if len(time) != 2:
-            raise InvalidArgument(f"time must be (start, end), got {time!r}")
+            raise InvalidArgument(f"time: {time!r} must be a pair (start, end)")
         time = f"{_micros(time[0])},{_micros(time[1])}"
     return Version.from_json(_jvm.command(spark, "delete", path, _box(keys, 4, "keys"),
                                           _box(bbox, 4, "bbox"), time))
@@ -158,6 +161,7 @@ def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=
         ``versionsRemoved``, ``filesRemoved`` (paths relative to the layer), ``bytesFreed``, ``dryRun``.
     """
     if not isinstance(retain, _dt.timedelta):
-        raise InvalidArgument(f"retain must be a datetime.timedelta, got {retain!r}")
+        raise InvalidArgument(f"retain: {retain!r} is not a duration (a datetime.timedelta, at least 7 days unless "
+                              f"enforce_retention=False)")
     millis = retain // _dt.timedelta(milliseconds=1)
     return _jvm.command(spark, "vacuum", path, int(millis), bool(dry_run), bool(enforce_retention))

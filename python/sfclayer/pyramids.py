@@ -1,4 +1,5 @@
-"""Pyramids: the coarser zoom levels of a raster layer on a quadtree tile matrix set.
+"""Pyramids: the coarser zoom levels of a raster layer, on a quadtree tile matrix set or on its
+source's own grid (levels halving the resolution from the same top-left corner, zoom 0 one tile).
 
 Level ``z`` is built from level ``z + 1`` (the base, at ``PATH``, first): each parent tile
 ``(c, r)`` is its four children ``(2c..2c+1, 2r..2r+1)`` side by side, downsampled 2 × 2 → 1
@@ -8,6 +9,9 @@ levels and the base version they were built from::
 
     {"format": "sfclayer-pyramid", "formatVersion": 1, "tms": "WebMercatorQuad",
      "baseZoom": 5, "baseVersion": 1, "levels": [0, 1, 2, 3, 4], "resampling": "average"}
+
+After appends and deletes on the base, :func:`pyramid` updates the levels in place, rewriting only
+the parents of the changed tiles (docs/FORMAT.md, "Updating a pyramid").
 
 Downsampling of each 2 × 2 block (a pixel is valid when any band differs from nodata, or is not NaN):
 
@@ -29,12 +33,14 @@ Examples
 import datetime as _dt
 import functools
 import json
+import logging
 import math
 import time
 
 import numpy as np
 
 from . import _jvm, raster
+from . import layer as _layer
 from .errors import InvalidArgument, LayerNotFound
 
 __all__ = ["pyramid", "pyramid_levels", "level_path", "downsample", "DOWNSAMPLING", "PYRAMID_DIR"]
@@ -44,6 +50,7 @@ PYRAMID_DIR = "_pyramid"
 #: Downsampling methods of :func:`pyramid`.
 DOWNSAMPLING = ("average", "nearest", "mode")
 _DOC = "pyramid.json"
+_LOG = logging.getLogger(__name__)
 
 
 def _join(path, *names):
@@ -79,7 +86,7 @@ def pyramid_levels(spark, path):
     Raises
     ------
     InvalidArgument
-        If the layer is not a raster layer on a tile matrix set (no zoom).
+        If the layer is not a raster layer.
     """
     md = _base_metadata(spark, path)
     zoom = _base_zoom(md, path)
@@ -89,11 +96,52 @@ def pyramid_levels(spark, path):
 
 
 def _base_zoom(md, path):
+    """The base's zoom: its tile matrix's, or for its own grid ``ceil(log2(max(cols, rows)))``."""
     r = md.get("raster")
-    if not r or r.get("zoom") is None:
-        raise InvalidArgument(f"layer {path} has no zoom level: only raster layers ingested onto a tile "
-                              "matrix set (sfclayer.ingest with a tms) have zoom levels")
-    return int(r["zoom"])
+    if not r:
+        raise InvalidArgument(f"path: {path!r} has no zoom levels: it is not a raster layer (one written by "
+                              "sfclayer.ingest or with a raster description)")
+    if r.get("zoom") is not None:
+        return int(r["zoom"])
+    ki = md["keyIndex"]
+    side = max(ki["colMax"] - ki["colMin"] + 1, ki["rowMax"] - ki["rowMin"] + 1)
+    return max(0, (side - 1).bit_length())  # ceil(log2(side))
+
+
+def _level_grids(md, path):
+    """``(base zoom, grid(z))``: the base's zoom and the grid of any coarser level ``z``.
+
+    On a tile matrix set, the matrix at ``z`` (checked to be a quadtree step). On the base's own
+    grid (GeoTrellis' floating layout), level ``z`` keeps the top-left corner and doubles the tile's
+    size in map units at each step, ``ceil(n / 2)`` tiles a side, down to one tile at level 0.
+    """
+    from .ingestion import Grid, _tms
+
+    base = _base_zoom(md, path)
+    r = md["raster"]
+    if r.get("tms") is not None:
+        t = _tms(r["tms"])
+
+        def grid(z):
+            g, child = Grid.from_tms(t, z), Grid.from_tms(t, z + 1)
+            if (child.width, child.height) != (2 * g.width, 2 * g.height) or \
+                    (child.tile_width, child.tile_height) != (g.tile_width, g.tile_height) or \
+                    not np.allclose(child.extent, g.extent):
+                raise InvalidArgument(f"{t.id} is not a quadtree between zooms {z} and {z + 1}; no pyramid over it")
+            return g
+        return base, grid, max(t.minzoom, 0)
+    ki, e = md["keyIndex"], md.get("extent")
+    if not e:
+        raise InvalidArgument(f"raster layer {path} has no extent; its levels could not be placed")
+    cols, rows = ki["colMax"] - ki["colMin"] + 1, ki["rowMax"] - ki["rowMin"] + 1
+    tw, th = (e["xmax"] - e["xmin"]) / cols, (e["ymax"] - e["ymin"]) / rows
+
+    def grid(z):
+        s = 1 << (base - z)
+        w, h = -(-cols // s), -(-rows // s)
+        extent = (e["xmin"], e["ymax"] - h * s * th, e["xmin"] + w * s * tw, e["ymax"])
+        return Grid(md.get("crs"), extent, w, h, int(r["tileWidth"]), int(r["tileHeight"]), None, z)
+    return base, grid, 0
 
 
 def level_path(spark, path, zoom):
@@ -120,28 +168,51 @@ def level_path(spark, path, zoom):
     return _join(path, PYRAMID_DIR, zoom)
 
 
-def pyramid(spark, path, min_zoom=0, resampling="average", log=None, **write_options):
-    """Build the coarser zoom levels of a raster layer, each from the level below.
+def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, note=None, **write_options):
+    """Build the coarser zoom levels of a raster layer, each from the level below; or bring them up
+    to date with the base's newest version, rewriting only the parents of the changed tiles.
+
+    When the pyramid was built (with the same ``min_zoom`` and ``resampling``) from an older version
+    ``v`` of the base, the update is incremental: the base tiles that differ between ``v`` and the
+    newest version ``w`` (inserted, replaced or deleted) are found by comparing, in Spark, only the
+    data files ``w`` added or dropped since ``v`` (their key boxes come from the files' statistics);
+    then, level by level, only their parents are recomputed from the level below and upserted
+    (an append), and parents left without any valid pixel are deleted, so every other data file of
+    a level stays as it was. An interrupted update is finished by the next one (it recomputes the
+    same parents). A full rebuild happens instead when there is no pyramid, when ``v``'s version
+    document is gone (vacuumed), when a version since ``v`` overwrote the base or most of its data
+    files changed, when its grid or raster description changed, with another ``min_zoom`` or
+    ``resampling`` than the pyramid's, or with ``full=True``; ``note`` says which.
 
     Parameters
     ----------
     spark : pyspark.sql.SparkSession
     path : str
-        A layer written by :func:`sfclayer.ingest` onto a quadtree tile matrix set
-        (``WebMercatorQuad``, ``WorldCRS84Quad``...).
-    min_zoom : int
-        The coarsest level to build.
-    resampling : {'average', 'nearest', 'mode'}
-        How a 2 × 2 block becomes one pixel (module docstring).
+        A layer written by :func:`sfclayer.ingest`: on a quadtree tile matrix set
+        (``WebMercatorQuad``, ``WorldCRS84Quad``...), or on its source's own grid (``tms=None``;
+        base zoom ``ceil(log2(max(cols, rows)))``, level 0 one tile: docs/FORMAT.md section 8).
+    min_zoom : int, optional
+        The coarsest level to build: by default the existing pyramid's, else the tile matrix set's
+        first (0).
+    resampling : {'average', 'nearest', 'mode'}, optional
+        How a 2 × 2 block becomes one pixel (module docstring): by default the existing pyramid's,
+        else ``average``.
     log : callable, optional
         Called as ``log(zoom, seconds)`` after each level is written.
+    full : bool
+        Rebuild every level even when an incremental update is possible.
+    note : callable, optional
+        Called with one sentence saying what the call does: an incremental update (from which base
+        version, how many changed tiles) or a full build and why. The sentence also goes to the
+        ``sfclayer.pyramids`` logger.
     **write_options
-        Write options of every level (``key_index``, ``block_size``, ``compression``...).
+        Write options of every level (``key_index``, ``block_size``, ``compression``...) on a full
+        build; an incremental update keeps each level's.
 
     Returns
     -------
     list of int
-        The levels built, coarsest first.
+        The levels built or updated, coarsest first (empty when the pyramid was up to date).
 
     Examples
     --------
@@ -150,50 +221,220 @@ def pyramid(spark, path, min_zoom=0, resampling="average", log=None, **write_opt
     >>> sfclayer.read(spark, "/tmp/world", zoom=1).count()  # doctest: +SKIP
     4
     """
-    from . import layer as _layer
-    from .ingestion import Grid, _tms
-
-    if resampling not in DOWNSAMPLING:
-        raise InvalidArgument(f"unknown pyramid resampling {resampling!r}; choose one of {', '.join(DOWNSAMPLING)}")
+    if resampling is not None and resampling not in DOWNSAMPLING:
+        raise InvalidArgument(f"resampling: {resampling!r} is unknown for a pyramid ({', '.join(DOWNSAMPLING)})")
     md = _base_metadata(spark, path)
-    base = _base_zoom(md, path)
-    r = md["raster"]
-    t = _tms(r["tms"])
+    base, grid_at, lowest = _level_grids(md, path)
+    doc = _document(spark, path)
+    if min_zoom is None:
+        min_zoom = min(doc["levels"], default=base) if doc else lowest
+    if resampling is None:
+        resampling = doc.get("resampling", "average") if doc else "average"
     min_zoom = int(min_zoom)
-    if not (max(t.minzoom, 0) <= min_zoom <= base):
-        raise InvalidArgument(f"min_zoom {min_zoom} must be in {max(t.minzoom, 0)}..{base} (the base zoom)")
+    if not (lowest <= min_zoom <= base):
+        raise InvalidArgument(f"min_zoom: {min_zoom} is out of range ({lowest}..{base}, the base zoom)")
+
+    def say(message):
+        _LOG.info("pyramid of %s: %s", path, message)
+        if note is not None:
+            note(message)
+
+    r = md["raster"]
+    wanted = list(range(min_zoom, base))
+    changed = None  # the base keys to carry up; None: rebuild every level
+    if full:
+        say("full rebuild (asked for)")
+    elif doc is None:
+        say("full build (no pyramid yet)")
+    elif sorted(doc.get("levels", [])) != wanted or doc.get("resampling") != resampling:
+        say(f"full rebuild (the pyramid has levels {doc.get('levels')} by {doc.get('resampling')}; "
+            f"asked for {wanted} by {resampling})")
+    else:
+        changed, why = _changed_base_keys(spark, path, int(doc["baseVersion"]), md)
+        say(why)
+    if changed is not None and not changed:
+        if doc["baseVersion"] != md["version"]:
+            _write_document(spark, path, doc, md["version"], "incremental", {})
+        return []
     nodata = r.get("nodata")
     nodata = float("nan") if nodata == "NaN" else nodata
-    built = []
-    child_path, child = path, Grid.from_tms(t, base)
+    built, counts = [], {}
+    child_path, child_version = path, md["version"]
     for z in range(base - 1, min_zoom - 1, -1):
         started = time.perf_counter()
-        grid = Grid.from_tms(t, z)
-        if (child.width, child.height) != (2 * grid.width, 2 * grid.height) or \
-                (child.tile_width, child.tile_height) != (grid.tile_width, grid.tile_height) or \
-                not np.allclose(child.extent, grid.extent):
-            raise InvalidArgument(f"{t.id} is not a quadtree between zooms {z} and {z + 1}; no pyramid over it")
-        df = _layer.read(spark, child_path).select(*raster.spark_schema().fieldNames())
-        parents = df.rdd.map(_to_parent).groupByKey().flatMap(
-            functools.partial(_parent_tile, grid, r["bands"], r["dtype"], nodata, resampling))
-        out = spark.createDataFrame(parents, raster.spark_schema(), verifySchema=False)
+        grid = grid_at(z)
         level = _join(path, PYRAMID_DIR, z)
+        desc = grid.raster_metadata(r["bands"], r["dtype"], nodata)
+        tile = functools.partial(_parent_tile, grid, r["bands"], r["dtype"], nodata, resampling)
         sc = spark.sparkContext
         sc.setJobDescription(f"sfclayer: pyramid level {z} of {path}")
         try:
-            _layer.write(out, level, mode="overwrite", bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
-                         raster=grid.raster_metadata(r["bands"], r["dtype"], nodata), **write_options)
+            if changed is None:
+                df = _children(spark, child_path, child_version, None)
+                out = spark.createDataFrame(df.rdd.map(_to_parent).groupByKey().flatMap(tile),
+                                            raster.spark_schema(), verifySchema=False)
+                _layer.write(out, level, mode="overwrite", bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
+                             raster=desc, **write_options)
+            else:
+                changed = {(c // 2, rw // 2) for c, rw in changed}
+                counts[z] = _update_level(spark, level, _children(spark, child_path, child_version, changed),
+                                          changed, tile)
         finally:
             sc.setJobDescription(None)
         built.append(z)
-        child_path, child = level, grid
+        child_path, child_version = level, None
         if log is not None:
             log(z, time.perf_counter() - started)
-    doc = {"format": "sfclayer-pyramid", "formatVersion": 1, "tms": t.id, "baseZoom": base,
-           "baseVersion": md["version"], "levels": sorted(built), "resampling": resampling,
-           "createdAt": _dt.datetime.now(_dt.timezone.utc).isoformat()}
-    _jvm.write_text(spark, _join(path, PYRAMID_DIR, _DOC), json.dumps(doc, indent=2))
+    if changed is None:
+        doc = {"format": "sfclayer-pyramid", "formatVersion": 1, "tms": r.get("tms"), "baseZoom": base,
+               "levels": sorted(built), "resampling": resampling}
+    _write_document(spark, path, doc, md["version"], "full" if changed is None else "incremental", counts)
     return sorted(built)
+
+
+def _write_document(spark, path, doc, base_version, kind, counts):
+    doc = dict(doc, baseVersion=base_version, createdAt=_dt.datetime.now(_dt.timezone.utc).isoformat(),
+               lastUpdate={"kind": kind, "parents": {str(z): n for z, n in counts.items()}})
+    _jvm.write_text(spark, _join(path, PYRAMID_DIR, _DOC), json.dumps(doc, indent=2))
+
+
+def _children(spark, path, version, parents):
+    """The raster tiles of ``path`` (at ``version``), or only the children of ``parents``."""
+    df = _layer.read(spark, path, version=version).select(*raster.spark_schema().fieldNames())
+    if parents is None:
+        return df
+    kids = [(2 * c, 2 * r, 2 * c + 1, 2 * r + 1) for c, r in parents]
+    df = df.where(_boxes_condition(_merge_boxes(kids)))  # pushed down: prunes files
+    keys = spark.createDataFrame(sorted(parents), "pc int, pr int")
+    return df.join(_sql().broadcast(keys), (_sql().floor(df["col"] / 2) == keys["pc"]) &
+                   (_sql().floor(df["row"] / 2) == keys["pr"]), "left_semi")
+
+
+def _update_level(spark, level, children, parents, tile):
+    """Upsert the parents recomputed from ``children`` into ``level`` and delete those left empty.
+
+    Returns ``{"written": n, "deleted": m}``.
+    """
+    from pyspark import StorageLevel
+
+    out = children.rdd.map(_to_parent).groupByKey().flatMap(tile)
+    out.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        df = spark.createDataFrame(out, raster.spark_schema(), verifySchema=False)
+        written = {(x["col"], x["row"]) for x in df.select("col", "row").collect()}
+        if written:
+            _layer.write(df, level, mode="append")
+    finally:
+        out.unpersist()
+    gone = parents - written
+    if gone:
+        keys = spark.createDataFrame(sorted(gone), "col int, row int")
+        pruned = _layer.read(spark, level).where(_boxes_condition(_merge_boxes([(c, r, c, r) for c, r in gone])))
+        present = [(x["col"], x["row"]) for x in pruned.select("col", "row")
+                   .join(keys, ["col", "row"], "left_semi").collect()]
+        if present:
+            boxes = ";".join(",".join(str(v) for v in b) for b in _merge_boxes([(c, r, c, r) for c, r in present]))
+            _jvm.command(spark, "deleteKeys", level, boxes)
+        gone = set(present)
+    return {"written": len(written), "deleted": len(gone)}
+
+
+def _changed_base_keys(spark, path, old_version, md):
+    """``(keys, why)``: the base keys whose tile differs between ``old_version`` and ``md``'s version
+    (None: rebuild every level), and a sentence saying which."""
+    new_version = md["version"]
+    if old_version == new_version:
+        return set(), f"the pyramid is up to date with version {new_version} of the base"
+    try:
+        old = json.loads(_jvm.layer_metadata_json(spark, path, old_version))
+    except LayerNotFound:
+        return None, (f"full rebuild: version {old_version} of the base, which the pyramid was built from, "
+                      "is gone (vacuumed), so what changed since is unknown")
+    for field in ("keyIndex", "extent", "crs", "raster"):
+        if old.get(field) != md.get(field):
+            return None, f"full rebuild: the base's {field} changed between versions {old_version} and {new_version}"
+    if any("dir" not in f for f in old["files"]):
+        return None, f"full rebuild: version {old_version} of the base (format 1) does not say where its files are"
+    ops = {v["version"]: v["operation"] for v in _jvm.command(spark, "history", path)}
+    overwrites = [u for u in range(old_version + 1, new_version + 1) if ops.get(u) in ("write", "overwrite")]
+    if overwrites:
+        return None, f"full rebuild: version {overwrites[0]} of the base replaced it whole ({ops[overwrites[0]]})"
+    ids = lambda d: {(f["dir"], f["name"]): f for f in d["files"]}  # noqa: E731
+    before, after = ids(old), ids(md)
+    moved = [after[k] for k in after.keys() - before.keys()] + [before[k] for k in before.keys() - after.keys()]
+    if sum(int(f["records"]) for f in moved) > max(int(md["recordCount"]), int(old["recordCount"])):
+        # Most files were rewritten: comparing them costs a full build's read, and the changed keys
+        # would all come to the driver.
+        return None, (f"full rebuild: most of the base's data files changed between versions {old_version} "
+                      f"and {new_version}")
+    boxes = [_file_box(f, md["keyIndex"]) for f in moved]
+    old_df = _layer.read(spark, path, version=old_version).where(_boxes_condition(boxes))
+    new_df = _layer.read(spark, path, version=new_version).where(_boxes_condition(boxes))
+    values = [c for c in raster.COLUMNS]
+    a = old_df.select("col", "row", _sql().struct(*values).alias("v"))
+    b = new_df.select("col", "row", _sql().struct(*values).alias("w"))
+    diff = a.join(b, ["col", "row"], "full_outer").where(~a["v"].eqNullSafe(b["w"])).select("col", "row")
+    keys = {(x["col"], x["row"]) for x in diff.collect()}
+    return keys, (f"incremental update from version {old_version} to {new_version} of the base: "
+                  f"{len(keys)} changed tiles in {len(moved)} added or dropped data files")
+
+
+def _file_box(f, ki):
+    """A data file's key box ``(c0, r0, c1, r1)``: its statistics', else the whole key bounds."""
+    stats = f.get("stats") or {}
+    c, r = stats.get("col") or {}, stats.get("row") or {}
+    if None in (c.get("min"), c.get("max"), r.get("min"), r.get("max")) or c.get("unknown") or r.get("unknown"):
+        return (ki["colMin"], ki["rowMin"], ki["colMax"], ki["rowMax"])
+    return (int(c["min"]), int(r["min"]), int(c["max"]), int(r["max"]))
+
+
+# The connector translates an OR of up to this many key boxes exactly (FilterTranslator.MAX_BOXES).
+_MAX_BOXES = 64
+
+
+def _boxes_condition(boxes):
+    """A Spark condition holding the keys of ``boxes`` (a superset hull beyond :data:`_MAX_BOXES`)."""
+    boxes = list(boxes)
+    if not boxes:
+        return _sql().lit(False)
+    if len(boxes) > _MAX_BOXES:
+        boxes = [(min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
+                  max(b[3] for b in boxes))]
+    cond = None
+    for c0, r0, c1, r1 in boxes:
+        one = _sql().col("col").between(int(c0), int(c1)) & _sql().col("row").between(int(r0), int(r1))
+        cond = one if cond is None else cond | one
+    return cond
+
+
+def _merge_boxes(boxes):
+    """Fewer boxes covering exactly the same keys: per row, runs of columns; then equal runs of
+    consecutive rows stacked."""
+    keys = {(c, r) for c0, r0, c1, r1 in boxes for c in range(c0, c1 + 1) for r in range(r0, r1 + 1)}
+    runs = []  # (c0, c1, r), by row then column
+    for c, r in sorted(keys, key=lambda k: (k[1], k[0])):
+        if runs and runs[-1][2] == r and runs[-1][1] == c - 1:
+            runs[-1] = (runs[-1][0], c, r)
+        else:
+            runs.append((c, c, r))
+    open_, out = {}, []  # (c0, c1) -> [c0, r0, c1, r1] still growing downwards
+    for c0, c1, r in runs:
+        box = open_.get((c0, c1))
+        if box is not None and box[3] == r - 1:
+            box[3] = r
+        else:
+            if box is not None:
+                out.append(tuple(box))
+            open_[(c0, c1)] = [c0, r, c1, r]
+    out.extend(tuple(b) for b in open_.values())
+    return sorted(out, key=lambda b: (b[1], b[0]))
+
+
+def _sql():
+    """pyspark.sql.functions, imported when Spark is in use."""
+    from pyspark.sql import functions
+
+    return functions
 
 
 def _to_parent(row):
@@ -261,7 +502,7 @@ def downsample(block, nodata, resampling="average", present=None):
         pick = counts.argmax(axis=-1)
         out = np.take_along_axis(quad, pick[..., None], axis=-1)[..., 0]
     else:
-        raise InvalidArgument(f"unknown pyramid resampling {resampling!r}; choose one of {', '.join(DOWNSAMPLING)}")
+        raise InvalidArgument(f"resampling: {resampling!r} is unknown for a pyramid ({', '.join(DOWNSAMPLING)})")
     if fill is not None:
         out[:, n == 0] = fill
     return out

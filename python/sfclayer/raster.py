@@ -98,9 +98,9 @@ def from_numpy(array, nodata=None):
     if a.ndim == 2:
         a = a[np.newaxis]
     if a.ndim != 3:
-        raise ValueError(f"a raster tile is (bands, height, width) or (height, width); got shape {a.shape}")
+        raise ValueError(f"array: shape {a.shape} is not a raster tile's ((bands, height, width) or (height, width))")
     if a.dtype.kind not in "biuf":
-        raise ValueError(f"a raster tile holds booleans, integers or floats; got dtype {a.dtype}")
+        raise ValueError(f"array: dtype {a.dtype} is not a raster tile's (booleans, integers or floats)")
     little = a.dtype.newbyteorder("<")
     return {
         "pixels": np.ascontiguousarray(a, dtype=little).tobytes(),
@@ -131,7 +131,7 @@ def to_numpy(tile):
     buf = tile["pixels"]
     expected = shape[0] * shape[1] * shape[2] * dtype.itemsize
     if len(buf) != expected:
-        raise ValueError(f"raster tile pixels hold {len(buf)} bytes; {shape} of {dtype.name} needs {expected}")
+        raise ValueError(f"pixels: {len(buf)} bytes do not fill the tile ({shape} of {dtype.name}: {expected} bytes)")
     return np.frombuffer(buf, dtype=dtype).reshape(shape)
 
 

@@ -10,14 +10,18 @@ _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 def _int(value, name, lo=None, hi=None, what=None):
     if isinstance(value, bool):
-        raise InvalidArgument(f"{name} must be an integer, got {value!r}")
+        raise InvalidArgument(f"{name}: {value!r} is not an integer ({what or _allowed(lo, hi)})")
     try:
         v = _operator.index(value)
     except TypeError:
-        raise InvalidArgument(f"{name} must be an integer, got {value!r}") from None
+        raise InvalidArgument(f"{name}: {value!r} is not an integer ({what or _allowed(lo, hi)})") from None
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise InvalidArgument(f"{name} = {v} is outside {what or f'{lo}..{hi}'}")
+        raise InvalidArgument(f"{name}: {v} is out of range ({what or _allowed(lo, hi)})")
     return v
+
+
+def _allowed(lo, hi):
+    return "an int" if lo is None and hi is None else f"{lo}..{hi}"
 
 
 def _check_box(curve, names, mins, maxs, check):
@@ -25,5 +29,5 @@ def _check_box(curve, names, mins, maxs, check):
     maxs = [check(f"{n}max", v) for n, v in zip(names, maxs)]
     if any(a > b for a, b in zip(mins, maxs)):
         desc = ", ".join(f"{n} {a}..{b}" for n, a, b in zip(names, mins, maxs))
-        raise InvalidArgument(f"empty {curve} query box {desc} (min > max)")
+        raise InvalidArgument(f"{curve} query box: {desc} is empty (min <= max)")
     return mins, maxs

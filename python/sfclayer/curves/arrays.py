@@ -23,12 +23,12 @@ def _array(a, name, lo, hi_excl, limit_text):
             try:
                 arr = arr.astype(_np.int64)
             except (TypeError, ValueError, OverflowError):
-                raise InvalidArgument(f"{name} must be an integer array, got dtype {arr.dtype}") from None
+                raise InvalidArgument(f"{name}: dtype {arr.dtype} is not an integer dtype (an integer array)") from None
         else:
-            raise InvalidArgument(f"{name} must be an integer array, got dtype {arr.dtype}")
+            raise InvalidArgument(f"{name}: dtype {arr.dtype} is not an integer dtype (an integer array)")
     if arr.size and (int(arr.min()) < lo or int(arr.max()) >= hi_excl):
         bad = arr[(arr < lo) | (arr >= hi_excl)].flat[0] if arr.dtype.kind == "i" else arr[arr >= hi_excl].flat[0]
-        raise InvalidArgument(f"{name} = {int(bad)} is outside {lo}..{limit_text}")
+        raise InvalidArgument(f"{name}: {int(bad)} is out of range ({lo}..{limit_text})")
     return arr.astype(_np.uint64)
 
 

@@ -15,14 +15,14 @@ HILBERT_MAX_ORDER = 31
 def _check_order(order):
     order = _int(order, "hilbert order")
     if not 0 <= order <= HILBERT_MAX_ORDER:
-        raise InvalidArgument(f"hilbert order {order} is outside 0..{HILBERT_MAX_ORDER}")
+        raise InvalidArgument(f"hilbert order: {order} is out of range (0..{HILBERT_MAX_ORDER})")
     return order
 
 
 def _check_h(name, v, order):
     v = _int(v, f"hilbert {name}")
     if not 0 <= v < (1 << order):
-        raise InvalidArgument(f"hilbert {name} = {v} is outside 0..{(1 << order) - 1} for order {order}")
+        raise InvalidArgument(f"hilbert {name}: {v} is out of range (0..{(1 << order) - 1} for order {order})")
     return v
 
 
@@ -78,7 +78,7 @@ def hilbert_decode(h, order):
     n = 1 << order
     t = _int(h, "hilbert index")
     if not 0 <= t < n * n:
-        raise InvalidArgument(f"hilbert index {t} is outside 0..{n * n - 1} for order {order}")
+        raise InvalidArgument(f"hilbert index: {t} is out of range (0..{n * n - 1} for order {order})")
     x = y = 0
     s = 1
     while s < n:

@@ -24,7 +24,7 @@ def _as_bounds(b):
     if isinstance(b, KeyBounds):
         return b
     if b is None:
-        raise InvalidArgument("key bounds are required")
+        raise InvalidArgument("key bounds: None is missing (col_min, row_min, col_max, row_max)")
     return KeyBounds(*b)
 
 
@@ -32,8 +32,8 @@ def _check_side(b, kind, limit, limit_text):
     for axis, n in (("cols", b.width), ("rows", b.height)):
         if n > limit:
             raise InvalidArgument(
-                f"key bounds {b} are too large for a {kind} index: {n} {axis}, "
-                f"but a {kind} index allows at most {limit} ({limit_text}) per axis"
+                f"key bounds: {b} span {n} {axis}, too many for a {kind} index "
+                f"(at most {limit} = {limit_text} per axis)"
             )
 
 
@@ -87,7 +87,7 @@ class KeyIndex:
         col = _int(col, "col")
         row = _int(row, "row")
         if not self._bounds.contains(col, row):
-            raise KeyOutOfBounds(f"key {describe_key(col, row)} is outside the layer's key bounds {self._bounds}")
+            raise KeyOutOfBounds(f"key: {describe_key(col, row)} is outside the layer's key bounds ({self._bounds})")
         return self._offset_index(col - self._bounds.col_min, row - self._bounds.row_min)
 
     def index_array(self, cols, rows, times=None):
@@ -101,7 +101,7 @@ class KeyIndex:
         c, r = _np.broadcast_arrays(_np.asarray(cols), _np.asarray(rows))
         if c.dtype.kind not in "iu" or r.dtype.kind not in "iu":
             if c.size:
-                raise InvalidArgument("cols and rows must be integer arrays")
+                raise InvalidArgument(f"cols, rows: dtypes {c.dtype}, {r.dtype} are not integer dtypes (integer arrays)")
             c, r = c.astype(_np.int64), r.astype(_np.int64)
         c = c.astype(_np.int64)
         r = r.astype(_np.int64)
@@ -127,7 +127,8 @@ class KeyIndex:
         return GridKey(self._bounds.col_min + xy[0], self._bounds.row_min + xy[1])
 
     def _not_an_index(self, index):
-        return KeyOutOfBounds(f"index {index} is not the index of any key in the layer's key bounds {self._bounds_text()}")
+        return KeyOutOfBounds(f"index: {index} is not the index of any key in the layer's key bounds "
+                              f"({self._bounds_text()})")
 
     def ranges(self, col_min, row_min, col_max, row_max, time_min=None, time_max=None, max_ranges=None):
         """Index ranges of the keys in a query box, clipped to the bounds.
@@ -153,13 +154,13 @@ class KeyIndex:
         """
         q = [_int(v, n) for v, n in ((col_min, "col_min"), (row_min, "row_min"), (col_max, "col_max"), (row_max, "row_max"))]
         if q[0] > q[2]:
-            raise InvalidArgument(f"invalid query box: cols {q[0]}..{q[2]} is empty (min > max)")
+            raise InvalidArgument(f"query box: cols {q[0]}..{q[2]} is empty (min <= max)")
         if q[1] > q[3]:
-            raise InvalidArgument(f"invalid query box: rows {q[1]}..{q[3]} is empty (min > max)")
+            raise InvalidArgument(f"query box: rows {q[1]}..{q[3]} is empty (min <= max)")
         t0 = _LONG_MIN if time_min is None else to_micros(time_min)
         t1 = _LONG_MAX if time_max is None else to_micros(time_max)
         if t0 > t1:
-            raise InvalidArgument(f"invalid query box: times {t0}..{t1} us is empty (min > max)")
+            raise InvalidArgument(f"query box: times {t0}..{t1} us is empty (min <= max)")
         if max_ranges is not None:
             _int(max_ranges, "max_ranges")
         b = self._bounds
@@ -244,9 +245,8 @@ class HilbertIndex(KeyIndex):
         order = hilbert_order(b.width, b.height)
         if order > HILBERT_MAX_ORDER:
             raise InvalidArgument(
-                f"key bounds {b} are too large for a hilbert index: {max(b.width, b.height)} keys on a side "
-                f"need order {order}, but a hilbert index allows at most order {HILBERT_MAX_ORDER} "
-                f"(2147483648 per axis)"
+                f"key bounds: {b} need order {order} ({max(b.width, b.height)} keys on a side), too large for a "
+                f"hilbert index (at most order {HILBERT_MAX_ORDER} = 2147483648 per axis)"
             )
         self.order = order
         self._max_index = hilbert_max_index(0, 0, b.width - 1, b.height - 1, order)
@@ -292,13 +292,13 @@ class Z3Index(KeyIndex):
     def __init__(self, bounds, time_bounds):
         super().__init__(bounds)
         if time_bounds is None:
-            raise InvalidArgument("a z3 key index needs time bounds")
+            raise InvalidArgument("time bounds: None is missing (a z3 key index needs them)")
         tb = time_bounds if isinstance(time_bounds, TimeBounds) else TimeBounds(*time_bounds)
         _check_side(self._bounds, "z3", Z3_LIMIT, "2^21")
         if tb.bins > Z3_LIMIT:
             raise InvalidArgument(
-                f"time bounds {tb} are too large for a z3 index: {tb.bins} time bins, "
-                f"but a z3 index allows at most {Z3_LIMIT} (2^21)"
+                f"time bounds: {tb} span {tb.bins} time bins, too many for a z3 index "
+                f"(at most {Z3_LIMIT} = 2^21)"
             )
         self._time = tb
         self._max_index = z3_encode(self._bounds.width - 1, self._bounds.height - 1, tb.bins - 1)
@@ -313,28 +313,28 @@ class Z3Index(KeyIndex):
     def index(self, col, row, time=None):
         """Index of key ``(col, row, time)``; ``time`` (micros or datetime) is required."""
         if time is None:
-            raise InvalidArgument("a z3 key index needs a time: pass time=<epoch micros or datetime>")
+            raise InvalidArgument("time: None is missing (a z3 key index needs a time: epoch micros or a datetime)")
         col = _int(col, "col")
         row = _int(row, "row")
         t = to_micros(time)
         b, tb = self._bounds, self._time
         if not b.contains(col, row) or not tb.min_micros <= t <= tb.max_micros:
             raise KeyOutOfBounds(
-                f"key {describe_key(col, row, t)} is outside the layer's key bounds "
-                f"{self._bounds_text()}"
+                f"key: {describe_key(col, row, t)} is outside the layer's key bounds "
+                f"({self._bounds_text()})"
             )
         return z3_encode(col - b.col_min, row - b.row_min, tb.bin(t))
 
     def index_array(self, cols, rows, times=None):
         """Vectorised :meth:`index`; ``times`` are int64 micros or ``datetime64``."""
         if times is None:
-            raise InvalidArgument("a z3 key index needs times: pass times=<epoch micros or datetime64 array>")
+            raise InvalidArgument("times: None is missing (a z3 key index needs times: epoch micros or a datetime64 array)")
         t = _np.asarray(times)
         if t.dtype.kind == "M":
             t = t.astype("datetime64[us]").astype(_np.int64)
         c, r, t = _np.broadcast_arrays(_np.asarray(cols), _np.asarray(rows), t)
         if c.size and (c.dtype.kind not in "iu" or r.dtype.kind not in "iu" or t.dtype.kind not in "iu"):
-            raise InvalidArgument("cols, rows and times must be integer (or datetime64) arrays")
+            raise InvalidArgument(f"cols, rows, times: dtypes {c.dtype}, {r.dtype}, {t.dtype} are not all integer dtypes (integer or datetime64 arrays)")
         c, r, t = c.astype(_np.int64), r.astype(_np.int64), t.astype(_np.int64)
         b, tb = self._bounds, self._time
         bad = (c < b.col_min) | (c > b.col_max) | (r < b.row_min) | (r > b.row_max)

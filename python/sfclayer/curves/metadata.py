@@ -24,7 +24,7 @@ def key_index(kind, bounds, time_bounds=None):
     """
     k = str(kind).strip().lower().replace("-", "").replace("_", "")
     if k != "z3" and time_bounds is not None:
-        raise InvalidArgument(f"a {k} key index takes no time bounds (only z3 does)")
+        raise InvalidArgument(f"time bounds: {time_bounds} are given to a {k} key index (only z3 takes them)")
     if k == "z":
         return ZIndex(bounds)
     if k == "hilbert":
@@ -33,24 +33,24 @@ def key_index(kind, bounds, time_bounds=None):
         return RowMajorIndex(bounds)
     if k == "z3":
         return Z3Index(bounds, time_bounds)
-    raise InvalidArgument(f'unknown key index kind "{kind}" (expected z, hilbert, rowmajor or z3)')
+    raise InvalidArgument(f'key index kind: "{kind}" is unknown (z, hilbert, rowmajor or z3)')
 
 
 def _json_long(d, name):
     v = d.get(name)
     if v is None:
-        raise InvalidArgument(f'invalid key index JSON: "{name}" is missing')
+        raise InvalidArgument(f'key index JSON "{name}": null is missing (a required field)')
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     if isinstance(v, bool) or not isinstance(v, int) or not _LONG_MIN <= v <= _LONG_MAX:
-        raise InvalidArgument(f'invalid key index JSON: "{name}" must be a 64-bit integer, got {v}')
+        raise InvalidArgument(f'key index JSON "{name}": {v} is not a 64-bit integer (-2^63..2^63-1)')
     return v
 
 
 def _json_int(d, name):
     v = _json_long(d, name)
     if not _INT_MIN <= v <= _INT_MAX:
-        raise InvalidArgument(f'invalid key index JSON: "{name}" must be a 32-bit integer, got {v}')
+        raise InvalidArgument(f'key index JSON "{name}": {v} is not a 32-bit integer (-2^31..2^31-1)')
     return v
 
 
@@ -72,10 +72,10 @@ def key_index_from_json(d):
     if isinstance(d, (str, bytes)):
         d = _json.loads(d)
     if not isinstance(d, dict):
-        raise InvalidArgument(f"invalid key index JSON: expected an object, got {type(d).__name__}")
+        raise InvalidArgument(f"key index JSON: a {type(d).__name__} is not an object (a JSON object)")
     kind = d.get("kind")
     if not isinstance(kind, str):
-        raise InvalidArgument('invalid key index JSON: "kind" is missing or not a string')
+        raise InvalidArgument(f'key index JSON "kind": {_json.dumps(kind)} is not a string (z, hilbert, rowmajor or z3)')
     b = KeyBounds(*(_json_int(d, n) for n in ("colMin", "rowMin", "colMax", "rowMax")))
     if kind == "z":
         return ZIndex(b)
@@ -85,9 +85,9 @@ def key_index_from_json(d):
         h = HilbertIndex(b)
         if d.get("order") is not None and _json_long(d, "order") != h.order:
             raise InvalidArgument(
-                f'invalid key index JSON: hilbert "order" is {d["order"]} but key bounds {b} give order {h.order}'
+                f'key index JSON "order": {d["order"]} does not match the key bounds ({b} give order {h.order})'
             )
         return h
     if kind == "z3":
         return Z3Index(b, TimeBounds(_json_long(d, "timeMin"), _json_long(d, "timeMax"), _json_long(d, "timeResolution")))
-    raise InvalidArgument(f'unknown key index kind "{kind}" (expected z, hilbert, rowmajor or z3)')
+    raise InvalidArgument(f'key index kind: "{kind}" is unknown (z, hilbert, rowmajor or z3)')

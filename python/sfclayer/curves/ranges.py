@@ -96,7 +96,7 @@ def merge_ranges(ranges, max_ranges=None):
     cur = None
     for lo, hi in sorted((_int(a, "lo"), _int(b, "hi")) for a, b in ranges):
         if lo > hi:
-            raise InvalidArgument(f"invalid index range [{lo}, {hi}]: lo > hi")
+            raise InvalidArgument(f"index range: [{lo}, {hi}] is empty (lo <= hi)")
         if cur is not None and lo <= cur[1] + 1:
             if hi > cur[1]:
                 cur[1] = hi

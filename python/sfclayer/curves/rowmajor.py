@@ -28,8 +28,8 @@ class RowMajorIndex(KeyIndex):
         b = self._bounds
         if b.width * b.height > _LONG_MAX:
             raise InvalidArgument(
-                f"key bounds {b} are too large for a rowmajor index: {b.width} cols x {b.height} rows "
-                f"is more than 9223372036854775807 (2^63-1) keys"
+                f"key bounds: {b} hold {b.width} cols x {b.height} rows, too many for a rowmajor index "
+                f"(at most 9223372036854775807 = 2^63-1 keys)"
             )
         self._max_index = b.width * b.height - 1
 

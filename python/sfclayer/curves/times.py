@@ -56,7 +56,7 @@ def to_micros(t):
     if isinstance(t, _np.datetime64):
         return int(t.astype("datetime64[us]").astype(_np.int64))
     if isinstance(t, bool) or not hasattr(t, "__index__"):
-        raise InvalidArgument(f"not a time: {t!r} (give a datetime, a date, an ISO-8601 string or epoch"
+        raise InvalidArgument(f"time: {t!r} is not a time (a datetime, a date, an ISO-8601 string or epoch"
                               " microseconds)")
     return _int(t, "time")
 
@@ -78,7 +78,7 @@ def _parse_iso(text):
         except ValueError:
             t = None
     if t is None:
-        raise InvalidArgument(f"not a time: {text!r} (give ISO-8601, e.g. 2020-09-01 or 2020-09-01T12:00:00Z,"
+        raise InvalidArgument(f"time: {text!r} is not a time (ISO-8601, e.g. 2020-09-01 or 2020-09-01T12:00:00Z,"
                               " or epoch microseconds)")
     return to_micros(t)
 

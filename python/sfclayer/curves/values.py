@@ -59,9 +59,9 @@ class KeyBounds(_namedtuple("KeyBounds", ["col_min", "row_min", "col_max", "row_
             for v, n in ((col_min, "col_min"), (row_min, "row_min"), (col_max, "col_max"), (row_max, "row_max"))
         ]
         if vals[0] > vals[2]:
-            raise InvalidArgument(f"invalid key bounds: cols {vals[0]}..{vals[2]} is empty (min > max)")
+            raise InvalidArgument(f"key bounds: cols {vals[0]}..{vals[2]} is empty (min <= max)")
         if vals[1] > vals[3]:
-            raise InvalidArgument(f"invalid key bounds: rows {vals[1]}..{vals[3]} is empty (min > max)")
+            raise InvalidArgument(f"key bounds: rows {vals[1]}..{vals[3]} is empty (min <= max)")
         return super().__new__(cls, *vals)
 
     @property
@@ -117,14 +117,14 @@ class TimeBounds(_namedtuple("TimeBounds", ["min_micros", "max_micros", "resolut
         hi = _int(max_micros, "max_micros", _LONG_MIN, _LONG_MAX, "the 64-bit range")
         res = _int(resolution_micros, "resolution_micros", _LONG_MIN, _LONG_MAX, "the 64-bit range")
         if res <= 0:
-            raise InvalidArgument(f"invalid time resolution {res} us: it must be > 0")
+            raise InvalidArgument(f"time resolution: {res} us is not positive (> 0 us)")
         if lo > hi:
             raise InvalidArgument(
-                f"invalid time bounds: times {format_micros(lo)}..{format_micros(hi)} is empty (min > max)"
+                f"time bounds: times {format_micros(lo)}..{format_micros(hi)} is empty (min <= max)"
             )
         if hi - lo > _LONG_MAX:
             raise InvalidArgument(
-                f"invalid time bounds: times {format_micros(lo)}..{format_micros(hi)} span more than 2^63-1 us"
+                f"time bounds: times {format_micros(lo)}..{format_micros(hi)} span too long (at most 2^63-1 us)"
             )
         return super().__new__(cls, lo, hi, res)
 
@@ -147,7 +147,7 @@ class TimeBounds(_namedtuple("TimeBounds", ["min_micros", "max_micros", "resolut
         """
         t = to_micros(t)
         if not self.min_micros <= t <= self.max_micros:
-            raise KeyOutOfBounds(f"time {format_micros(t)} is outside the layer's {self}")
+            raise KeyOutOfBounds(f"time: {format_micros(t)} is outside the layer's time bounds ({self})")
         return (t - self.min_micros) // self.resolution_micros
 
     @property

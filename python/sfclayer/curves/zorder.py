@@ -50,7 +50,7 @@ def _compact3(v, c=int):
 def _check(curve, name, v, limit, limit_text):
     v = _int(v, f"{curve} {name}")
     if not 0 <= v < limit:
-        raise InvalidArgument(f"{curve} {name} = {v} is outside 0..{limit_text}")
+        raise InvalidArgument(f"{curve} {name}: {v} is out of range (0..{limit_text})")
     return v
 
 
@@ -96,7 +96,7 @@ def z2_decode(z):
     """
     z = _int(z, "z2 index")
     if not 0 <= z < (1 << 62):
-        raise InvalidArgument(f"z2 index {z} is outside 0..2^62-1")
+        raise InvalidArgument(f"z2 index: {z} is out of range (0..2^62-1)")
     return _compact2(z), _compact2(z >> 1)
 
 
@@ -134,5 +134,5 @@ def z3_decode(z):
     """
     z = _int(z, "z3 index")
     if not 0 <= z <= _LONG_MAX:
-        raise InvalidArgument(f"z3 index {z} is outside 0..2^63-1")
+        raise InvalidArgument(f"z3 index: {z} is out of range (0..2^63-1)")
     return _compact3(z), _compact3(z >> 1), _compact3(z >> 2)

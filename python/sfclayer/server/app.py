@@ -62,7 +62,7 @@ def static_files():
 
 def _int(text, what):
     if not _INT.match(text or "") or not -2**31 <= int(text) < 2**31:
-        raise HttpError(400, f"{what} {text!r} is not an integer")
+        raise HttpError(400, f"{what}: {text!r} is not an integer (-2^31..2^31-1)")
     return int(text)
 
 
@@ -184,10 +184,10 @@ class TileApp:
         text = request.query_params.get("time")
         if not lv.space_time:
             if text is not None:
-                raise HttpError(400, f"layer {lv.name} is spatial: its tiles have no time")
+                raise HttpError(400, f"time: {text!r} is given for a spatial layer (layer {lv.name}: leave time out)")
             return None
         if text is None:
-            raise HttpError(400, f"layer {lv.name} is space-time: give ?time=ISO-8601")
+            raise HttpError(400, f"time: nothing is given for a space-time layer (layer {lv.name}: ?time=ISO-8601)")
         try:
             from .catalog import parse_time
 
@@ -199,7 +199,7 @@ class TileApp:
     def _check_params(request, allowed):
         unknown = sorted(set(request.query_params) - allowed)
         if unknown:
-            raise HttpError(400, f"unknown query parameter(s) {', '.join(unknown)} (known: {', '.join(sorted(allowed))})")
+            raise HttpError(400, f"query parameters: {', '.join(unknown)} are unknown ({', '.join(sorted(allowed))})")
 
     def _in_bounds(self, lv, col, row, micros):
         g = lv.grid
@@ -269,7 +269,7 @@ class TileApp:
         self._check_params(request, _TILE_PARAMS - {"f", "empty"} | {"format"})
         fmt = request.query_params.get("format", "png")
         if fmt not in render.FORMATS:
-            raise HttpError(400, f"format {fmt!r} is not served (served: {', '.join(render.FORMATS)})")
+            raise HttpError(400, f"format: {fmt!r} is not served ({', '.join(render.FORMATS)})")
         passed = {k: v for k, v in request.query_params.items() if k != "format"}
         self._tile_options(s.base, passed)  # a TileJSON never names tiles that would answer 400
         query = ("?" + urllib.parse.urlencode(passed, safe=",:")) if passed else ""
@@ -287,17 +287,18 @@ class TileApp:
             raise HttpError(400, str(e)) from None
         empty = params.get("empty")
         if empty not in (None, "transparent", "404"):
-            raise HttpError(400, f"empty={empty!r}: give empty=transparent (a transparent PNG with the 404) or leave it out")
+            raise HttpError(400, f"empty: {empty!r} is not a choice (transparent: a transparent PNG with the 404; or "
+                                 f"leave it out)")
         if lv.pixel_layout is None:
-            raise HttpError(400, f"layer {lv.name} has no raster columns (its values are {', '.join(lv.value_columns)}); "
-                                 f"use /layers/{lv.name}/values/{{col}}/{{row}}")
+            raise HttpError(400, f"layer: {lv.name!r} has no raster columns (its values are "
+                                 f"{', '.join(lv.value_columns)}: use /layers/{lv.name}/values/{{col}}/{{row}})")
         return colormap, rescale, empty
 
     async def _image(self, request, name, z, col, row, fmt):
         s = self._served(name)
         if fmt not in render.FORMATS:
             raise HttpError(400 if fmt not in ("png", "webp") else 404,
-                            f"image format {fmt!r} is not served (served: {', '.join(render.FORMATS)})")
+                            f"image format: {fmt!r} is not served ({', '.join(render.FORMATS)})")
         self._check_params(request, _TILE_PARAMS)
         lv0 = s.level(z) or s.base
         colormap, rescale, empty = self._tile_options(lv0, request.query_params)

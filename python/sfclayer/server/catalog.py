@@ -47,7 +47,7 @@ def layer_names(specs):
         while name in out:
             name, i = f"{base}-{i}", i + 1
         if not NAME_PATTERN.match(name):
-            raise InvalidArgument(f"layer name {name!r} must be letters, digits, '.', '_' or '-' (at most 64)")
+            raise InvalidArgument(f"layer name: {name!r} is not a name (letters, digits, '.', '_' or '-', at most 64)")
         out[name] = path
     return out
 
@@ -192,8 +192,8 @@ class ServedLayer:
             h, w, n = int(tile["height"]), int(tile["width"]), int(tile["bands"])
             a = np.frombuffer(tile["pixels"], dtype=dtype).reshape(h, w, n)
             return a.transpose(2, 0, 1), None
-        raise InvalidArgument(f"layer {self.name} has no raster columns (pixels, width, height, bands, dtype); "
-                              f"its value columns are {', '.join(self.value_columns)}: use /layers/{self.name}/values")
+        raise InvalidArgument(f"layer: {self.name!r} has no raster columns (pixels, width, height, bands, dtype; "
+                              f"its value columns are {', '.join(self.value_columns)}: use /layers/{self.name}/values)")
 
     def describe(self):
         """The layer's summary for ``/layers``."""

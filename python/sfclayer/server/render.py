@@ -38,7 +38,7 @@ def _colormap_lut(name):
     try:
         cmap = matplotlib.colormaps[name]
     except KeyError:
-        raise InvalidArgument(f"unknown colormap {name!r} (any of matplotlib's, e.g. viridis, terrain, gray)") from None
+        raise InvalidArgument(f"colormap: {name!r} is unknown (any of matplotlib's, e.g. viridis, terrain, gray)") from None
     return (cmap(np.linspace(0, 1, 256)) * 255).round().astype(np.uint8)  # 256 × RGBA
 
 
@@ -52,9 +52,9 @@ def parse_rescale(text):
     try:
         lo, hi = (float(v) for v in text.split(","))
     except ValueError:
-        raise InvalidArgument(f"rescale {text!r} must be two numbers 'min,max'") from None
+        raise InvalidArgument(f"rescale: {text!r} is not two numbers ('min,max')") from None
     if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
-        raise InvalidArgument(f"rescale {text!r} needs finite min < max")
+        raise InvalidArgument(f"rescale: {text!r} is not a range ('min,max', finite, min < max)")
     return lo, hi
 
 
@@ -119,7 +119,7 @@ def encode(rgba, fmt="png"):
     from PIL import Image
 
     if fmt not in FORMATS:
-        raise InvalidArgument(f"image format {fmt!r} is not served (served: {', '.join(FORMATS)})")
+        raise InvalidArgument(f"image format: {fmt!r} is not served ({', '.join(FORMATS)})")
     image = Image.fromarray(rgba, "RGBA")
     buf = io.BytesIO()
     if fmt == "png":

@@ -29,10 +29,10 @@ public class SfcLayerException extends RuntimeException {
 
     /**
      * A bad option, bound or argument given by the caller. Messages name the value and what is
-     * allowed, in one pattern: {@code option <name>: '<value>' <why, and what is allowed>} for
-     * options (Python's InvalidArgument the same; tests/test_tables.py pins it), and
-     * {@code <what> <value> <why>} for arguments of the API (e.g. {@code z2 x = -1 is outside 0..2^31-1},
-     * shared with Python through tests/vectors/curves.json).
+     * allowed, in one pattern, {@code <name>: <value> <why> (<allowed>)} (python/sfclayer/_args.py
+     * writes it down): {@code option <name>: '<value>' ...} for options (tests/test_tables.py pins
+     * them), and e.g. {@code z2 x: -1 is out of range (0..2^31-1)} for arguments of the API (shared
+     * with Python through tests/vectors/curves.json; CurveMessagesTest checks the shape).
      */
     public static class InvalidArgument extends SfcLayerException {
         private static final long serialVersionUID = 1L;

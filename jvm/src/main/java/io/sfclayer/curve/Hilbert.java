@@ -56,7 +56,7 @@ public final class Hilbert {
         long n = 1L << order;
         if (d < 0 || d >= n * n) {
             throw new SfcLayerException.InvalidArgument(
-                "hilbert index " + d + " is outside 0.." + (n * n - 1) + " for order " + order);
+                "hilbert index: " + d + " is out of range (0.." + (n * n - 1) + " for order " + order + ")");
         }
         long rx, ry, t = d, x = 0, y = 0;
         for (long s = 1; s < n; s *= 2) {
@@ -174,21 +174,22 @@ public final class Hilbert {
         check("xmax", xmax, n);
         check("ymax", ymax, n);
         if (xmin > xmax || ymin > ymax) {
-            throw new SfcLayerException.InvalidArgument("empty hilbert query box x " + xmin + ".." + xmax
-                + ", y " + ymin + ".." + ymax + " (min > max)");
+            throw new SfcLayerException.InvalidArgument("hilbert query box: x " + xmin + ".." + xmax
+                + ", y " + ymin + ".." + ymax + " is empty (min <= max)");
         }
     }
 
     static void checkOrder(int order) {
         if (order < 0 || order > MAX_ORDER) {
-            throw new SfcLayerException.InvalidArgument("hilbert order " + order + " is outside 0.." + MAX_ORDER);
+            throw new SfcLayerException.InvalidArgument("hilbert order: " + order + " is out of range (0.." + MAX_ORDER + ")");
         }
     }
 
     private static void check(String name, long v, long n) {
         if (v < 0 || v >= n) {
             throw new SfcLayerException.InvalidArgument(
-                "hilbert " + name + " = " + v + " is outside 0.." + (n - 1) + " for order " + Long.numberOfTrailingZeros(n));
+                "hilbert " + name + ": " + v + " is out of range (0.." + (n - 1) + " for order "
+                    + Long.numberOfTrailingZeros(n) + ")");
         }
     }
 }

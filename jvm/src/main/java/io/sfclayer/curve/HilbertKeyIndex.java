@@ -16,9 +16,9 @@ final class HilbertKeyIndex extends KeyIndex {
         super(bounds);
         int o = Hilbert.orderFor(bounds.width(), bounds.height());
         if (o > Hilbert.MAX_ORDER) {
-            throw new SfcLayerException.InvalidArgument("key bounds " + bounds + " are too large for a hilbert index: "
-                + Math.max(bounds.width(), bounds.height()) + " keys on a side need order " + o
-                + ", but a hilbert index allows at most order " + Hilbert.MAX_ORDER + " (2147483648 per axis)");
+            throw new SfcLayerException.InvalidArgument("key bounds: " + bounds + " need order " + o + " ("
+                + Math.max(bounds.width(), bounds.height()) + " keys on a side), too large for a hilbert index"
+                + " (at most order " + Hilbert.MAX_ORDER + " = 2147483648 per axis)");
         }
         order = o;
         maxIndex = Hilbert.maxIndex(0, 0, bounds.width() - 1, bounds.height() - 1, order);

@@ -16,7 +16,7 @@ public final class IndexRange implements Serializable, Comparable<IndexRange> {
     /** @throws SfcLayerException.InvalidArgument if {@code lo > hi} */
     public IndexRange(long lo, long hi) {
         if (lo > hi) {
-            throw new SfcLayerException.InvalidArgument("invalid index range [" + lo + ", " + hi + "]: lo > hi");
+            throw new SfcLayerException.InvalidArgument("index range: [" + lo + ", " + hi + "] is empty (lo <= hi)");
         }
         this.lo = lo;
         this.hi = hi;

@@ -17,11 +17,11 @@ public final class KeyBounds implements Serializable {
     public KeyBounds(int colMin, int rowMin, int colMax, int rowMax) {
         if (colMin > colMax) {
             throw new SfcLayerException.InvalidArgument(
-                "invalid key bounds: cols " + colMin + ".." + colMax + " is empty (min > max)");
+                "key bounds: cols " + colMin + ".." + colMax + " is empty (min <= max)");
         }
         if (rowMin > rowMax) {
             throw new SfcLayerException.InvalidArgument(
-                "invalid key bounds: rows " + rowMin + ".." + rowMax + " is empty (min > max)");
+                "key bounds: rows " + rowMin + ".." + rowMax + " is empty (min <= max)");
         }
         this.colMin = colMin;
         this.rowMin = rowMin;

@@ -35,7 +35,8 @@ public abstract class KeyIndex implements Serializable {
     final KeyBounds bounds;
 
     KeyIndex(KeyBounds bounds) {
-        if (bounds == null) throw new SfcLayerException.InvalidArgument("key bounds are required");
+        if (bounds == null) throw new SfcLayerException.InvalidArgument(
+            "key bounds: null is missing (colMin, rowMin, colMax, rowMax)");
         this.bounds = bounds;
     }
 
@@ -66,7 +67,8 @@ public abstract class KeyIndex implements Serializable {
     public static KeyIndex create(String kind, KeyBounds bounds, TimeBounds timeBounds) {
         String k = kind == null ? "" : kind.trim().toLowerCase(java.util.Locale.ROOT).replace("-", "").replace("_", "");
         if (!k.equals("z3") && timeBounds != null) {
-            throw new SfcLayerException.InvalidArgument("a " + k + " key index takes no time bounds (only z3 does)");
+            throw new SfcLayerException.InvalidArgument("time bounds: " + timeBounds + " are given to a " + k
+                + " key index (only z3 takes them)");
         }
         switch (k) {
             case "z": return z(bounds);
@@ -74,12 +76,13 @@ public abstract class KeyIndex implements Serializable {
             case "rowmajor": return rowMajor(bounds);
             case "z3":
                 if (timeBounds == null) {
-                    throw new SfcLayerException.InvalidArgument("a z3 key index needs time bounds");
+                    throw new SfcLayerException.InvalidArgument(
+                        "time bounds: null is missing (a z3 key index needs them)");
                 }
                 return z3(bounds, timeBounds);
             default:
                 throw new SfcLayerException.InvalidArgument(
-                    "unknown key index kind \"" + kind + "\" (expected z, hilbert, rowmajor or z3)");
+                    "key index kind: \"" + kind + "\" is unknown (z, hilbert, rowmajor or z3)");
         }
     }
 
@@ -113,7 +116,7 @@ public abstract class KeyIndex implements Serializable {
     public long index(int col, int row) {
         if (!bounds.contains(col, row)) {
             throw new SfcLayerException.KeyOutOfBounds(
-                "key " + describeKey(col, row, false, 0) + " is outside the layer's key bounds " + bounds);
+                "key: " + describeKey(col, row, false, 0) + " is outside the layer's key bounds (" + bounds + ")");
         }
         return offsetIndex((long) col - bounds.colMin, (long) row - bounds.rowMin);
     }
@@ -151,8 +154,8 @@ public abstract class KeyIndex implements Serializable {
     abstract long[] decodeOffsets(long index);
 
     SfcLayerException.KeyOutOfBounds notAnIndex(long index) {
-        return new SfcLayerException.KeyOutOfBounds("index " + index
-            + " is not the index of any key in the layer's key bounds " + boundsText());
+        return new SfcLayerException.KeyOutOfBounds("index: " + index
+            + " is not the index of any key in the layer's key bounds (" + boundsText() + ")");
     }
 
     String boundsText() {
@@ -200,10 +203,11 @@ public abstract class KeyIndex implements Serializable {
      * @throws SfcLayerException.InvalidArgument if the map is not a valid key index
      */
     public static KeyIndex fromJson(Map<String, Object> json) {
-        if (json == null) throw new SfcLayerException.InvalidArgument("invalid key index JSON: null");
+        if (json == null) throw new SfcLayerException.InvalidArgument("key index JSON: null is not an object (a JSON object)");
         Object kind = json.get("kind");
         if (!(kind instanceof String)) {
-            throw new SfcLayerException.InvalidArgument("invalid key index JSON: \"kind\" is missing or not a string");
+            throw new SfcLayerException.InvalidArgument("key index JSON \"kind\": " + (kind == null ? "null" : kind)
+                + " is not a string (z, hilbert, rowmajor or z3)");
         }
         KeyBounds b = new KeyBounds(intField(json, "colMin"), intField(json, "rowMin"),
             intField(json, "colMax"), intField(json, "rowMax"));
@@ -215,8 +219,8 @@ public abstract class KeyIndex implements Serializable {
             case "hilbert": {
                 HilbertKeyIndex h = new HilbertKeyIndex(b);
                 if (json.get("order") != null && longField(json, "order") != h.order) {
-                    throw new SfcLayerException.InvalidArgument("invalid key index JSON: hilbert \"order\" is "
-                        + json.get("order") + " but key bounds " + b + " give order " + h.order);
+                    throw new SfcLayerException.InvalidArgument("key index JSON \"order\": " + json.get("order")
+                        + " does not match the key bounds (" + b + " give order " + h.order + ")");
                 }
                 return h;
             }
@@ -225,14 +229,14 @@ public abstract class KeyIndex implements Serializable {
                     longField(json, "timeResolution")));
             default:
                 throw new SfcLayerException.InvalidArgument(
-                    "unknown key index kind \"" + kind + "\" (expected z, hilbert, rowmajor or z3)");
+                    "key index kind: \"" + kind + "\" is unknown (z, hilbert, rowmajor or z3)");
         }
     }
 
     static long longField(Map<String, Object> json, String name) {
         Object v = json.get(name);
         if (v == null) {
-            throw new SfcLayerException.InvalidArgument("invalid key index JSON: \"" + name + "\" is missing");
+            throw new SfcLayerException.InvalidArgument("key index JSON \"" + name + "\": null is missing (a required field)");
         }
         if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
             return ((Number) v).longValue();
@@ -244,14 +248,14 @@ public abstract class KeyIndex implements Serializable {
             // fall through
         }
         throw new SfcLayerException.InvalidArgument(
-            "invalid key index JSON: \"" + name + "\" must be a 64-bit integer, got " + v);
+            "key index JSON \"" + name + "\": " + v + " is not a 64-bit integer (-2^63..2^63-1)");
     }
 
     static int intField(Map<String, Object> json, String name) {
         long v = longField(json, name);
         if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
             throw new SfcLayerException.InvalidArgument(
-                "invalid key index JSON: \"" + name + "\" must be a 32-bit integer, got " + v);
+                "key index JSON \"" + name + "\": " + v + " is not a 32-bit integer (-2^31..2^31-1)");
         }
         return (int) v;
     }

@@ -18,15 +18,15 @@ public final class QueryBox implements Serializable {
     public QueryBox(int colMin, int rowMin, int colMax, int rowMax, long timeMin, long timeMax) {
         if (colMin > colMax) {
             throw new SfcLayerException.InvalidArgument(
-                "invalid query box: cols " + colMin + ".." + colMax + " is empty (min > max)");
+                "query box: cols " + colMin + ".." + colMax + " is empty (min <= max)");
         }
         if (rowMin > rowMax) {
             throw new SfcLayerException.InvalidArgument(
-                "invalid query box: rows " + rowMin + ".." + rowMax + " is empty (min > max)");
+                "query box: rows " + rowMin + ".." + rowMax + " is empty (min <= max)");
         }
         if (timeMin > timeMax) {
-            throw new SfcLayerException.InvalidArgument("invalid query box: times " + timeMin + ".." + timeMax
-                + " us is empty (min > max)");
+            throw new SfcLayerException.InvalidArgument("query box: times " + timeMin + ".." + timeMax
+                + " us is empty (min <= max)");
         }
         this.colMin = colMin;
         this.rowMin = rowMin;

@@ -15,9 +15,8 @@ final class RowMajorKeyIndex extends KeyIndex {
         width = bounds.width();
         long h = bounds.height();
         if (Math.multiplyHigh(width, h) != 0 || width * h < 0) {
-            throw new SfcLayerException.InvalidArgument("key bounds " + bounds
-                + " are too large for a rowmajor index: " + width + " cols x " + h
-                + " rows is more than 9223372036854775807 (2^63-1) keys");
+            throw new SfcLayerException.InvalidArgument("key bounds: " + bounds + " hold " + width + " cols x " + h
+                + " rows, too many for a rowmajor index (at most 9223372036854775807 = 2^63-1 keys)");
         }
         maxIndex = width * h - 1;
     }

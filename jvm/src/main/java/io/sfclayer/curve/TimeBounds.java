@@ -23,15 +23,15 @@ public final class TimeBounds implements Serializable {
     public TimeBounds(long minMicros, long maxMicros, long resolutionMicros) {
         if (resolutionMicros <= 0) {
             throw new SfcLayerException.InvalidArgument(
-                "invalid time resolution " + resolutionMicros + " us: it must be > 0");
+                "time resolution: " + resolutionMicros + " us is not positive (> 0 us)");
         }
         if (minMicros > maxMicros) {
-            throw new SfcLayerException.InvalidArgument("invalid time bounds: times " + formatMicros(minMicros)
-                + ".." + formatMicros(maxMicros) + " is empty (min > max)");
+            throw new SfcLayerException.InvalidArgument("time bounds: times " + formatMicros(minMicros)
+                + ".." + formatMicros(maxMicros) + " is empty (min <= max)");
         }
         if (maxMicros - minMicros < 0) { // overflowed
-            throw new SfcLayerException.InvalidArgument("invalid time bounds: times " + formatMicros(minMicros)
-                + ".." + formatMicros(maxMicros) + " span more than 2^63-1 us");
+            throw new SfcLayerException.InvalidArgument("time bounds: times " + formatMicros(minMicros)
+                + ".." + formatMicros(maxMicros) + " span too long (at most 2^63-1 us)");
         }
         this.minMicros = minMicros;
         this.maxMicros = maxMicros;
@@ -50,7 +50,7 @@ public final class TimeBounds implements Serializable {
     public long bin(long tMicros) {
         if (!contains(tMicros)) {
             throw new SfcLayerException.KeyOutOfBounds(
-                "time " + formatMicros(tMicros) + " is outside the layer's " + this);
+                "time: " + formatMicros(tMicros) + " is outside the layer's time bounds (" + this + ")");
         }
         return (tMicros - minMicros) / resolutionMicros;
     }

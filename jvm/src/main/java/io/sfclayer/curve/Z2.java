@@ -27,7 +27,7 @@ public final class Z2 {
     /** {@code {x, y}} of index {@code z}. @throws SfcLayerException.InvalidArgument unless {@code 0 <= z < 2^62} */
     public static long[] decode(long z) {
         if (z < 0 || z >= (1L << 62)) {
-            throw new SfcLayerException.InvalidArgument("z2 index " + z + " is outside 0..2^62-1");
+            throw new SfcLayerException.InvalidArgument("z2 index: " + z + " is out of range (0..2^62-1)");
         }
         return new long[] {compact(z), compact(z >>> 1)};
     }
@@ -44,8 +44,8 @@ public final class Z2 {
         check("xmax", xmax);
         check("ymax", ymax);
         if (xmin > xmax || ymin > ymax) {
-            throw new SfcLayerException.InvalidArgument("empty z2 query box x " + xmin + ".." + xmax
-                + ", y " + ymin + ".." + ymax + " (min > max)");
+            throw new SfcLayerException.InvalidArgument("z2 query box: x " + xmin + ".." + xmax
+                + ", y " + ymin + ".." + ymax + " is empty (min <= max)");
         }
         long side = coverSide(Math.max(xmax, ymax));
         if (maxRanges > 0) {
@@ -92,7 +92,7 @@ public final class Z2 {
 
     static void check(String name, long v) {
         if (v < 0 || v >= LIMIT) {
-            throw new SfcLayerException.InvalidArgument("z2 " + name + " = " + v + " is outside 0..2^31-1");
+            throw new SfcLayerException.InvalidArgument("z2 " + name + ": " + v + " is out of range (0..2^31-1)");
         }
     }
 

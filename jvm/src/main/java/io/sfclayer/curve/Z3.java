@@ -27,7 +27,7 @@ public final class Z3 {
     /** {@code {x, y, t}} of index {@code z}. @throws SfcLayerException.InvalidArgument if {@code z < 0} */
     public static long[] decode(long z) {
         if (z < 0) {
-            throw new SfcLayerException.InvalidArgument("z3 index " + z + " is outside 0..2^63-1");
+            throw new SfcLayerException.InvalidArgument("z3 index: " + z + " is out of range (0..2^63-1)");
         }
         return new long[] {compact(z), compact(z >>> 1), compact(z >>> 2)};
     }
@@ -46,8 +46,8 @@ public final class Z3 {
         check("ymax", ymax);
         check("tmax", tmax);
         if (xmin > xmax || ymin > ymax || tmin > tmax) {
-            throw new SfcLayerException.InvalidArgument("empty z3 query box x " + xmin + ".." + xmax
-                + ", y " + ymin + ".." + ymax + ", t " + tmin + ".." + tmax + " (min > max)");
+            throw new SfcLayerException.InvalidArgument("z3 query box: x " + xmin + ".." + xmax
+                + ", y " + ymin + ".." + ymax + ", t " + tmin + ".." + tmax + " is empty (min <= max)");
         }
         long side = Z2.coverSide(Math.max(xmax, Math.max(ymax, tmax)));
         if (maxRanges > 0) {
@@ -92,7 +92,7 @@ public final class Z3 {
 
     static void check(String name, long v) {
         if (v < 0 || v >= LIMIT) {
-            throw new SfcLayerException.InvalidArgument("z3 " + name + " = " + v + " is outside 0..2^21-1");
+            throw new SfcLayerException.InvalidArgument("z3 " + name + ": " + v + " is out of range (0..2^21-1)");
         }
     }
 

@@ -15,11 +15,13 @@ final class Z3KeyIndex extends KeyIndex {
 
     Z3KeyIndex(KeyBounds bounds, TimeBounds time) {
         super(bounds);
-        if (time == null) throw new SfcLayerException.InvalidArgument("a z3 key index needs time bounds");
+        if (time == null) {
+            throw new SfcLayerException.InvalidArgument("time bounds: null is missing (a z3 key index needs them)");
+        }
         ZKeyIndex.checkSide(bounds, "z3", Z3.LIMIT, "2^21");
         if (time.bins() > Z3.LIMIT) {
-            throw new SfcLayerException.InvalidArgument("time bounds " + time + " are too large for a z3 index: "
-                + time.bins() + " time bins, but a z3 index allows at most " + Z3.LIMIT + " (2^21)");
+            throw new SfcLayerException.InvalidArgument("time bounds: " + time + " span " + time.bins()
+                + " time bins, too many for a z3 index (at most " + Z3.LIMIT + " = 2^21)");
         }
         this.time = time;
         maxIndex = Z3.encode(bounds.width() - 1, bounds.height() - 1, time.bins() - 1);
@@ -43,14 +45,14 @@ final class Z3KeyIndex extends KeyIndex {
     @Override
     public long index(int col, int row) {
         throw new SfcLayerException.InvalidArgument(
-            "a z3 key index needs a time: use index(col, row, timeMicros)");
+            "time: null is missing (a z3 key index needs a time: use index(col, row, timeMicros))");
     }
 
     @Override
     public long index(int col, int row, long timeMicros) {
         if (!bounds.contains(col, row) || !time.contains(timeMicros)) {
-            throw new SfcLayerException.KeyOutOfBounds("key " + describeKey(col, row, true, timeMicros)
-                + " is outside the layer's key bounds " + boundsText());
+            throw new SfcLayerException.KeyOutOfBounds("key: " + describeKey(col, row, true, timeMicros)
+                + " is outside the layer's key bounds (" + boundsText() + ")");
         }
         return Z3.encode((long) col - bounds.colMin, (long) row - bounds.rowMin, time.bin(timeMicros));
     }

@@ -21,9 +21,8 @@ final class ZKeyIndex extends KeyIndex {
         String axis = b.width() > limit ? "cols" : b.height() > limit ? "rows" : null;
         if (axis != null) {
             long n = axis.equals("cols") ? b.width() : b.height();
-            throw new SfcLayerException.InvalidArgument("key bounds " + b + " are too large for a " + kind
-                + " index: " + n + " " + axis + ", but a " + kind + " index allows at most " + limit
-                + " (" + limitText + ") per axis");
+            throw new SfcLayerException.InvalidArgument("key bounds: " + b + " span " + n + " " + axis
+                + ", too many for a " + kind + " index (at most " + limit + " = " + limitText + " per axis)");
         }
     }
 

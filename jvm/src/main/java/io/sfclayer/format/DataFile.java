@@ -25,6 +25,8 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
     public final Long indexCrc32c;
     /** Column statistics (optional field {@code stats}); null for files written without them. */
     public final FileStats stats;
+    /** CRC32C of the file's bloom filter sidecar (optional field {@value BloomFilter#FILE_CRC}); null: none. */
+    public final Long bloomCrc32c;
 
     public DataFile(String dir, String name, long firstIndex, long lastIndex, long records, long indexes,
                     long dataBytes) {
@@ -33,6 +35,12 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
 
     public DataFile(String dir, String name, long firstIndex, long lastIndex, long records, long indexes,
                     long dataBytes, Long indexCrc32c, FileStats stats) {
+        this(dir, name, firstIndex, lastIndex, records, indexes, dataBytes, indexCrc32c, stats, null);
+    }
+
+    public DataFile(String dir, String name, long firstIndex, long lastIndex, long records, long indexes,
+                    long dataBytes, Long indexCrc32c, FileStats stats, Long bloomCrc32c) {
+        this.bloomCrc32c = bloomCrc32c;
         this.indexCrc32c = indexCrc32c;
         this.dir = dir;
         this.name = name;
@@ -64,6 +72,9 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
         if (stats != null) {
             m.put("stats", stats.toJson());
         }
+        if (bloomCrc32c != null) {
+            m.put(BloomFilter.FILE_CRC, bloomCrc32c);
+        }
         return m;
     }
 
@@ -82,9 +93,14 @@ public final class DataFile implements Serializable, Comparable<DataFile> {
         }
         @SuppressWarnings("unchecked")
         FileStats parsedStats = stats == null ? null : FileStats.fromJson((Map<String, Object>) stats, (String) name);
+        Object bloom = m.get(BloomFilter.FILE_CRC);
+        if (bloom != null && !(bloom instanceof Number)) {
+            throw new SfcLayerException.CorruptLayer("files entry " + name + ": field '" + BloomFilter.FILE_CRC
+                + "' is not a number");
+        }
         return new DataFile((String) dir, (String) name, parsed.firstIndex, num(m, "lastIndex"), num(m, "records"),
             num(m, "indexes"), num(m, "dataBytes"), crc instanceof Number ? ((Number) crc).longValue() : null,
-            parsedStats);
+            parsedStats, bloom == null ? null : ((Number) bloom).longValue());
     }
 
     private static long num(Map<String, Object> m, String field) {

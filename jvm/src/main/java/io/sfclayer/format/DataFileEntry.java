@@ -22,9 +22,17 @@ public final class DataFileEntry implements Serializable {
     public final int formatVersion;
     /** The layer, for messages. */
     public final String layer;
+    /** CRC32C of the file's bloom filter sidecar, or null when the file has none ({@link BloomFilter}). */
+    public final Long bloomCrc32c;
 
     public DataFileEntry(String name, long firstIndex, long lastIndex, long indexes, long dataBytes, Long indexCrc32c,
                          int formatVersion, String layer) {
+        this(name, firstIndex, lastIndex, indexes, dataBytes, indexCrc32c, formatVersion, layer, null);
+    }
+
+    public DataFileEntry(String name, long firstIndex, long lastIndex, long indexes, long dataBytes, Long indexCrc32c,
+                         int formatVersion, String layer, Long bloomCrc32c) {
+        this.bloomCrc32c = bloomCrc32c;
         this.name = name;
         this.firstIndex = firstIndex;
         this.lastIndex = lastIndex;
@@ -49,7 +57,7 @@ public final class DataFileEntry implements Serializable {
     public static DataFileEntry of(DataFile f, int documentFormat, String layer) {
         boolean checked = RecordFrame.checked(documentFormat) && f.indexCrc32c != null;
         return new DataFileEntry(f.name, f.firstIndex, f.lastIndex, f.indexes, checked ? f.dataBytes : -1,
-            checked ? f.indexCrc32c : null, checked ? RecordFrame.FIRST_CHECKED_VERSION : 0, layer);
+            checked ? f.indexCrc32c : null, checked ? RecordFrame.FIRST_CHECKED_VERSION : 0, layer, f.bloomCrc32c);
     }
 
     /** "indexes a..b" for messages. */

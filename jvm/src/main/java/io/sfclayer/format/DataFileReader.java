@@ -1,5 +1,9 @@
 package io.sfclayer.format;
 
+// Over 500 lines on purpose: the record walk (seek, next, get) and the damage handling it relies on
+// (checked lengths, resynchronising past a damaged record, the index check) are one reader; split,
+// each half would be read without the invariants the other keeps.
+
 import io.sfclayer.SfcLayerException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.ChecksumException;

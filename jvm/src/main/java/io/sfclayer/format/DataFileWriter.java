@@ -33,36 +33,11 @@ public final class DataFileWriter implements Closeable {
     public static final String META_FORMAT_VERSION = "sfclayer.formatVersion";
     public static final String META_WRITE_ID = "sfclayer.writeId";
 
-    /** What one finished file holds; returned to the driver for the layer's metadata. */
-    public static final class FileStat implements java.io.Serializable {
-        private static final long serialVersionUID = 1L;
-        public final String name;
-        public final long firstIndex;
-        public final long lastIndex;
-        public final long records;
-        public final long indexes;
-        public final long dataBytes;
-        /** CRC32C of the {@code index} file (format 3). */
-        public final long indexCrc32c;
-        /** Column statistics of the file, or null when the writer collected none. */
-        public final FileStats stats;
-
-        FileStat(String name, long firstIndex, long lastIndex, long records, long indexes, long dataBytes,
-                 long indexCrc32c, FileStats stats) {
-            this.name = name;
-            this.firstIndex = firstIndex;
-            this.lastIndex = lastIndex;
-            this.records = records;
-            this.indexes = indexes;
-            this.dataBytes = dataBytes;
-            this.indexCrc32c = indexCrc32c;
-            this.stats = stats;
-        }
-    }
-
     private final Configuration conf;
     private final FileSystem fs;
     private final Path dir;
+    /** {@link #dir} relative to the layer: the {@link DataFile#dir} of the files written. */
+    private final String dirInLayer;
     private final int partition;
     private final long blockSize;
     private final int indexInterval;
@@ -74,7 +49,7 @@ public final class DataFileWriter implements Closeable {
     private final LongWritable key = new LongWritable();
     private final BytesWritable value = new BytesWritable();
     private final LongWritable position = new LongWritable();
-    private final List<FileStat> finished = new ArrayList<>();
+    private final List<DataFile> finished = new ArrayList<>();
 
     private SequenceFile.Writer data;
     private SequenceFile.Writer index;
@@ -86,30 +61,70 @@ public final class DataFileWriter implements Closeable {
     /** Statistics of the open file; null while a group without statistics was appended to it. */
     private FileStats stats;
     private boolean statsComplete;
+    /** False-positive probability of each file's bloom filter; 0: no filters. */
+    private double bloomFpp;
+    /** The open file's indexes, for its bloom filter (only while filters are built). */
+    private long[] fileIndexes = new long[0];
 
     public DataFileWriter(Configuration conf, Path dir, int partition, long blockSize, int indexInterval,
                           String writeId) throws IOException {
         this(conf, dir, partition, blockSize, indexInterval, writeId, LayerMetadata.FORMAT_VERSION);
     }
 
-    /** @param formatVersion the format to write: records carry a CRC from version 3 on */
+    /**
+     * Writes into {@code dir}, taken as a directory directly beneath the layer (its name is the
+     * {@link DataFile#dir} of the files written).
+     *
+     * @param formatVersion the format to write: records carry a CRC from version 3 on
+     */
     public DataFileWriter(Configuration conf, Path dir, int partition, long blockSize, int indexInterval,
                           String writeId, int formatVersion) throws IOException {
+        this(dir, new Path(dir.toUri().getPath()).getName(), conf, partition, blockSize, indexInterval, writeId,
+            formatVersion);
+    }
+
+    /**
+     * Writes into {@code layer/dirInLayer}.
+     *
+     * @param dirInLayer the directory relative to the layer, as version documents name it
+     * @param formatVersion the format to write: records carry a CRC from version 3 on
+     */
+    public DataFileWriter(Configuration conf, Path layer, String dirInLayer, int partition, long blockSize,
+                          int indexInterval, String writeId, int formatVersion) throws IOException {
+        this(new Path(layer, dirInLayer), dirInLayer, conf, partition, blockSize, indexInterval, writeId,
+            formatVersion);
+    }
+
+    private DataFileWriter(Path dir, String dirInLayer, Configuration conf, int partition, long blockSize,
+                           int indexInterval, String writeId, int formatVersion) throws IOException {
         if (blockSize < 4096) {
-            throw new SfcLayerException.InvalidArgument("block size " + blockSize + " is too small (at least 4096 bytes)");
+            throw new SfcLayerException.InvalidArgument("blockSize: " + blockSize + " is too small (at least 4096 bytes)");
         }
         if (indexInterval < 1) {
-            throw new SfcLayerException.InvalidArgument("indexInterval must be at least 1, got " + indexInterval);
+            throw new SfcLayerException.InvalidArgument("indexInterval: " + indexInterval + " is too small (at least 1)");
         }
         this.conf = conf;
-        this.fs = dir.getFileSystem(conf);
         this.dir = dir;
+        this.fs = dir.getFileSystem(conf);
+        this.dirInLayer = dirInLayer;
         this.partition = partition;
         this.blockSize = blockSize;
         this.indexInterval = indexInterval;
         this.writeId = writeId;
         this.formatVersion = formatVersion;
         this.checked = RecordFrame.checked(formatVersion);
+    }
+
+    /**
+     * Builds a bloom filter over each file's indexes ({@link BloomFilter}) at false-positive probability
+     * {@code fpp}, written beside the file as it is closed; 0 builds none.
+     */
+    public DataFileWriter withBloomFilter(double fpp) {
+        if (fpp != 0 && !(fpp > 0 && fpp < 1)) {
+            throw new SfcLayerException.InvalidArgument("bloom filter false-positive probability must be in (0, 1), got " + fpp);
+        }
+        this.bloomFpp = fpp;
+        return this;
     }
 
     /**
@@ -151,6 +166,12 @@ public final class DataFileWriter implements Closeable {
             value.set(group, offset, length);
         }
         data.append(key, value);
+        if (bloomFpp > 0) {
+            if (groups == fileIndexes.length) {
+                fileIndexes = java.util.Arrays.copyOf(fileIndexes, Math.max(1024, 2 * fileIndexes.length));
+            }
+            fileIndexes[(int) groups] = sfcIndex;
+        }
         last = sfcIndex;
         groups++;
         records += recordCount;
@@ -193,14 +214,22 @@ public final class DataFileWriter implements Closeable {
         data.close();
         index.close();
         long indexCrc = DataFileIndex.crc32c(fs, new Path(new Path(dir, currentName), "index"));
-        finished.add(new FileStat(currentName, first, last, records, groups, length, indexCrc,
-            statsComplete ? stats : null));
+        Long bloomCrc = null;
+        if (bloomFpp > 0) {
+            // built from the indexes this writer appended: no second pass over the file
+            bloomCrc = BloomFilter.build(fileIndexes, (int) groups, bloomFpp).write(fs, new Path(dir, currentName));
+        }
+        finished.add(new DataFile(dirInLayer, currentName, first, last, records, groups, length,
+            checked ? Long.valueOf(indexCrc) : null, statsComplete ? stats : null, bloomCrc));
         data = null;
         index = null;
     }
 
-    /** The files finished so far (all of them after {@link #close()}). */
-    public List<FileStat> files() {
+    /**
+     * The files finished so far (all of them after {@link #close()}), as the version document lists
+     * them: the task's result, returned to the driver for the layer's metadata.
+     */
+    public List<DataFile> files() {
         return finished;
     }
 

@@ -2,6 +2,7 @@ package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.FileStats;
 import io.sfclayer.format.TileSchema;
@@ -63,8 +64,8 @@ public final class GroupWriter implements Closeable {
     public GroupWriter(DataFileWriter files, ValueCompression compression, KeyIndex keyIndex, long maxGroupBytes,
                        TileSchema schema) {
         if (maxGroupBytes < 1 || maxGroupBytes > MAX_GROUP_BYTES_LIMIT) {
-            throw new SfcLayerException.InvalidArgument("maxGroupBytes " + maxGroupBytes + " is outside 1.."
-                + MAX_GROUP_BYTES_LIMIT + " (1 GiB)");
+            throw new SfcLayerException.InvalidArgument("maxGroupBytes: " + maxGroupBytes + " is out of range (1.."
+                + MAX_GROUP_BYTES_LIMIT + ", 1 GiB)");
         }
         this.files = files;
         this.compression = compression;
@@ -177,7 +178,7 @@ public final class GroupWriter implements Closeable {
         files.close();
     }
 
-    public List<DataFileWriter.FileStat> files() {
+    public List<DataFile> files() {
         return files.files();
     }
 

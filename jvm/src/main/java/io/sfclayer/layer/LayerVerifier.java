@@ -3,6 +3,7 @@ package io.sfclayer.layer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.format.BloomFilter;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileIndex;
@@ -30,7 +31,8 @@ import java.util.Map;
  * {@code sfclayer verify}: reads every record of one layer version in one distributed Spark job (a
  * task per group of files) and checks what the format promises: record checksums and lengths, key
  * order within and across files, each file's name against its first record, every index entry
- * against the record it points at, file lengths and index checksums, record and tile counts
+ * against the record it points at, file lengths and index checksums, bloom filters (checksum, and no
+ * index of the file ruled out), record and tile counts
  * against the version document, and that every tile's key maps to its group's SFC index.
  * The result is a JSON report (the Python {@code sfclayer.verify} turns it into a report object).
  */
@@ -200,10 +202,23 @@ public final class LayerVerifier {
                 return r;
             }
             reader.verifyIndex();
+            BloomFilter bloom = null;
+            if (entry.bloomCrc32c != null) {
+                try {
+                    bloom = BloomFilter.read(file.getFileSystem(conf), file, entry.bloomCrc32c, entry.layer);
+                } catch (SfcLayerException.CorruptLayer e) {
+                    r.problems.add(e.getMessage());
+                }
+            }
             long first = -1;
             long last = -1;
             while (reader.next()) {
                 long index = reader.index();
+                if (bloom != null && !bloom.mightContain(index)) {
+                    r.problems.add("bloom filter " + new Path(file, BloomFilter.FILE_NAME) + " says SFC index " + index
+                        + " (byte " + reader.recordOffset() + ") is absent: it does not match the data file");
+                    bloom = null; // one line per file is enough
+                }
                 if (first < 0) {
                     first = index;
                 }

@@ -41,7 +41,7 @@ public final class MergeWriter implements Closeable {
                 case "error": return ERROR;
                 default:
                     throw new SfcLayerException.InvalidArgument("option onExisting: '" + v
-                        + "' is not one of replace, keep, error");
+                        + "' is unknown (replace, keep or error)");
             }
         }
     }

@@ -105,12 +105,12 @@ public final class TileGrid implements Serializable {
      */
     public int[] keyBox(double boxXmin, double boxYmin, double boxXmax, double boxYmax) {
         if (Double.isNaN(boxXmin) || Double.isNaN(boxYmin) || Double.isNaN(boxXmax) || Double.isNaN(boxYmax)) {
-            throw new SfcLayerException.InvalidArgument("map box has a NaN coordinate: "
-                + boxXmin + "," + boxYmin + "," + boxXmax + "," + boxYmax);
+            throw new SfcLayerException.InvalidArgument("map box: " + boxXmin + "," + boxYmin + "," + boxXmax + ","
+                + boxYmax + " has a NaN coordinate (numbers xmin,ymin,xmax,ymax)");
         }
         if (boxXmin > boxXmax || boxYmin > boxYmax) {
-            throw new SfcLayerException.InvalidArgument("map box " + boxXmin + "," + boxYmin + "," + boxXmax + ","
-                + boxYmax + " must have xmin <= xmax and ymin <= ymax");
+            throw new SfcLayerException.InvalidArgument("map box: " + boxXmin + "," + boxYmin + "," + boxXmax + ","
+                + boxYmax + " has a minimum above its maximum (xmin <= xmax and ymin <= ymax)");
         }
         int[] c1 = keysWhere(XMAX, boxXmin, true, Double.POSITIVE_INFINITY, true);
         int[] c2 = keysWhere(XMIN, Double.NEGATIVE_INFINITY, true, boxXmax, true);

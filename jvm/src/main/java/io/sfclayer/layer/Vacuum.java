@@ -36,9 +36,9 @@ public final class Vacuum {
     public static Map<String, Object> run(Configuration conf, String path, long retainMillis, boolean dryRun,
                                           boolean enforceRetention) throws IOException {
         if (retainMillis < 0) {
-            throw new SfcLayerException.InvalidArgument("vacuum: retention must not be negative, got " + retainMillis + " ms");
+            throw new SfcLayerException.InvalidArgument("vacuum retain: " + retainMillis + " ms is negative (0 or more)");
         }
-        checkRetention(retainMillis, enforceRetention, "vacuum: a retention of " + retainMillis / 1000.0 + " s",
+        checkRetention(retainMillis, enforceRetention, "vacuum retain: " + retainMillis / 1000.0 + " s",
             "turn the retention check off (Python: enforce_retention=False, CLI: --force, SQL: force => true)");
         VersionLog log = new VersionLog(conf, new Path(path));
         FileSystem fs = log.fileSystem();

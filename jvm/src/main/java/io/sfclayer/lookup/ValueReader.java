@@ -1,9 +1,13 @@
 package io.sfclayer.lookup;
 
+// Over 500 lines on purpose: single look-ups, batches and box queries share one LRU of open files,
+// its memory bound and its locking; the three access paths sit next to the cache they must respect.
+
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.BloomFilter;
 import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileIndex;
 import io.sfclayer.format.DataFileListing;
@@ -44,6 +48,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * memory ({@code cacheBytes}, counting {@value #OPEN_FILE_BYTES} bytes per open file plus the kept
  * indexes) and by a count of open files (a bound on file descriptors).
  *
+ * <p>Files written with bloom filters ({@link BloomFilter}) have theirs read once and kept (within a
+ * quarter of {@code cacheBytes}; the preload reads them too): a key whose index a file's filter rules
+ * out is answered missing without opening the file ({@link #bloomSkips()} counts them).
+ *
  * <p>Safe for concurrent callers: the cache is guarded by one lock under which no file-system call
  * is made, each open file by its own; a reader evicted while in use is closed only after its user is done.
  *
@@ -77,6 +85,14 @@ public final class ValueReader implements Closeable {
     private boolean closed;
     private long opens;
     private long hits;
+    /**
+     * Each file's bloom filter once read ({@link #NO_FILTER} for files without one), while they fit in
+     * a quarter of {@code cacheBytes}: a miss the filter rules out opens nothing, cold or warm.
+     */
+    private final ConcurrentHashMap<Integer, BloomFilter> filters = new ConcurrentHashMap<>();
+    private static final BloomFilter NO_FILTER = BloomFilter.build(new long[0], 0, 0.5);
+    private final AtomicLong filterBytes = new AtomicLong();
+    private final AtomicLong bloomSkips = new AtomicLong();
 
     /**
      * One data file of the cache. Its reader is opened outside the reader-wide lock by the first
@@ -179,8 +195,9 @@ public final class ValueReader implements Closeable {
     static final int PRELOAD_MAX_FILES = 4096;
 
     /**
-     * Reads every file's index, in the background, while they fit: the first look-up in a file then
-     * opens only its data file. Failures are left for that look-up to report.
+     * Reads every file's bloom filter and index, in the background, while they fit: the first look-up
+     * in a file then opens only its data file (a miss its filter rules out, nothing). Failures are
+     * left for that look-up to report.
      */
     private void preloadIndexes() {
         for (int i = 0; i < listing.size(); i++) {
@@ -188,6 +205,13 @@ public final class ValueReader implements Closeable {
                 if (closed) {
                     return;
                 }
+            }
+            try {
+                if (!filters.containsKey(i)) {
+                    loadFilter(i); // a miss in this file then opens nothing, even the first time
+                }
+            } catch (IOException | RuntimeException e) {
+                continue; // nor its index: the look-up that needs the file reads the filter and reports it
             }
             if (indexes.containsKey(i)) {
                 continue;
@@ -267,9 +291,9 @@ public final class ValueReader implements Closeable {
         return cache.size();
     }
 
-    /** Memory counted against {@code cacheBytes}: open files and kept indexes. */
+    /** Memory counted against {@code cacheBytes}: open files, kept indexes and bloom filters. */
     public synchronized long cachedBytes() {
-        return cache.size() * OPEN_FILE_BYTES + indexBytes.get();
+        return cache.size() * OPEN_FILE_BYTES + indexBytes.get() + filterBytes.get();
     }
 
     /** Forgets the indexes shared by this JVM's readers (benchmarks measure a first open with it). */
@@ -285,6 +309,16 @@ public final class ValueReader implements Closeable {
     /** Indexes kept in memory. */
     public int indexesKept() {
         return indexes.size();
+    }
+
+    /** Look-ups answered as missing by a file's bloom filter, without opening the file. */
+    public long bloomSkips() {
+        return bloomSkips.get();
+    }
+
+    /** Bloom filters kept in memory. */
+    public int filtersKept() {
+        return (int) filters.values().stream().filter(f -> f != NO_FILTER).count();
     }
 
     /**
@@ -341,6 +375,15 @@ public final class ValueReader implements Closeable {
         if (file < 0) {
             return null;
         }
+        if (!mayHold(file, index)) {
+            synchronized (this) {
+                if (closed) {
+                    throw new SfcLayerException("value reader on " + layer.path() + " is closed");
+                }
+            }
+            bloomSkips.incrementAndGet();
+            return null;
+        }
         while (true) {
             CachedFile f = acquire(file);
             synchronized (f) {
@@ -353,6 +396,38 @@ public final class ValueReader implements Closeable {
                 return match(f, col, row, time);
             }
         }
+    }
+
+    /** False when {@code file}'s bloom filter rules {@code index} out (the file then need not be opened). */
+    private boolean mayHold(int file, long index) throws IOException {
+        BloomFilter f = filters.get(file);
+        if (f == null) {
+            if (indexInDriver && indexes.containsKey(file)) {
+                // the data file alone opens as fast as the filter reads, and a hit would pay both:
+                // open it (the preload reads filters before indexes, so this is rare)
+                return true;
+            }
+            f = loadFilter(file);
+        }
+        return f == NO_FILTER || f.mightContain(index);
+    }
+
+    /** Reads {@code file}'s checked bloom filter, kept while filters fit in a quarter of {@code cacheBytes}. */
+    private BloomFilter loadFilter(int file) throws IOException {
+        DataFileEntry entry = layer.entry(listing.name(file));
+        if (entry.bloomCrc32c == null) {
+            filters.putIfAbsent(file, NO_FILTER);
+            return NO_FILTER;
+        }
+        Path path = listing.path(file);
+        BloomFilter f = BloomFilter.read(path.getFileSystem(layer.conf()), path, entry.bloomCrc32c,
+            layer.path().toString());
+        if (filterBytes.get() + f.bytes() > cacheBytes / 4) {
+            filters.putIfAbsent(file, NO_FILTER); // no room: its look-ups open the file, as without a filter
+        } else if (filters.putIfAbsent(file, f) == null) {
+            filterBytes.addAndGet(f.bytes());
+        }
+        return f;
     }
 
     /** The record for the key in the current group of {@code f}, or null: keys sharing an index are told apart here. */
@@ -461,7 +536,8 @@ public final class ValueReader implements Closeable {
         List<CachedFile> evicted = new ArrayList<>();
         synchronized (this) {
             Iterator<Map.Entry<Integer, CachedFile>> it = cache.entrySet().iterator();
-            while ((cache.size() > cacheSize || cache.size() * OPEN_FILE_BYTES + indexBytes.get() > cacheBytes)
+            while ((cache.size() > cacheSize
+                    || cache.size() * OPEN_FILE_BYTES + indexBytes.get() + filterBytes.get() > cacheBytes)
                     && it.hasNext()) {
                 CachedFile eldest = it.next().getValue();
                 if (eldest != keep && eldest.reader != null) {

@@ -83,8 +83,8 @@ public final class SfcLayerCommands {
     public static String delete(SparkSession spark, String path, String keys, String bbox, String time)
             throws IOException {
         if (keys == null && bbox == null && time == null) {
-            throw new SfcLayerException.InvalidArgument("delete: give keys, bbox or time (to delete every tile,"
-                + " overwrite the layer)");
+            throw new SfcLayerException.InvalidArgument("delete: no box is given (give keys, bbox or time; to delete"
+                + " every tile, overwrite the layer)");
         }
         Layer layer = Layer.open(conf(spark), path);
         LayerMetadata md = layer.metadata();
@@ -97,7 +97,8 @@ public final class SfcLayerCommands {
         if (keys != null) {
             String[] p = keys.split(",");
             if (p.length != 4) {
-                throw new SfcLayerException.InvalidArgument("delete: keys '" + keys + "' must be colMin,rowMin,colMax,rowMax");
+                throw new SfcLayerException.InvalidArgument("delete keys: '" + keys
+                    + "' must be four numbers (colMin,rowMin,colMax,rowMax)");
             }
             boxes = intersect(boxes, QueryBox.of(Integer.parseInt(p[0].trim()), Integer.parseInt(p[1].trim()),
                 Integer.parseInt(p[2].trim()), Integer.parseInt(p[3].trim()), Long.MIN_VALUE, Long.MAX_VALUE));
@@ -113,13 +114,43 @@ public final class SfcLayerCommands {
         }
         if (time != null) {
             if (!md.isSpaceTime()) {
-                throw new SfcLayerException.InvalidArgument("delete: layer " + path + " is spatial: its keys have no time");
+                throw new SfcLayerException.InvalidArgument("delete time: '" + time + "' is given for a spatial layer ("
+                    + path + ": its keys have no time)");
             }
             String[] p = time.split(",");
             long t0 = LayerWriteOptions.parseInstantMicros("time", p[0].trim());
             long t1 = LayerWriteOptions.parseInstantMicros("time", p[1].trim());
             boxes = intersect(boxes, QueryBox.of(Integer.MIN_VALUE, Integer.MIN_VALUE, Integer.MAX_VALUE,
                 Integer.MAX_VALUE, t0, t1));
+        }
+        if (boxes.isEmpty()) {
+            return json(summary(md));
+        }
+        return json(summary(SfcLayerUpdate.delete(spark, path, boxes)));
+    }
+
+    /**
+     * Deletes the tiles in several key boxes, {@code "colMin,rowMin,colMax,rowMax;colMin,..."}, as one
+     * new version (a pyramid's incremental rebuild removes scattered parent tiles this way). Returns
+     * the new version's summary, or the newest one's when no box meets the key bounds.
+     */
+    public static String deleteKeys(SparkSession spark, String path, String keys) throws IOException {
+        LayerMetadata md = Layer.open(conf(spark), path).metadata();
+        QueryBox all = QueryBox.of(md.keyIndex.bounds());
+        if (md.isSpaceTime()) {
+            all = QueryBox.of(all.colMin, all.rowMin, all.colMax, all.rowMax, md.keyIndex.timeBounds().minMicros,
+                md.keyIndex.timeBounds().maxMicros);
+        }
+        List<QueryBox> boxes = new ArrayList<>();
+        for (String box : keys.split(";")) {
+            String[] p = box.split(",");
+            if (p.length != 4) {
+                throw new SfcLayerException.InvalidArgument("deleteKeys: box '" + box
+                    + "' must be colMin,rowMin,colMax,rowMax");
+            }
+            boxes.addAll(intersect(List.of(all), QueryBox.of(Integer.parseInt(p[0].trim()),
+                Integer.parseInt(p[1].trim()), Integer.parseInt(p[2].trim()), Integer.parseInt(p[3].trim()),
+                Long.MIN_VALUE, Long.MAX_VALUE)));
         }
         if (boxes.isEmpty()) {
             return json(summary(md));

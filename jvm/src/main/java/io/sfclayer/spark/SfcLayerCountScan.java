@@ -167,8 +167,7 @@ final class SfcLayerCountScan implements Scan, Batch {
     @Override
     public CustomTaskMetric[] reportDriverMetrics() {
         plan();
-        CustomTaskMetric[] scanned = scan.reportDriverMetrics();
-        return SfcLayerMetrics.driver(scanned[0].value(), scanned[1].value(), filesCounted);
+        return scan.planning().withCountedFromStats(filesCounted).report();
     }
 
     /** The part of the count the version document answers. */

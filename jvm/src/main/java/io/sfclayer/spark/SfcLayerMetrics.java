@@ -40,15 +40,34 @@ public final class SfcLayerMetrics {
         CORRUPT_SKIPPED,
     };
 
-    /** Driver metric names (planning: files removed before any was opened), as {@link #driver}. */
+    /** Driver metric names (planning: files removed before any was opened), as {@link Planning#report}. */
     static final String[] DRIVER_NAMES = {FILES_PRUNED_BY_NAME, FILES_PRUNED_BY_STATS, FILES_COUNTED_FROM_STATS};
 
     private SfcLayerMetrics() {
     }
 
-    /** The driver's values, in the order of {@link #DRIVER_NAMES}. */
-    static CustomTaskMetric[] driver(long... values) {
-        return metrics(DRIVER_NAMES, values);
+    /**
+     * What planning a scan settled before any file was opened: the driver metrics of both scans
+     * ({@link SfcLayerScan} prunes, {@link SfcLayerCountScan} also counts files from the document).
+     */
+    static final class Planning {
+        long filesPrunedByName;
+        long filesPrunedByStats;
+        long filesCountedFromStats;
+
+        /** These figures with {@code files} counted from statistics (the count scan's, over its scan's). */
+        Planning withCountedFromStats(long files) {
+            Planning p = new Planning();
+            p.filesPrunedByName = filesPrunedByName;
+            p.filesPrunedByStats = filesPrunedByStats;
+            p.filesCountedFromStats = files;
+            return p;
+        }
+
+        /** The values in the order of {@link #DRIVER_NAMES}. */
+        CustomTaskMetric[] report() {
+            return metrics(DRIVER_NAMES, new long[] {filesPrunedByName, filesPrunedByStats, filesCountedFromStats});
+        }
     }
 
     static CustomMetric[] supported() {

@@ -48,8 +48,8 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
     private List<DataFileListing.Selection> selected;
     /** The selected files' entries in the version document (null where it has none: version 1). */
     private List<DataFile> selectedFiles;
-    private long prunedByName;
-    private long prunedByStats;
+    /** Files pruned by name and by statistics: the scan's driver metrics. */
+    private final SfcLayerMetrics.Planning planning = new SfcLayerMetrics.Planning();
     private SfcLayerBatch batch;
 
     /**
@@ -84,14 +84,14 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
         if (ranges.isEmpty()) {
             selected = List.of();
             selectedFiles = List.of();
-            prunedByName = layer.metadata().fileCount;
+            planning.filesPrunedByName = layer.metadata().fileCount;
             return;
         }
         List<DataFileListing.Selection> byName;
         try {
             DataFileListing listing = layer.listing();
             byName = listing.select(ranges);
-            prunedByName = listing.size() - byName.size();
+            planning.filesPrunedByName = listing.size() - byName.size();
         } catch (IOException e) {
             throw new SfcLayerException.StorageError("cannot list the data files of layer " + layer.path() + ": " + e, e);
         }
@@ -102,7 +102,7 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
         for (DataFileListing.Selection s : byName) {
             DataFile f = entry(files, s.firstIndex);
             if (f != null && !StatsPruning.mightMatch(f.stats, f.records, filters, bx)) {
-                prunedByStats++;
+                planning.filesPrunedByStats++;
                 continue;
             }
             selected.add(s);
@@ -174,7 +174,8 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
             + " files=" + selected.size() + "/" + md.fileCount
             + " pushed=" + Arrays.toString(pushed)
             + (bbox == null ? "" : " bbox=[" + bbox.trim() + "]")
-            + " filesPruned=[by name " + prunedByName + ", by statistics " + prunedByStats + "]";
+            + " filesPruned=[by name " + planning.filesPrunedByName + ", by statistics " + planning.filesPrunedByStats
+            + "]";
     }
 
     /** One batch per scan, as when the scan was its own batch (Spark compares batches by identity). */
@@ -195,7 +196,13 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
     @Override
     public CustomTaskMetric[] reportDriverMetrics() {
         plan();
-        return SfcLayerMetrics.driver(prunedByName, prunedByStats, 0);
+        return planning.report();
+    }
+
+    /** After planning: the files it pruned (the driver metrics). */
+    SfcLayerMetrics.Planning planning() {
+        plan();
+        return planning;
     }
 
     /** A guess from the layer's totals, in proportion to the files selected. */

@@ -243,6 +243,7 @@ public final class SfcLayerUpdate {
             md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
             md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
         task.maxGroupBytes = job.maxGroupBytes;
+        task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
         return runAndCommit(job, base, encoded.repartitionAndSortWithinPartitions(new IndexPartitioner(breaks)),
             task, "append", "sfclayer: append to " + base.path(), results -> false, confB, perTask);
     }
@@ -295,6 +296,7 @@ public final class SfcLayerUpdate {
         UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
             md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
             md0.valueSchemaJson, perTask, ids, MergeWriter.OnExisting.REPLACE, deleteBoxes);
+        task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
         JavaPairRDD<Long, byte[]> none = JavaPairRDD.fromJavaRDD(
             jsc.<scala.Tuple2<Long, byte[]>>parallelize(new ArrayList<>(), groups.size()));
         // A delete that removed no tile publishes nothing.

@@ -6,7 +6,6 @@ import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.TimeBounds;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileWriter;
-import io.sfclayer.format.DataFileWriter.FileStat;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.TileWriter;
@@ -149,6 +148,7 @@ public final class SfcLayerWrite {
             int partitions = opts.partitions > 0 ? opts.partitions : Math.max(1, rows.getNumPartitions());
             Encode encode = new Encode(md0.keyIndex, TileSchema.fromJson(md0.valueSchemaJson, spaceTime), schema,
                 layerValues);
+            opts.checkBloomAgainst(io.sfclayer.format.BloomFilter.layerFpp(md0), log.layerPath().toString());
             SfcLayerUpdate.Job job = new SfcLayerUpdate.Job(spark, log, conf);
             job.maxGroupBytes = opts.maxGroupBytes;
             return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting);
@@ -168,6 +168,7 @@ public final class SfcLayerWrite {
             opts.indexInterval, job.writeId, opts.compression, keyIndex, valueSchema.json(), null, Set.of(),
             MergeWriter.OnExisting.REPLACE, List.of()).withFormatVersion(opts.formatVersion);
         task.maxGroupBytes = opts.maxGroupBytes;
+        task.bloomFpp = opts.bloomFppForNewLayer();
         job.formatVersion = opts.formatVersion;
         job.repair = opts.repair;
         boolean committed = false;
@@ -186,6 +187,7 @@ public final class SfcLayerWrite {
             if (opts.raster != null) {
                 md.extras.put("raster", opts.raster);
             }
+            io.sfclayer.format.BloomFilter.setLayerFpp(md, task.bloomFpp);
             md.operation = base == null ? "write" : "overwrite";
             md.readVersion = base == null ? -1 : base.metadata().version;
             LayerMetadata out = job.commit(md, base == null ? List.of() : base.files(), results, true);

@@ -4,8 +4,6 @@ import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileWriter;
-import io.sfclayer.format.DataFileWriter.FileStat;
-import io.sfclayer.format.RecordFrame;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.GroupWriter;
@@ -65,6 +63,8 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
     private int formatVersion = io.sfclayer.format.LayerMetadata.FORMAT_VERSION;
     /** The largest group of tiles sharing an index (write option maxGroupBytes). */
     long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
+    /** Bloom filters' false-positive probability for the files written (the layer's choice); 0: none. */
+    double bloomFpp;
 
     UpdateTask(Broadcast<SerializableConf> conf, String layer, String dataDirName, long blockSize, int indexInterval,
                String writeId, ValueCompression compression, KeyIndex keyIndex, String valueSchemaJson,
@@ -99,8 +99,8 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         Path layerPath = new Path(layer);
         List<DataFile> files = perTask == null || partition >= perTask.value().size() ? List.of()
             : perTask.value().get(partition);
-        DataFileWriter out = new DataFileWriter(c, new Path(layerPath, dir), partition, blockSize, indexInterval,
-            writeId, formatVersion);
+        DataFileWriter out = new DataFileWriter(c, layerPath, dir, partition, blockSize, indexInterval, writeId,
+            formatVersion).withBloomFilter(bloomFpp);
         TileSchema schema = TileSchema.fromJson(valueSchemaJson, keyIndex.isSpaceTime());
         GroupWriter groups = new GroupWriter(out, compression, keyIndex, maxGroupBytes, schema);
         MergeWriter merge = new MergeWriter(c, layerPath, files, rewrite, groups, schema, compression, onExisting,
@@ -116,10 +116,7 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
             throw e;
         }
         Result result = new Result();
-        for (FileStat f : groups.files()) {
-            result.added.add(new DataFile(dir, f.name, f.firstIndex, f.lastIndex, f.records, f.indexes, f.dataBytes,
-                RecordFrame.checked(formatVersion) ? Long.valueOf(f.indexCrc32c) : null, f.stats));
-        }
+        result.added.addAll(groups.files());
         result.removed.addAll(merge.removed());
         result.counts = merge.counts;
         TestHooks.afterTask(c, partition, tc);

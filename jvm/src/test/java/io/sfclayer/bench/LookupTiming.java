@@ -43,6 +43,33 @@ public final class LookupTiming {
     }
 
     /**
+     * Cold look-ups (bench/bloom.py): each key on a new {@link ValueReader} of the layer at {@code path}
+     * (opening it is not timed), so nothing of any file is in memory. {@code indexInDriver} false keeps
+     * the reader from reading indexes in the background while the look-up is timed. Returns, per key,
+     * the nanoseconds of its {@code getOrNull} (negated when missing), then per key the data files it opened.
+     */
+    public static long[] timeColdGets(Configuration conf, String path, byte[] keys, boolean indexInDriver)
+            throws IOException {
+        ByteBuffer in = ByteBuffer.wrap(keys);
+        int n = keys.length / 16;
+        long[] out = new long[2 * n];
+        for (int i = 0; i < n; i++) {
+            int col = in.getInt();
+            int row = in.getInt();
+            long time = in.getLong();
+            try (ValueReader reader = ValueReader.open(conf, path, ValueReader.DEFAULT_CACHE_SIZE,
+                    ValueReader.DEFAULT_CACHE_BYTES, indexInDriver)) {
+                long t0 = System.nanoTime();
+                byte[] r = reader.getOrNull(col, row, time);
+                long t = System.nanoTime() - t0;
+                out[i] = r == null ? -t : t;
+                out[n + i] = reader.filesOpened();
+            }
+        }
+        return out;
+    }
+
+    /**
      * Where a cold open goes (bench/lookups.py): for each of the first {@code files} data files of the
      * layer at {@code path}, the nanoseconds of {@code {MapFile.Reader open, its first get (index read
      * and inflated), index read alone, data file open alone, first get from the kept index}}.

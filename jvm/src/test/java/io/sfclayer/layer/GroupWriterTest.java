@@ -94,7 +94,7 @@ public class GroupWriterTest {
                 writer(bad);
                 fail("accepted maxGroupBytes " + bad);
             } catch (SfcLayerException.InvalidArgument e) {
-                assertTrue(e.getMessage(), e.getMessage().contains("maxGroupBytes " + bad));
+                assertTrue(e.getMessage(), e.getMessage().startsWith("maxGroupBytes: " + bad + " is out of range (1.."));
             } catch (Exception e) {
                 throw new AssertionError(e);
             }

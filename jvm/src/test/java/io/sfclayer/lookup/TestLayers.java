@@ -31,6 +31,15 @@ final class TestLayers {
     }
 
     static void write(Configuration conf, Path layer, int n, long blockSize) throws IOException {
+        write(conf, layer, n, blockSize, (c, r) -> true, 0);
+    }
+
+    /**
+     * The n × n grid's tiles for which {@code present} holds, with bloom filters at {@code bloomFpp}
+     * (0: none), recorded in the version document as a write with the bloomFilter option does.
+     */
+    static void write(Configuration conf, Path layer, int n, long blockSize,
+                      java.util.function.BiPredicate<Integer, Integer> present, double bloomFpp) throws IOException {
         KeyIndex keyIndex = KeyIndex.z(new KeyBounds(0, 0, n - 1, n - 1));
         StructType valueSchema = new StructType().add("v", DataTypes.LongType, false);
         TileSchema schema = TileSchema.fromSpark(valueSchema, false);
@@ -38,6 +47,9 @@ final class TestLayers {
         List<long[]> keys = new ArrayList<>();
         for (int c = 0; c < n; c++) {
             for (int r = 0; r < n; r++) {
+                if (!present.test(c, r)) {
+                    continue;
+                }
                 keys.add(new long[] {keyIndex.index(c, r), c, r});
             }
         }
@@ -46,7 +58,8 @@ final class TestLayers {
         String writeId = VersionLog.newWriteId();
         String dirName = VersionLog.DATA_DIR_PREFIX + writeId;
         Path dataDir = log.dataDir(dirName);
-        GroupWriter groups = new GroupWriter(new DataFileWriter(conf, dataDir, 0, blockSize, 4, writeId),
+        GroupWriter groups = new GroupWriter(new DataFileWriter(conf, dataDir, 0, blockSize, 4, writeId)
+                .withBloomFilter(bloomFpp),
             ValueCompression.NONE, keyIndex);
         for (long[] k : keys) {
             int c = (int) k[1], r = (int) k[2];
@@ -63,14 +76,15 @@ final class TestLayers {
         md.blockSize = blockSize;
         md.indexInterval = 4;
         List<DataFile> files = new ArrayList<>();
-        for (DataFileWriter.FileStat f : groups.files()) {
-            files.add(new DataFile(dirName, f.name, f.firstIndex, f.lastIndex, f.records, f.indexes, f.dataBytes));
+        for (DataFile f : groups.files()) {
+            files.add(f);
             md.recordCount += f.records;
             md.indexCount += f.indexes;
             md.dataBytes += f.dataBytes;
         }
         md.files = files;
         md.fileCount = files.size();
+        io.sfclayer.format.BloomFilter.setLayerFpp(md, bloomFpp);
         log.commit(md, files);
     }
 }

@@ -1,0 +1,55 @@
+"""Ingest from GeoTIFFs on HDFS: the driver reads headers through Spark's Hadoop client, executors a
+local copy shipped with SparkContext.addFile; the layer equals the ingest of the local copy, tile by
+tile. Missing sources and clashing file names are refused by name."""
+
+import numpy as np
+import pytest
+
+import sfclayer
+from sfclayer import raster
+
+from integration import hdfs as hdfs_helpers
+from tests.raster_sources import dem_tif  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.hdfs
+pytest.importorskip("rasterio")
+
+
+def tiles(spark, path):
+    rows = sfclayer.read(spark, path).select("col", "row", *raster.COLUMNS).collect()
+    return {(x["col"], x["row"]): (raster.to_numpy(x), x["nodata"]) for x in rows}
+
+
+def put(spark, hdfs, local, name):
+    uri = f"{hdfs.path('sources')}/{name}"
+    with open(local, "rb") as f:
+        hdfs_helpers.Hdfs.write_bytes(spark, uri, f.read(), block_size=hdfs_helpers.BLOCK_SIZE)
+    return uri
+
+
+@pytest.mark.parametrize("tms", ["WebMercatorQuad", None])
+def test_ingest_from_hdfs_equals_ingest_of_the_local_copy(spark, hdfs, dem_tif, tmp_path, tms):
+    uri = put(spark, hdfs, dem_tif, f"jacksboro-{tms or 'native'}.tif")
+    options = dict(tms=tms, zoom=11, resampling="bilinear") if tms else dict(tms=None, tile_size=64)
+    from_hdfs = hdfs.path("dem")  # the layer on HDFS too
+    local = str(tmp_path / "dem")
+    r = sfclayer.ingest(spark, uri, from_hdfs, **options)
+    sfclayer.ingest(spark, dem_tif, local, **options)
+    got, want = tiles(spark, from_hdfs), tiles(spark, local)
+    assert r.tiles == len(want) > 4 and sorted(got) == sorted(want)
+    for key, (a, nodata) in want.items():
+        np.testing.assert_array_equal(got[key][0], a, err_msg=f"tile {key}")
+        assert got[key][1] == nodata
+    assert r.sources[0].uri == uri and r.sources[0].length == len(open(dem_tif, "rb").read())
+
+
+def test_missing_and_clashing_hdfs_sources(spark, hdfs, dem_tif, tmp_path):
+    missing = f"{hdfs.path('sources')}/nothing.tif"
+    with pytest.raises(sfclayer.InvalidInput, match=f"cannot open {missing}: no such file"):
+        sfclayer.ingest(spark, missing, str(tmp_path / "a"))
+    first = put(spark, hdfs, dem_tif, "same-name.tif")
+    sfclayer.ingest(spark, first, str(tmp_path / "b"), zoom=9)
+    second = put(spark, hdfs, dem_tif, "same-name.tif")  # another directory, the same file name
+    with pytest.raises(sfclayer.InvalidArgument, match=f"source {second}: executors get Hadoop sources by file "
+                                                       f"name, and this Spark session already ships {first}"):
+        sfclayer.ingest(spark, second, str(tmp_path / "c"), zoom=9)
