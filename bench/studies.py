@@ -21,7 +21,7 @@ STUDIES = {
     "tiles": ("tile_sizes", "look-ups by tile size (2 to 128 KiB), per transport"),
     "intervals": ("intervals", "the MapFile index interval's look-up trade-off"),
     "updates": ("updates", "appends, upserts, deletes, compaction (issue 10)"),
-    "lookups": ("lookups", "random look-ups over many files, cold opens, cache sizes (issue 16)"),
+    "lookups": ("lookups", "sfclayer.open, driver box queries, random look-ups over many files (local and HDFS), cold opens (issue 16)"),
     "spark_path": ("spark_path", "the Spark path against Spark's floor, count push-down, pruning by file statistics (issue 16)"),
     "ingest": ("ingest", "GeoTIFF ingest and pyramids (issue 13)"),
     "serving": ("serving", "the tile server under load (issue 14)"),

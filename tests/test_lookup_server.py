@@ -296,3 +296,53 @@ def test_layer_uses_one_small_pool_whatever_the_threads(spark, layer):
         t.join()
     assert errors == []
     assert layer._client.open_connections() <= layer._client._pool_size
+
+
+def _sessions(spark):
+    return spark.sparkContext._jvm.io.sfclayer.lookup.LookupSessions
+
+
+def test_layers_of_a_session_share_one_server_each_behind_its_own_token(spark, layer, tmp_path):
+    other_path = str(tmp_path / "other")
+    sfclayer.write(grid(spark, 8, 8, 100, 100), other_path, bounds=(100, 100, 107, 107))
+    with sfclayer.open(spark, other_path) as other:
+        assert other._client._address == layer._client._address  # no second server
+        assert other._client._token != layer._client._token
+        assert other.get(101, 102) == expected(101, 102)
+        assert layer.get(1, 2) == expected(1, 2)
+        host, port = other._client._address
+        # a token reaches its own layer only: the other layer's key is a miss there, not its tile
+        foreign = LookupClient(host, port, layer._client._token, _jvm.error_from_payload)
+        assert foreign.get(101, 102, 0) is None
+        foreign.close()
+        old_token = other._client._token
+    # closed: its token is refused, its connections are gone; the server goes on for the other layer
+    stale = LookupClient(host, port, old_token, _jvm.error_from_payload)
+    with pytest.raises(sfclayer.InvalidArgument, match="wrong look-up token"):
+        stale.get(101, 102, 0)
+    stale.close()
+    assert layer.get(3, 4) == expected(3, 4)
+
+
+def test_closing_a_layer_releases_its_reader_and_connections(spark, layer):
+    before = _sessions(spark).openReaders()
+    lay = sfclayer.open(spark, layer.path)
+    assert lay.get(5, 5) == expected(5, 5)
+    assert _sessions(spark).openReaders() == before + 1
+    client = lay._client
+    lay.close()
+    lay.close()  # twice is fine
+    assert _sessions(spark).openReaders() == before
+    assert client.open_connections() == 0
+    with pytest.raises(sfclayer.InvalidArgument, match="is closed"):
+        lay.count(keys=(0, 0, 1, 1))
+
+
+def test_metadata_is_the_version_document_read_on_demand(spark, layer):
+    with sfclayer.open(spark, layer.path) as lay:
+        assert lay._metadata is None  # not sent at open
+        md = lay.metadata
+        assert md["version"] == lay.version
+        assert md["keyIndex"]["kind"] == lay.key_index.kind
+        assert len(md["files"]) == md["fileCount"] > 1
+        assert lay.metadata is md

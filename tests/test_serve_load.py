@@ -53,7 +53,7 @@ def test_load_on_loopback_leaves_nothing_behind(spark, layers):
 
     with srv.serve(spark, [layers["rgb"], layers["dem"]], port=0, coalesce_ms=2, background=True,
                    log=lambda *_: None) as server:
-        assert len(_jvm_lookup_threads(spark)) > len(jvm0)  # the served layers' look-up servers
+        assert _jvm_lookup_threads(spark)  # the driver's look-up server the served layers share
 
         def run(i):
             rng = np.random.default_rng(i)
@@ -94,11 +94,11 @@ def test_load_on_loopback_leaves_nothing_behind(spark, layers):
           f"p50 {p50:.1f} ms, p99 {p99:.1f} ms")
     # Nothing left: sockets (listening, accepted, look-up connections), threads here and in the JVM.
     deadline = time.time() + 10
-    while time.time() < deadline and (_sockets() > sockets0 or _jvm_lookup_threads(spark) != jvm0):
+    while time.time() < deadline and (_sockets() > sockets0 or not set(_jvm_lookup_threads(spark)) <= set(jvm0)):
         time.sleep(0.1)
     assert _sockets() <= sockets0  # fewer is fine: an idle connection of an earlier test may close meanwhile
     assert threading.active_count() == threads0
-    assert _jvm_lookup_threads(spark) == jvm0
+    assert set(_jvm_lookup_threads(spark)) <= set(jvm0)  # fewer is fine, as for sockets
 
 
 def test_sigterm_stops_the_cli_server_cleanly(layers):

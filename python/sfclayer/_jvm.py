@@ -5,7 +5,7 @@ import io
 
 from . import errors
 
-__all__ = ["translated", "open_value_reader", "reader_call", "start_lookup_server", "server_call",
+__all__ = ["translated", "open_value_reader", "open_lookup", "lookup_call", "reader_call", "start_lookup_server", "server_call",
            "error_from_payload", "command", "read_text", "write_text", "verify_layer", "layer_metadata_json",
            "restore_document", "hadoop_opener", "hadoop_file_status"]  # what the rest of sfclayer uses
 
@@ -86,6 +86,41 @@ def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_d
         nbytes = cls.DEFAULT_CACHE_BYTES if cache_bytes is None else cache_bytes
         return cls.open(conf, path, int(size), int(nbytes), bool(index_in_driver), int(version),
                         int(as_of_millis))
+
+
+#: LookupSessions' static methods, looked up once per gateway: py4j spends a round trip on every
+#: attribute of a class it resolves, and sfclayer.open is meant to cost one.
+_LOOKUP_METHODS = ("open", "close", "reader", "metadataJson")
+
+
+def _lookup_sessions(spark):
+    gateway = spark.sparkContext._gateway
+    methods = vars(gateway).get("_sfclayer_lookup_sessions")  # getattr would ask the JVM
+    if methods is None:
+        cls = gateway.jvm.io.sfclayer.lookup.LookupSessions
+        methods = {name: getattr(cls, name) for name in _LOOKUP_METHODS}
+        gateway._sfclayer_lookup_sessions = methods
+    return methods
+
+
+def open_lookup(spark, path, cache_size=None, cache_bytes=None, index_in_driver=True, version=-1, as_of_millis=-1):
+    """Opens a reader on the driver's shared look-up server (``io.sfclayer.lookup.LookupSessions``) in
+    one py4j call: a dict with its ``handle``, the server's ``host``, ``port``, the reader's ``token``
+    (hex), and the pinned ``version``, ``keyIndex`` and ``tileSchema`` (JSON text)."""
+    import json
+
+    size = 1024 if cache_size is None else cache_size  # ValueReader.DEFAULT_CACHE_SIZE
+    nbytes = (256 << 20) if cache_bytes is None else cache_bytes  # ValueReader.DEFAULT_CACHE_BYTES
+    with translated():
+        answer = _lookup_sessions(spark)["open"](spark._jsparkSession, path, int(size), int(nbytes),
+                                                 bool(index_in_driver), int(version), int(as_of_millis))
+    return json.loads(answer)
+
+
+def lookup_call(spark, method, handle):
+    """``LookupSessions.<method>(handle)``: ``close``, ``reader`` (the JVM ValueReader), ``metadataJson``."""
+    with translated():
+        return _lookup_sessions(spark)[method](int(handle))
 
 
 def command(spark, name, *args):

@@ -190,7 +190,8 @@ class LookupClient:
         return out
 
     def query(self, spec):
-        """Encoded records of a box query (``spec``: UTF-8 lines ``name=value``), in batches (lists)."""
+        """Encoded records of a box query (``spec``: UTF-8 lines ``name=value``), in batches: (count,
+        the count records back to back as bytes)."""
         payload = spec.encode("utf-8")
         conn = self._borrow()
         healthy = False
@@ -205,10 +206,10 @@ class LookupClient:
                         message = conn.read_exact(conn.read_int())
                         healthy = True
                         raise self._error(message)
-                    if count < 0:
-                        raise _ConnectionLost(f"the JVM's look-up server sent a bad batch size {count}")
-                    batch = [conn.read_answer(self._error) for _ in range(count)]
-                    yield batch
+                    size = conn.read_int()
+                    if count < 0 or size < 0:
+                        raise _ConnectionLost(f"the JVM's look-up server sent a bad batch ({count} records, {size} bytes)")
+                    yield count, conn.read_exact(size)
             except OSError as e:
                 raise _ConnectionLost(f"the look-up connection to the JVM failed: {e}") from e
             healthy = True

@@ -1,6 +1,7 @@
 """Writing, reading and looking up layers: the Python face of the connector."""
 
 import datetime as _dt
+import functools
 import io
 import json
 import struct
@@ -11,7 +12,7 @@ from . import _jvm
 from ._lookup import LookupClient
 
 from ._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
-from .errors import InvalidArgument, KeyNotFound
+from .errors import CorruptLayer, InvalidArgument, KeyNotFound
 
 __all__ = ["write", "read", "open", "Layer", "write_options"]
 
@@ -196,6 +197,12 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     return df
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed_schema(text):
+    """fastavro's parsed form of a tile schema (JSON text), parsed once per schema in a process."""
+    return fastavro.parse_schema(json.loads(text))
+
+
 def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None,  # noqa: A001
          _open_mode="index"):  # sfclayer.open, like io.open, by intent
     """Open a layer for point look-ups.
@@ -251,34 +258,52 @@ class Layer:
         self.path = path
         self._spark = spark
         self._cache = (cache_size, cache_bytes, _open_mode == "index")
-        self._reader = None
+        self._handle = None
         self._open(version, as_of)
 
     def _open(self, version, as_of):
+        # One py4j call: the driver's shared look-up server is started by the first open of the
+        # session and reused; the version document as a whole comes only when `metadata` is read.
         _as_of_options(version, as_of)  # checks the pair
         as_of_millis = -1 if as_of is None else _micros(as_of) // 1000
-        reader = _jvm.open_value_reader(self._spark, self.path, *self._cache,
-                                        version=-1 if version is None else int(version), as_of_millis=as_of_millis)
-        try:
-            server, host, port, token = _jvm.start_lookup_server(self._spark, reader)
-        except BaseException:
-            _jvm.reader_call(reader, "close")
-            raise
+        info = _jvm.open_lookup(self._spark, self.path, *self._cache,
+                                version=-1 if version is None else int(version), as_of_millis=as_of_millis)
         self.close()
-        self._reader, self._server = reader, server
-        self._client = LookupClient(host, port, token, _jvm.error_from_payload)
-        self.metadata = json.loads(_jvm.reader_call(self._reader, "metadataJson"))
+        self._handle = info["handle"]
+        self._java_reader = None
+        self._metadata = None
+        self._version = int(info["version"])
+        self._client = LookupClient(info["host"], info["port"], bytes.fromhex(info["token"]), _jvm.error_from_payload)
         from .curves import key_index_from_json
 
-        self.key_index = key_index_from_json(self.metadata["keyIndex"])
+        self.key_index = key_index_from_json(info["keyIndex"])
         self.space_time = self.key_index.kind == "z3"
-        self._schema = fastavro.parse_schema(self.metadata["tileSchema"])
+        self._schema = _parsed_schema(info["tileSchema"])
         self._keys = ("col", "row", "time") if self.space_time else ("col", "row")
+
+    @property
+    def metadata(self):
+        """The pinned version's document (dict): key index, schemas, every file and its statistics.
+
+        Read from the driver on first use (a layer of many files has a large document), then kept.
+        """
+        if self._metadata is None:
+            self._require_open()
+            self._metadata = json.loads(_jvm.lookup_call(self._spark, "metadataJson", self._handle))
+        return self._metadata
+
+    @property
+    def _reader(self):
+        """The driver's ``io.sfclayer.lookup.ValueReader`` behind this layer (a py4j object)."""
+        self._require_open()
+        if self._java_reader is None:
+            self._java_reader = _jvm.lookup_call(self._spark, "reader", self._handle)
+        return self._java_reader
 
     @property
     def version(self):
         """The version this layer is pinned to."""
-        return int(self.metadata["version"])
+        return self._version
 
     def refresh(self):
         """Move to the layer's newest version (look-ups stay on the pinned one until then).
@@ -299,11 +324,10 @@ class Layer:
 
     def close(self):
         """Close the layer's open files."""
-        if self._reader is not None:
+        if self._handle is not None:
+            handle, self._handle, self._java_reader = self._handle, None, None
             self._client.close()
-            _jvm.server_call(self._server, "close")
-            _jvm.reader_call(self._reader, "close")
-            self._reader = None
+            _jvm.lookup_call(self._spark, "close", handle)
 
     def _decode(self, record):
         tile = fastavro.schemaless_reader(io.BytesIO(record), self._schema)
@@ -433,9 +457,16 @@ class Layer:
         return self._stream(spec)
 
     def _stream(self, spec):
-        for batch in self._client.query(spec):
-            for record in batch:
-                yield fastavro.schemaless_reader(io.BytesIO(record), self._schema)
+        schema, read = self._schema, fastavro.schemaless_reader
+        for count, data in self._client.query(spec):
+            # a batch's records back to back: each is self-delimiting for the tile schema
+            stream = io.BytesIO(data)
+            tiles = [read(stream, schema) for _ in range(count)]
+            if stream.tell() != len(data):
+                raise CorruptLayer(f"layer {self.path}: a box query's batch of {count} tiles decoded to "
+                                   f"{stream.tell()} of its {len(data)} bytes (the records do not match the "
+                                   "tile schema)")
+            yield from tiles
 
     def count(self, bbox=None, keys=None, time=None):
         """How many tiles :meth:`query` would return (keys are read, values never decoded).
@@ -450,7 +481,7 @@ class Layer:
         return self._client.count(spec)
 
     def _require_open(self):
-        if self._reader is None:
+        if self._handle is None:
             raise InvalidArgument(f"layer {self.path} is closed")
 
     def __getitem__(self, key):

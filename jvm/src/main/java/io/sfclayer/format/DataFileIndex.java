@@ -76,6 +76,19 @@ public final class DataFileIndex {
         }
     }
 
+    /**
+     * The index of a data file whose length and index CRC32C the version document records, read
+     * without opening its data file (where records start is checked when a reader opens the data file
+     * with it); null when the document records neither (read it with {@link #read(Configuration, Path,
+     * DataFileEntry)}). IOException when it is missing or damaged.
+     */
+    public static DataFileIndex readAlone(Configuration conf, Path mapFile, DataFileEntry entry) throws IOException {
+        if (entry.indexCrc32c == null || entry.dataBytes < 0) {
+            return null;
+        }
+        return read(conf, mapFile.getFileSystem(conf), new Path(mapFile, "index"), entry.indexCrc32c, 0, entry.dataBytes);
+    }
+
     /** The CRC32C of an index file's bytes, as the version document records it. */
     public static long crc32c(FileSystem fs, Path index) throws IOException {
         try (FSDataInputStream in = fs.open(index)) {
@@ -104,6 +117,13 @@ public final class DataFileIndex {
         if (expectedCrc != null && crc32c(bytes) != expectedCrc) {
             throw new IOException("checksum mismatch: CRC32C " + Long.toHexString(crc32c(bytes)) + ", the version records "
                 + Long.toHexString(expectedCrc) + " (" + bytes.length + " bytes)");
+        }
+        if (expectedCrc != null) {
+            // checked bytes, as DataFileWriter writes them: parsed here, without SequenceFile.Reader's set-up
+            DataFileIndex fast = parseBlockCompressed(bytes, dataStart, dataEnd);
+            if (fast != null) {
+                return fast;
+            }
         }
         long[] keys = new long[64];
         long[] offsets = new long[64];
@@ -139,6 +159,114 @@ public final class DataFileIndex {
             throw new IOException("unreadable: " + e, e);
         }
         return new DataFileIndex(Arrays.copyOf(keys, n), Arrays.copyOf(offsets, n));
+    }
+
+    private static final byte[] SEQ6 = {'S', 'E', 'Q', 6};
+    private static final String LONG_WRITABLE = LongWritable.class.getName();
+    private static final String DEFAULT_CODEC = "org.apache.hadoop.io.compress.DefaultCodec";
+
+    /**
+     * The index, parsed straight from a SequenceFile of the one shape {@link DataFileWriter} writes
+     * (version 6, LongWritable to LongWritable, block-compressed with zlib): an index is a few hundred
+     * bytes, and SequenceFile.Reader's set-up (codec, four pooled decompressors, configuration look-ups)
+     * cost more than the read. Null for any other shape (the caller reads it with SequenceFile.Reader);
+     * IOException saying what is wrong when the entries are out of order or outside {@code data}.
+     */
+    static DataFileIndex parseBlockCompressed(byte[] bytes, long dataStart, long dataEnd) throws IOException {
+        long[] keys = new long[64];
+        long[] offsets = new long[64];
+        int n = 0;
+        java.util.zip.Inflater inflater = new java.util.zip.Inflater();
+        try {
+            org.apache.hadoop.io.DataInputBuffer in = new org.apache.hadoop.io.DataInputBuffer();
+            in.reset(bytes, bytes.length);
+            byte[] magic = new byte[4];
+            in.readFully(magic);
+            if (!Arrays.equals(magic, SEQ6) || !LONG_WRITABLE.equals(org.apache.hadoop.io.Text.readString(in))
+                    || !LONG_WRITABLE.equals(org.apache.hadoop.io.Text.readString(in))
+                    || !in.readBoolean() || !in.readBoolean()
+                    || !DEFAULT_CODEC.equals(org.apache.hadoop.io.Text.readString(in)) || in.readInt() != 0) {
+                return null; // another shape (or metadata): SequenceFile.Reader knows it
+            }
+            byte[] sync = new byte[16];
+            in.readFully(sync);
+            byte[] check = new byte[16];
+            org.apache.hadoop.io.DataInputBuffer keyLens = new org.apache.hadoop.io.DataInputBuffer();
+            org.apache.hadoop.io.DataInputBuffer keyBytes = new org.apache.hadoop.io.DataInputBuffer();
+            org.apache.hadoop.io.DataInputBuffer valLens = new org.apache.hadoop.io.DataInputBuffer();
+            org.apache.hadoop.io.DataInputBuffer valBytes = new org.apache.hadoop.io.DataInputBuffer();
+            while (in.getPosition() < bytes.length) {
+                if (in.readInt() != -1) {
+                    return null;
+                }
+                in.readFully(check);
+                if (!Arrays.equals(sync, check)) {
+                    return null;
+                }
+                int records = org.apache.hadoop.io.WritableUtils.readVInt(in);
+                inflate(in, bytes, inflater, keyLens);
+                inflate(in, bytes, inflater, keyBytes);
+                inflate(in, bytes, inflater, valLens);
+                inflate(in, bytes, inflater, valBytes);
+                for (int i = 0; i < records; i++) {
+                    if (org.apache.hadoop.io.WritableUtils.readVInt(keyLens) != 8
+                            || org.apache.hadoop.io.WritableUtils.readVInt(valLens) != 8) {
+                        return null;
+                    }
+                    long k = keyBytes.readLong();
+                    long v = valBytes.readLong();
+                    if (n == keys.length) {
+                        if (n > dataEnd / RecordFrame.PREFIX_BYTES) {
+                            throw new IOException("more entries than the data file can hold");
+                        }
+                        keys = Arrays.copyOf(keys, 2 * n);
+                        offsets = Arrays.copyOf(offsets, 2 * n);
+                    }
+                    if (n > 0 && (k <= keys[n - 1] || v <= offsets[n - 1])) {
+                        throw new IOException("entry " + n + " (index " + k + " at byte " + v
+                            + ") is not after entry " + (n - 1) + " (index " + keys[n - 1] + " at byte " + offsets[n - 1] + ")");
+                    }
+                    if (v < dataStart || v >= dataEnd) {
+                        throw new IOException("entry " + n + " (index " + k + ") points at byte " + v
+                            + ", outside the data file's records [" + dataStart + ", " + dataEnd + ")");
+                    }
+                    keys[n] = k;
+                    offsets[n] = v;
+                    n++;
+                }
+            }
+        } catch (EOFException | java.util.zip.DataFormatException | RuntimeException e) {
+            return null; // not what it seemed: SequenceFile.Reader reads it, or says what is wrong
+        } finally {
+            inflater.end();
+        }
+        return new DataFileIndex(Arrays.copyOf(keys, n), Arrays.copyOf(offsets, n));
+    }
+
+    /** One compressed buffer of a block (vint length, zlib bytes), inflated into {@code out}. */
+    private static void inflate(org.apache.hadoop.io.DataInputBuffer in, byte[] bytes, java.util.zip.Inflater inflater,
+                                org.apache.hadoop.io.DataInputBuffer out) throws IOException, java.util.zip.DataFormatException {
+        int length = org.apache.hadoop.io.WritableUtils.readVInt(in);
+        int at = in.getPosition();
+        if (length < 0 || at + length > bytes.length) {
+            throw new EOFException();
+        }
+        in.skipBytes(length);
+        inflater.reset();
+        inflater.setInput(bytes, at, length);
+        byte[] buf = new byte[Math.max(64, 4 * length)];
+        int got = 0;
+        while (!inflater.finished()) {
+            if (got == buf.length) {
+                buf = Arrays.copyOf(buf, 2 * buf.length);
+            }
+            int k = inflater.inflate(buf, got, buf.length - got);
+            if (k == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
+                throw new EOFException();
+            }
+            got += k;
+        }
+        out.reset(buf, got);
     }
 
     /** An index file held in memory, for SequenceFile.Reader (which wants a seekable stream). */

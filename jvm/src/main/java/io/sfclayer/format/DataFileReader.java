@@ -108,6 +108,10 @@ public final class DataFileReader implements Closeable {
     private DataFileIndex index;
     private boolean indexLoaded;
     private long streamPos = -1;
+    /** Positioned reads' window ({@link #usePositionedReads}): {@code data} bytes from windowStart; null: stream reads. */
+    private byte[] window;
+    private long windowStart = -1;
+    private int windowLength;
     private long pos;
     private final byte[] prefix = new byte[RecordFrame.PREFIX_BYTES];
     private byte[] buf = new byte[WINDOW_BYTES];
@@ -195,6 +199,11 @@ public final class DataFileReader implements Closeable {
         checked = RecordFrame.checked(header.formatVersion);
         end = st.getLen();
         pos = header.dataStart;
+        if (index != null && index.size() > 0 && index.position(0) < header.dataStart) {
+            // an index read alone (DataFileIndex.readAlone) is checked against the header here: read it again
+            this.index = null;
+            this.indexLoaded = false;
+        }
         if (entry.dataBytes >= 0 && entry.dataBytes != end) {
             String what = end < entry.dataBytes
                 ? "truncated: " + end + " bytes, the version records " + entry.dataBytes
@@ -432,9 +441,7 @@ public final class DataFileReader implements Closeable {
                     damage(at, null, "only " + (end - at) + " bytes left where a record starts");
                     continue;
                 }
-                seekStream(at);
-                in.readFully(prefix);
-                streamPos += prefix.length;
+                readData(at, prefix, prefix.length);
                 int recordLength = RecordFrame.getInt(prefix, 0);
                 int keyLength = RecordFrame.getInt(prefix, 4);
                 if (recordLength == RecordFrame.SYNC_ESCAPE) {
@@ -453,8 +460,7 @@ public final class DataFileReader implements Closeable {
                 if (buf.length < recordLength) {
                     buf = new byte[(int) Math.min(Integer.MAX_VALUE - 8, Math.max(recordLength, 2L * buf.length))];
                 }
-                in.readFully(buf, 0, recordLength);
-                streamPos += recordLength;
+                readData(at + RecordFrame.PREFIX_BYTES, buf, recordLength);
                 long k = RecordFrame.getLong(buf, 0);
                 bad = RecordFrame.checkBody(buf, recordLength, checked);
                 boolean lengthsHold = RecordFrame.getInt(buf, RecordFrame.KEY_BYTES)
@@ -489,6 +495,43 @@ public final class DataFileReader implements Closeable {
                     "unreadable from byte " + at + " on (" + e + ")"));
                 pos = end;
             }
+        }
+    }
+
+    /**
+     * Reads {@code len} bytes of {@code data} at {@code at}: through the stream (seeking when needed),
+     * or, with {@link #usePositionedReads}, from a window filled by one positioned read.
+     */
+    private void readData(long at, byte[] b, int len) throws IOException {
+        if (window == null) {
+            seekStream(at);
+            in.readFully(b, 0, len);
+            streamPos += len;
+        } else if (at >= windowStart && at + len <= windowStart + windowLength) {
+            System.arraycopy(window, (int) (at - windowStart), b, 0, len);
+        } else if (len > window.length) {
+            in.readFully(at, b, 0, len);
+        } else {
+            int n = (int) Math.max(len, Math.min(window.length, end - at));
+            windowStart = -1;
+            in.readFully(at, window, 0, n);
+            windowStart = at;
+            windowLength = n;
+            System.arraycopy(window, 0, b, 0, len);
+        }
+    }
+
+    /**
+     * Random access for look-ups: records are read by positioned reads of {@code windowBytes} at a
+     * time, not by seeking the stream. On HDFS a seek drops the stream's DataNode connection (it was
+     * reading on to the end of the block) and the next read opens a new one; a positioned read asks for
+     * just its range and the connection goes back to the client's cache. Not on checksummed local
+     * files, whose positioned reads reopen the file every time.
+     */
+    public void usePositionedReads(int windowBytes) {
+        if (in != null && !(fs instanceof org.apache.hadoop.fs.ChecksumFileSystem) && windowBytes > 0) {
+            window = new byte[windowBytes];
+            windowStart = -1;
         }
     }
 

@@ -87,12 +87,25 @@ public final class Layer {
         return metadata.files;
     }
 
+    /**
+     * Listings of format 2+ documents, by document (parsed documents are cached and immutable, so a
+     * layer opened again in this JVM builds no listing: building one parses a path per file).
+     */
+    private static final java.util.Map<LayerMetadata, Object[]> LISTINGS =
+        java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
     /** The version's data files as a listing: from the document, or (version 1) the directory. */
     public synchronized DataFileListing listing() throws IOException {
         if (listing == null) {
             String source = "layer " + path + " version " + metadata.version;
             if (metadata.formatVersion >= 2) {
-                listing = DataFileListing.of(path, metadata.files, source);
+                Object[] cached = LISTINGS.get(metadata); // {layer path, listing}: WeakHashMap keys by identity here
+                if (cached != null && cached[0].equals(path)) {
+                    listing = (DataFileListing) cached[1];
+                } else {
+                    listing = DataFileListing.of(path, metadata.files, source);
+                    LISTINGS.put(metadata, new Object[] {path, listing});
+                }
             } else {
                 Path dataDir = new Path(path, metadata.dataDir);
                 DataFileListing listed = DataFileListing.list(dataDir.getFileSystem(conf), dataDir, metadata.fileCount);

@@ -17,8 +17,10 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -29,19 +31,24 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A loopback socket that serves a {@link ValueReader}'s look-ups to a local client (sfclayer's Python
+ * A loopback socket that serves {@link ValueReader}s' look-ups to a local client (sfclayer's Python
  * package) without py4j. py4j moves a tile as base64 text in several socket writes, and Nagle's
  * algorithm against the client's delayed ACKs then costs ~40 ms per tile larger than a few KiB; here a
  * tile is one length-prefixed write on a TCP_NODELAY socket.
  *
- * <p>Protocol (big-endian). The client first sends the 16-byte token ({@link #token()}), within
- * {@code authTimeout}; then requests, each answered before the next is read:
+ * <p>One server serves any number of readers, each {@linkplain #register registered} with a token of
+ * its own ({@link LookupSessions} keeps one server for the whole driver, so a second {@code sfclayer.open}
+ * starts no server). Protocol (big-endian). The client first sends the 16-byte token of the reader it
+ * wants ({@link #register}, {@link #token()}), within {@code authTimeout}: the connection is bound to that
+ * reader; then requests, each answered before the next is read:
  * <ul>
  * <li>{@code 'G' int col, int row, long timeMicros} → one answer;
  * <li>{@code 'M' int n, n × (int col, int row, long time)}, {@code 0 <= n <=} {@value #MAX_KEYS} → n ×
  *     ({@code int position}, answer), in index order (position: the key's place in the request);
  * <li>{@code 'Q' int length, length bytes} (a {@link BoxQuery} spec, at most {@value #MAX_QUERY_BYTES}
- *     bytes) → batches {@code int count > 0, count × answer}, ended by {@code int 0} or by an error answer;
+ *     bytes) → batches {@code int count > 0, int bytes, the count records back to back} (a tile record
+ *     is self-delimiting for its schema: the client decodes a batch from one buffer), ended by
+ *     {@code int 0} or by an error answer;
  * <li>{@code 'C' int length, spec} → one answer of 8 bytes: the count (a long).
  * </ul>
  * An answer is {@code int length, bytes} (an encoded tile record), {@code -1} for a missing key, or
@@ -71,9 +78,23 @@ public final class LookupServer implements Closeable {
     private static final long REAPER_PERIOD_MILLIS = 100;
     private static final Logger LOG = LoggerFactory.getLogger(LookupServer.class);
 
-    private final ValueReader reader;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** A reader served here and the token that reaches it. */
+    private static final class Registration {
+        final ValueReader reader;
+        final byte[] token;
+
+        Registration(ValueReader reader, byte[] token) {
+            this.reader = reader;
+            this.token = token;
+        }
+    }
+
+    private final List<Registration> readers = new CopyOnWriteArrayList<>();
+    /** The token of the reader given to the constructor; null for a server started without one. */
+    private final byte[] token;
     private final ServerSocket server;
-    private final byte[] token = new byte[TOKEN_BYTES];
     private final int maxConnections;
     private final long authTimeoutMillis;
     private final long ioTimeoutMillis;
@@ -84,6 +105,10 @@ public final class LookupServer implements Closeable {
     private final AtomicLong reaped = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private volatile boolean closed;
+    /** Run once when no reader is registered and no connection open for idleNanos (see {@link #onIdle}). */
+    private volatile Runnable idleAction;
+    private volatile long idleNanos;
+    private long idleSince = -1;
 
     public LookupServer(ValueReader reader) throws IOException {
         this(reader, DEFAULT_MAX_CONNECTIONS, DEFAULT_AUTH_TIMEOUT_MILLIS, DEFAULT_IO_TIMEOUT_MILLIS);
@@ -99,7 +124,10 @@ public final class LookupServer implements Closeable {
         this(reader, InetAddress.getLoopbackAddress(), maxConnections, authTimeoutMillis, ioTimeoutMillis);
     }
 
-    /** @param bind a loopback address to listen on (e.g. ::1); nothing else is accepted */
+    /**
+     * @param reader a reader to serve (its token is {@link #token()}); null for none yet ({@link #register})
+     * @param bind   a loopback address to listen on (e.g. ::1); nothing else is accepted
+     */
     public LookupServer(ValueReader reader, InetAddress bind, int maxConnections, long authTimeoutMillis,
                         long ioTimeoutMillis) throws IOException {
         if (!bind.isLoopbackAddress()) {
@@ -110,16 +138,16 @@ public final class LookupServer implements Closeable {
             throw new SfcLayerException.InvalidArgument("look-up server: maxConnections, authTimeout and ioTimeout"
                 + " must be positive, got " + maxConnections + ", " + authTimeoutMillis + " ms, " + ioTimeoutMillis + " ms");
         }
-        this.reader = reader;
         this.maxConnections = maxConnections;
         this.authTimeoutMillis = authTimeoutMillis;
         this.ioTimeoutMillis = ioTimeoutMillis;
-        new SecureRandom().nextBytes(token);
+        this.token = reader == null ? null : register(reader);
         this.server = new ServerSocket();
         server.bind(new InetSocketAddress(bind, 0), 64);
         String name = "sfclayer-lookup-" + server.getLocalPort();
         AtomicInteger threads = new AtomicInteger();
-        this.pool = new ThreadPoolExecutor(0, maxConnections, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+        // a connection thread outlives its connection by a second: pooled clients keep theirs open
+        this.pool = new ThreadPoolExecutor(0, maxConnections, 1, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
             Thread t = new Thread(r, name + "-conn-" + threads.incrementAndGet());
             t.setDaemon(true);
             return t;
@@ -144,8 +172,58 @@ public final class LookupServer implements Closeable {
         return server.getLocalPort();
     }
 
+    /** The token of the reader the server was started with. */
     public byte[] token() {
+        if (token == null) {
+            throw new SfcLayerException.InvalidArgument("this look-up server was started without a reader: "
+                + "each registered reader has its own token");
+        }
         return token.clone();
+    }
+
+    /** Serves {@code reader} too: connections that authenticate with the returned token reach it. */
+    public byte[] register(ValueReader reader) {
+        byte[] t = new byte[TOKEN_BYTES];
+        synchronized (RANDOM) {
+            RANDOM.nextBytes(t);
+        }
+        readers.add(new Registration(reader, t));
+        return t.clone();
+    }
+
+    /** Stops serving the reader registered with {@code token}, closing its connections (the reader stays open). */
+    public void unregister(byte[] token) {
+        for (Registration r : readers) {
+            if (MessageDigest.isEqual(r.token, token)) {
+                readers.remove(r);
+                for (Connection c : open) {
+                    if (c.registration == r) {
+                        closeQuietly(c.socket);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Readers served now. */
+    public int registeredReaders() {
+        return readers.size();
+    }
+
+    /** The registration whose token is {@code given}, comparing every token in constant time; or null. */
+    private Registration find(byte[] given) {
+        Registration found = null;
+        for (Registration r : readers) {
+            if (MessageDigest.isEqual(given, r.token) && found == null) {
+                found = r;
+            }
+        }
+        return found;
+    }
+
+    /** Whether {@link #close()} was called. */
+    public boolean isClosed() {
+        return closed;
     }
 
     /** Connections open now (authenticated or not). */
@@ -210,8 +288,32 @@ public final class LookupServer implements Closeable {
         }
     }
 
+    /**
+     * Runs {@code action} (on the reaper's thread) once the server has had no registered reader and no
+     * open connection for {@code millis}: a shared server stops when its last layer is closed.
+     */
+    public void onIdle(long millis, Runnable action) {
+        this.idleNanos = TimeUnit.MILLISECONDS.toNanos(millis);
+        this.idleAction = action;
+    }
+
     private void reap() {
         long now = System.nanoTime();
+        Runnable action = idleAction;
+        if (action != null) {
+            if (!readers.isEmpty() || !open.isEmpty()) {
+                idleSince = -1;
+            } else if (idleSince < 0) {
+                idleSince = now;
+            } else if (now - idleSince > idleNanos) {
+                idleSince = -1;
+                try {
+                    action.run();
+                } catch (RuntimeException e) {
+                    LOG.warn("sfclayer look-up server on port {}: idle action failed", port(), e);
+                }
+            }
+        }
         for (Connection c : open) {
             if (now - c.deadline > 0 && c.deadline != IDLE) {
                 reaped.incrementAndGet();
@@ -244,6 +346,9 @@ public final class LookupServer implements Closeable {
         /** System.nanoTime() by which the current stage must progress; IDLE between requests. */
         volatile long deadline;
         volatile String stage = "authentication";
+        /** The reader this connection's token reaches (after authentication). */
+        volatile Registration registration;
+        ValueReader reader;
         DataInputStream in;
         DataOutputStream out;
 
@@ -301,8 +406,14 @@ public final class LookupServer implements Closeable {
             }
             byte[] given = new byte[TOKEN_BYTES];
             in.readFully(given);
-            if (!MessageDigest.isEqual(given, token)) {
+            Registration r = find(given);
+            if (r == null) {
                 throw new ProtocolError("wrong look-up token");
+            }
+            registration = r;
+            reader = r.reader;
+            if (!readers.contains(r)) {
+                return; // unregistered meanwhile: its connections are closed
             }
             while (!closed) {
                 stage = "idle";
@@ -358,9 +469,14 @@ public final class LookupServer implements Closeable {
             try {
                 reader.query(reader.boxQuery(spec), batch -> {
                     try {
-                        out.writeInt(batch.size());
+                        long bytes = 0;
                         for (byte[] r : batch) {
-                            writeRecord(out, r);
+                            bytes += r.length;
+                        }
+                        out.writeInt(batch.size());
+                        out.writeInt(Math.toIntExact(bytes)); // a batch holds at most ~1 MiB and one group
+                        for (byte[] r : batch) {
+                            out.write(r);
                         }
                         out.flush();
                         progress("answer");

@@ -63,8 +63,10 @@ public final class ValueReader implements Closeable {
     public static final int DEFAULT_CACHE_SIZE = 1024;
     /** Memory for open files and kept indexes by default: small next to a driver's heap (16 GiB: 1.6%). */
     public static final long DEFAULT_CACHE_BYTES = 256L << 20;
+    /** Bytes a positioned read fetches (file systems where that beats seeking: HDFS, not checksummed local files). */
+    static final int POSITIONED_WINDOW_BYTES = 16 << 10;
     /** What one open data file is counted as holding (its read window, stream buffers, cursor). */
-    static final long OPEN_FILE_BYTES = DataFileReader.WINDOW_BYTES + (64 << 10);
+    static final long OPEN_FILE_BYTES = DataFileReader.WINDOW_BYTES + (64 << 10) + POSITIONED_WINDOW_BYTES;
 
     private final Layer layer;
     private final LayerMetadata md;
@@ -158,7 +160,7 @@ public final class ValueReader implements Closeable {
         this.md = layer.metadata();
         this.listing = layer.listing();
         this.keyIndex = md.keyIndex;
-        this.schema = TileSchema.fromJson(md.valueSchemaJson, md.isSpaceTime());
+        this.schema = schema(md);
         this.compression = ValueCompression.parse(md.compression);
         this.cacheSize = cacheSize;
         this.cacheBytes = cacheBytes;
@@ -168,6 +170,25 @@ public final class ValueReader implements Closeable {
             t.setDaemon(true);
             t.start();
         }
+    }
+
+    /** Parsed tile schemas by value schema (Spark's JSON parser costs a fraction of a millisecond per open). */
+    private static final Map<String, TileSchema> SCHEMAS = java.util.Collections.synchronizedMap(
+        new LinkedHashMap<String, TileSchema>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, TileSchema> eldest) {
+                return size() > 64;
+            }
+        });
+
+    private static TileSchema schema(LayerMetadata md) {
+        String key = md.isSpaceTime() + ":" + md.valueSchemaJson;
+        TileSchema s = SCHEMAS.get(key);
+        if (s == null) {
+            s = TileSchema.fromJson(md.valueSchemaJson, md.isSpaceTime());
+            SCHEMAS.put(key, s);
+        }
+        return s;
     }
 
     /** Layers with at most this many files have every index read in the background when opened. */
@@ -196,7 +217,16 @@ public final class ValueReader implements Closeable {
                 continue;
             }
             try {
-                DataFileIndex index = DataFileIndex.read(layer.conf(), listing.path(i), layer.entry(listing.name(i)));
+                DataFileEntry entry = layer.entry(listing.name(i));
+                String key = IndexCache.key(listing.path(i), entry);
+                DataFileIndex index = IndexCache.get(key);
+                if (index == null) {
+                    index = DataFileIndex.readAlone(layer.conf(), listing.path(i), entry); // no data file opened
+                    if (index == null) {
+                        index = DataFileIndex.read(layer.conf(), listing.path(i), entry);
+                    }
+                    IndexCache.put(key, index);
+                }
                 if (indexBytes.get() + index.bytes() > cacheBytes / 2) {
                     return;
                 }
@@ -264,6 +294,16 @@ public final class ValueReader implements Closeable {
     /** Memory counted against {@code cacheBytes}: open files, kept indexes and bloom filters. */
     public synchronized long cachedBytes() {
         return cache.size() * OPEN_FILE_BYTES + indexBytes.get() + filterBytes.get();
+    }
+
+    /** Forgets the indexes shared by this JVM's readers (benchmarks measure a first open with it). */
+    public static void forgetSharedIndexes() {
+        IndexCache.clear();
+    }
+
+    /** Indexes shared by this JVM's readers now. */
+    public static int sharedIndexes() {
+        return IndexCache.size();
     }
 
     /** Indexes kept in memory. */
@@ -432,7 +472,9 @@ public final class ValueReader implements Closeable {
             return f;
         }
         try {
-            if (!f.opened(openFile(file), new TileCursor(schema))) {
+            DataFileReader r = openFile(file);
+            r.usePositionedReads(POSITIONED_WINDOW_BYTES);
+            if (!f.opened(r, new TileCursor(schema))) {
                 throw new SfcLayerException("value reader on " + layer.path() + " is closed");
             }
         } catch (IOException | RuntimeException e) {
@@ -455,6 +497,10 @@ public final class ValueReader implements Closeable {
                 return new DataFileReader(layer.conf(), path, entry, null);
             }
             DataFileIndex index = indexes.get(file);
+            String key = IndexCache.key(path, entry);
+            if (index == null && (index = IndexCache.get(key)) != null) {
+                keep(file, index); // read by another reader of this JVM (an earlier open of the layer)
+            }
             if (index != null) {
                 return new DataFileReader(layer.conf(), path, entry, null, index);
             }
@@ -466,16 +512,22 @@ public final class ValueReader implements Closeable {
                 r.close();
                 throw e;
             }
-            if (index != null && indexBytes.get() + index.bytes() <= cacheBytes / 2
-                    && indexes.putIfAbsent(file, index) == null) {
-                indexBytes.addAndGet(index.bytes());
-            }
+            keep(file, index);
+            IndexCache.put(key, index);
             return r;
         } catch (SfcLayerException.CorruptLayer e) {
             // name the pinned version: its files may have been vacuumed since it was opened
             throw new SfcLayerException.CorruptLayer("layer " + layer.path() + " version " + md.version + ": "
                 + e.getMessage() + " (a reader pinned to an old version loses it when vacuum removes its"
                 + " files; refresh to the newest version)", e);
+        }
+    }
+
+    /** Keeps a file's index for its reopens, while the kept indexes fit in half of {@code cacheBytes}. */
+    private void keep(int file, DataFileIndex index) {
+        if (index != null && indexBytes.get() + index.bytes() <= cacheBytes / 2
+                && indexes.putIfAbsent(file, index) == null) {
+            indexBytes.addAndGet(index.bytes());
         }
     }
 

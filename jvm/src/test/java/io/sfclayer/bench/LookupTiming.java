@@ -4,12 +4,16 @@ import io.sfclayer.format.DataFileIndex;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.layer.Layer;
+import io.sfclayer.lookup.LookupSessions;
 import io.sfclayer.lookup.ValueReader;
+import io.sfclayer.spark.HadoopConfs;
+import org.apache.spark.sql.SparkSession;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.HashMap;
 
 /**
  * Benchmark helper (bench/lookup_bench.py), not part of the connector: times look-ups inside the
@@ -94,6 +98,41 @@ public final class LookupTiming {
                 out[5 * i + 3] = t5 - t4;
                 out[5 * i + 4] = System.nanoTime() - t5;
             }
+        }
+        return out;
+    }
+
+    /**
+     * Where {@code sfclayer.open} goes inside the JVM (bench/lookups.py): {@code n} times, the nanoseconds
+     * of {@code {the session's Hadoop configuration, Layer.open (version log and document), ValueReader.open
+     * (the same and the reader), LookupSessions.open (the same, registered on the shared server, the
+     * answer for Python), LookupSessions.close}}.
+     */
+    public static long[] timeOpens(SparkSession spark, String path, int n) throws IOException {
+        long[] out = new long[5 * n];
+        for (int i = 0; i < n; i++) {
+            long t0 = System.nanoTime();
+            Configuration conf = HadoopConfs.forOptions(spark, new HashMap<>());
+            long t1 = System.nanoTime();
+            Layer.open(conf, path);
+            long t2 = System.nanoTime();
+            ValueReader.open(conf, path, ValueReader.DEFAULT_CACHE_SIZE).close();
+            long t3 = System.nanoTime();
+            String answer = LookupSessions.open(spark, path, ValueReader.DEFAULT_CACHE_SIZE,
+                ValueReader.DEFAULT_CACHE_BYTES, true, -1, -1);
+            long t4 = System.nanoTime();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"handle\":(\\d+)").matcher(answer);
+            if (!m.find()) {
+                throw new IllegalStateException("no handle in " + answer);
+            }
+            long t5 = System.nanoTime();
+            LookupSessions.close(Long.parseLong(m.group(1)));
+            long t6 = System.nanoTime();
+            out[5 * i] = t1 - t0;
+            out[5 * i + 1] = t2 - t1;
+            out[5 * i + 2] = t3 - t2;
+            out[5 * i + 3] = t4 - t3;
+            out[5 * i + 4] = t6 - t5;
         }
         return out;
     }

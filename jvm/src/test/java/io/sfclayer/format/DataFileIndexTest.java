@@ -103,4 +103,67 @@ public class DataFileIndexTest {
             assertTrue(e.getMessage(), e.getMessage().contains("runs past the end of the file"));
         }
     }
+
+    /** The index parsed directly (the look-up path) equals what Hadoop's SequenceFile.Reader reads, entry by entry. */
+    @Test
+    public void directParseAgreesWithSequenceFileReader() throws IOException {
+        for (int records : new int[] {1, 7, 2_000, 300_000}) { // 300,000 / interval 4: several compressed blocks
+            Path dir = new Path(TMP.newFolder("parse-" + records).getAbsolutePath());
+            try (DataFileWriter w = new DataFileWriter(CONF, dir, 0, 1L << 30, 4, "test")) {
+                for (int i = 0; i < records; i++) {
+                    byte[] g = {(byte) i};
+                    w.append(10L + 3L * i, g, 0, 1, 1);
+                }
+            }
+            Path index = new Path(new Path(dir, "part-r-00000-10"), "index");
+            byte[] bytes = Files.readAllBytes(new File(index.toUri().getPath()).toPath());
+            org.apache.hadoop.io.LongWritable k = new org.apache.hadoop.io.LongWritable();
+            org.apache.hadoop.io.LongWritable v = new org.apache.hadoop.io.LongWritable();
+            java.util.List<long[]> expected = new java.util.ArrayList<>();
+            try (org.apache.hadoop.io.SequenceFile.Reader r = new org.apache.hadoop.io.SequenceFile.Reader(CONF,
+                    org.apache.hadoop.io.SequenceFile.Reader.file(index))) {
+                while (r.next(k, v)) {
+                    expected.add(new long[] {k.get(), v.get()});
+                }
+            }
+            DataFileIndex parsed = DataFileIndex.parseBlockCompressed(bytes, 0, Long.MAX_VALUE);
+            assertTrue("parsed directly: " + records, parsed != null);
+            assertEquals(expected.size(), parsed.size());
+            for (int i = 0; i < expected.size(); i++) {
+                assertEquals(expected.get(i)[0], parsed.key(i));
+                assertEquals(expected.get(i)[1], parsed.position(i));
+            }
+            // a truncated copy is not parsed directly (SequenceFile.Reader then says what is wrong)
+            assertEquals(null, DataFileIndex.parseBlockCompressed(Arrays.copyOf(bytes, bytes.length - 3), 0, Long.MAX_VALUE));
+        }
+    }
+
+    /** Positioned reads through a window (look-ups off checksummed local files) answer as stream reads do. */
+    @Test
+    public void positionedReadsAgreeWithStreamReads() throws IOException {
+        Configuration raw = new Configuration();
+        raw.set("fs.file.impl", org.apache.hadoop.fs.RawLocalFileSystem.class.getName());
+        raw.setBoolean("fs.file.impl.disable.cache", true);
+        DataFileIndex index = DataFileIndex.read(CONF, file);
+        Random rng = new Random(12);
+        for (int windowBytes : new int[] {64, 4096, 1 << 16}) { // smaller and larger than most groups
+            try (DataFileReader stream = new DataFileReader(CONF, file, index);
+                 DataFileReader positioned = new DataFileReader(raw, file, index)) {
+                positioned.usePositionedReads(windowBytes);
+                for (int q = 0; q < 1500; q++) {
+                    long target = first - 5 + (long) (rng.nextDouble() * (last - first + 10));
+                    boolean a = stream.seekCeiling(target);
+                    assertEquals("seek " + target, a, positioned.seekCeiling(target));
+                    if (a) {
+                        assertEquals(stream.index(), positioned.index());
+                        assertArrayEquals(current(stream), current(positioned));
+                        if (rng.nextInt(4) == 0 && stream.next()) {
+                            assertTrue(positioned.next());
+                            assertArrayEquals(current(stream), current(positioned));
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

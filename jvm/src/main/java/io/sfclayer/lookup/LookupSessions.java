@@ -1,0 +1,150 @@
+package io.sfclayer.lookup;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sfclayer.SfcLayerException;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.spark.HadoopConfs;
+import org.apache.spark.sql.SparkSession;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The driver's look-up endpoint for {@code sfclayer.open}: one {@link LookupServer} for the whole JVM,
+ * started by the first open, and the open readers registered on it by handle. Opening a layer is one
+ * py4j call ({@link #open}) whose answer carries all Python needs to look tiles up (the socket, the
+ * reader's token, the version, key index and tile schema); the version document as a whole (every
+ * file and its statistics) crosses only when asked for ({@link #metadataJson}). The server stops
+ * {@value #IDLE_MILLIS} ms after its last reader is closed (no thread is left behind once a session's
+ * layers are closed) and starts again with the next open.
+ */
+public final class LookupSessions {
+    /** Connections of the shared server: a few per open layer (the Python client pools 4 a layer). */
+    public static final int MAX_CONNECTIONS = 256;
+    /** How long the shared server stays up with no layer open. */
+    public static final long IDLE_MILLIS = 2_000;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final AtomicLong HANDLES = new AtomicLong();
+    private static final Map<Long, Open> OPEN = new ConcurrentHashMap<>();
+    private static LookupServer server;
+
+    private LookupSessions() { }
+
+    /** An open reader and its token on the shared server. */
+    private static final class Open {
+        final ValueReader reader;
+        final byte[] token;
+
+        Open(ValueReader reader, byte[] token) {
+            this.reader = reader;
+            this.token = token;
+        }
+    }
+
+    /** The shared server, started on first use (again once stopped). Under the class lock. */
+    private static LookupServer server() throws IOException {
+        if (server == null || server.isClosed()) {
+            LookupServer s = new LookupServer(null, java.net.InetAddress.getLoopbackAddress(), MAX_CONNECTIONS,
+                LookupServer.DEFAULT_AUTH_TIMEOUT_MILLIS, LookupServer.DEFAULT_IO_TIMEOUT_MILLIS);
+            s.onIdle(IDLE_MILLIS, () -> stopIfIdle(s));
+            server = s;
+        }
+        return server;
+    }
+
+    /** Stops the shared server if it is still {@code s} and no reader has been opened on it meanwhile. */
+    private static synchronized void stopIfIdle(LookupServer s) {
+        if (server == s && OPEN.isEmpty() && s.registeredReaders() == 0) {
+            s.close();
+            server = null;
+        }
+    }
+
+    /**
+     * Opens a reader on a layer version (arguments as {@link ValueReader#open(org.apache.hadoop.conf.Configuration,
+     * String, int, long, boolean, long, long)}; the Hadoop configuration is the session's, as Spark's file
+     * sources make it) and registers it on the shared server.
+     *
+     * @return JSON: {@code handle, host, port, token} (hex), {@code version, keyIndex, tileSchema} (text)
+     */
+    public static String open(SparkSession spark, String path, int cacheSize, long cacheBytes, boolean indexInDriver,
+                              long version, long asOfMillis) throws IOException {
+        long handle = HANDLES.incrementAndGet();
+        ValueReader reader = ValueReader.open(HadoopConfs.forOptions(spark, new HashMap<>()), path, cacheSize,
+            cacheBytes, indexInDriver, version, asOfMillis);
+        try {
+            LookupServer s;
+            byte[] token;
+            synchronized (LookupSessions.class) { // not between an idle server's check and its stop
+                s = server();
+                token = s.register(reader);
+                OPEN.put(handle, new Open(reader, token));
+            }
+            LayerMetadata md = reader.metadata();
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("handle", handle);
+            out.put("host", s.host());
+            out.put("port", s.port());
+            out.put("token", hex(token));
+            out.put("version", md.version);
+            out.put("keyIndex", md.keyIndex.toJson());
+            out.put("tileSchema", md.tileSchemaJson);
+            return JSON.writeValueAsString(out);
+        } catch (IOException | RuntimeException e) {
+            if (OPEN.containsKey(handle)) {
+                close(handle);
+            } else {
+                reader.close();
+            }
+            throw e;
+        }
+    }
+
+    /** The reader behind a handle; InvalidArgument once it is closed. */
+    public static ValueReader reader(long handle) {
+        Open o = OPEN.get(handle);
+        if (o == null) {
+            throw new SfcLayerException.InvalidArgument("look-up handle " + handle + " is closed");
+        }
+        return o.reader;
+    }
+
+    /** The whole version document of a handle's reader (files, statistics), as JSON text. */
+    public static String metadataJson(long handle) {
+        return reader(handle).metadataJson();
+    }
+
+    /** Unregisters and closes a handle's reader (its connections are closed); nothing if already closed. */
+    public static void close(long handle) throws IOException {
+        Open o = OPEN.remove(handle);
+        if (o == null) {
+            return;
+        }
+        try {
+            synchronized (LookupSessions.class) {
+                if (server != null) {
+                    server.unregister(o.token);
+                }
+            }
+        } finally {
+            o.reader.close();
+        }
+    }
+
+    /** Readers open through this endpoint now. */
+    public static int openReaders() {
+        return OPEN.size();
+    }
+
+    private static String hex(byte[] b) {
+        StringBuilder sb = new StringBuilder(2 * b.length);
+        for (byte x : b) {
+            sb.append(Character.forDigit((x >> 4) & 15, 16)).append(Character.forDigit(x & 15, 16));
+        }
+        return sb.toString();
+    }
+}
