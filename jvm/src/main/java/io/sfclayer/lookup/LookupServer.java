@@ -36,6 +36,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * algorithm against the client's delayed ACKs then costs ~40 ms per tile larger than a few KiB; here a
  * tile is one length-prefixed write on a TCP_NODELAY socket.
  *
+ * <p>Over 500 lines on purpose: the whole wire protocol (framing, tokens, every request kind and its
+ * answer) is in this one class, so client writers read it in one place.
+ *
  * <p>One server serves any number of readers, each {@linkplain #register registered} with a token of
  * its own ({@link LookupSessions} keeps one server for the whole driver, so a second {@code sfclayer.open}
  * starts no server). Protocol (big-endian). The client first sends the 16-byte token of the reader it

@@ -17,7 +17,11 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.spark.SparkJobInfo;
+import org.apache.spark.SparkStageInfo;
+import org.apache.spark.api.java.JavaFutureAction;
 import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaSparkStatusTracker;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
@@ -32,6 +36,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Predicate;
 
 /**
@@ -68,21 +73,68 @@ public final class SfcLayerUpdate {
             JavaSparkContext jsc = jsc();
             String previous = jsc.getLocalProperty("spark.job.description");
             jsc.setJobDescription(description);
+            JavaFutureAction<List<UpdateTask.Result>> action;
             try {
-                return input.mapPartitionsWithIndex(task, true).collect();
+                action = input.mapPartitionsWithIndex(task, true).collectAsync();
             } finally {
                 jsc.setJobDescription(previous);
             }
+            jobIds.addAll(action.jobIds());
+            try {
+                return action.get();
+            } catch (ExecutionException e) {
+                jobIds.addAll(action.jobIds());
+                throw SfcLayerUpdate.<RuntimeException>rethrow(e.getCause() == null ? e : e.getCause());
+            } catch (InterruptedException e) {
+                action.cancel(true);
+                Thread.currentThread().interrupt();
+                throw new SfcLayerException("write to layer " + log.layerPath() + " interrupted", e);
+            }
         }
+
+        /** The Spark jobs this write ran (a failed job's tasks may still be running when it fails). */
+        private final List<Integer> jobIds = new ArrayList<>();
 
         /** Removes this write's data directory (it failed, or lost a race). */
         void discard() {
+            awaitTasks();
             try {
                 log.fileSystem().delete(log.dataDir(dataDirName), true);
             } catch (IOException ignored) {
                 // no version names it; vacuum removes what is left
             }
         }
+
+        /**
+         * Waits (at most {@value #AWAIT_TASKS_MS} ms) until no task of this write's jobs runs: when a
+         * job fails, Spark kills its other tasks asynchronously, and one still writing would put files
+         * back into the directory {@link #discard()} deletes.
+         */
+        private void awaitTasks() {
+            JavaSparkStatusTracker tracker = jsc().statusTracker();
+            long deadline = System.nanoTime() + AWAIT_TASKS_MS * 1_000_000L;
+            while (System.nanoTime() < deadline) {
+                boolean running = false;
+                for (int id : jobIds) {
+                    SparkJobInfo job = tracker.getJobInfo(id);
+                    for (int stage : job == null ? new int[0] : job.stageIds()) {
+                        SparkStageInfo info = tracker.getStageInfo(stage);
+                        running |= info != null && info.numActiveTasks() > 0;
+                    }
+                }
+                if (!running) {
+                    return;
+                }
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+
+        static final long AWAIT_TASKS_MS = 60_000;
 
         /**
          * Builds the new version from {@code md} (its shape fields set) with {@code baseFiles} minus
@@ -383,5 +435,11 @@ public final class SfcLayerUpdate {
         }
         LayerMetadata out = rewrite(job, base, runs, ids, List.of(), "compact");
         return out == null ? base.metadata() : out;
+    }
+
+    /** Throws {@code t} as it is (a job's SparkException is checked in Java, unchecked where Scala threw it). */
+    @SuppressWarnings("unchecked")
+    static <T extends Throwable> RuntimeException rethrow(Throwable t) throws T {
+        throw (T) t;
     }
 }
