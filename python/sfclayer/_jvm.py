@@ -140,12 +140,13 @@ def verify_layer(spark, path, version=None):
         return str(jvm.io.sfclayer.layer.LayerVerifier.report(spark._jsparkSession, path, int(version or 0)))
 
 
-def layer_metadata_json(spark, path, version):
-    """The version document of one version of a layer, as JSON text."""
+def layer_metadata_json(spark, path, version=None):
+    """The version document of one version of a layer (the newest when ``version`` is None), as JSON text."""
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     with translated():
-        md = jvm.io.sfclayer.layer.Layer.open(conf, path, int(version), -1).metadata()
+        layer = jvm.io.sfclayer.layer.Layer
+        md = (layer.open(conf, path) if version is None else layer.open(conf, path, int(version), -1)).metadata()
         return bytes(md.toJsonBytes()).decode("utf-8")
 
 

@@ -30,12 +30,13 @@ Examples
 
 import dataclasses
 import functools
+import json
 import math
 import time
 
 import numpy as np
 
-from . import raster
+from . import _jvm, raster
 from .errors import InvalidArgument, InvalidInput
 from .raster_sources import HADOOP_SCHEMES, Source, _dataset_path, _open_source, _ship  # noqa: F401 (public here too)
 
@@ -213,8 +214,7 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     _layer.write(df, path, mode=mode, bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
                  raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)
     # The committed version's count, not the accumulator's (a retried task would count twice).
-    with _layer.open(spark, path) as written:
-        tiles = int(written.metadata["recordCount"])
+    tiles = int(json.loads(_jvm.layer_metadata_json(spark, path))["recordCount"])
     return IngestReport(path, grid, srcs, len(tasks), tiles, nodata, time.perf_counter() - t0)
 
 

@@ -59,11 +59,7 @@ def _join(path, *names):
 
 
 def _base_metadata(spark, path):
-    reader = _jvm.open_value_reader(spark, path, 1)
-    try:
-        return json.loads(_jvm.reader_call(reader, "metadataJson"))
-    finally:
-        _jvm.reader_call(reader, "close")
+    return json.loads(_jvm.layer_metadata_json(spark, path))
 
 
 def _document(spark, path):

@@ -83,7 +83,6 @@ public final class SfcLayerUpdate {
             try {
                 return action.get();
             } catch (ExecutionException e) {
-                jobIds.addAll(action.jobIds());
                 throw SfcLayerUpdate.<RuntimeException>rethrow(e.getCause() == null ? e : e.getCause());
             } catch (InterruptedException e) {
                 action.cancel(true);
