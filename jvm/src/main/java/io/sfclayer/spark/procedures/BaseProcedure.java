@@ -46,6 +46,31 @@ abstract class BaseProcedure implements SimpleProcedure {
         .add("data_bytes", DataTypes.LongType, false)
         .add("metrics", DataTypes.createMapType(DataTypes.StringType, DataTypes.LongType), false);
 
+    private final String name;
+    private final String description;
+    private final ProcedureParameter[] parameters;
+
+    BaseProcedure(String name, String description, ProcedureParameter... parameters) {
+        this.name = name;
+        this.description = description;
+        this.parameters = parameters;
+    }
+
+    @Override
+    public final String name() {
+        return name;
+    }
+
+    @Override
+    public final String description() {
+        return description;
+    }
+
+    @Override
+    public final ProcedureParameter[] parameters() {
+        return parameters;
+    }
+
     @Override
     public boolean isDeterministic() {
         return false; // it changes (or reads the changing state of) a layer

@@ -17,20 +17,9 @@ public final class CompactProcedure extends BaseProcedure {
     public static final String NAME = "compact";
     private static final ProcedureParameter[] PARAMETERS = {PATH};
 
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public String description() {
-        return "Rewrite runs of adjacent small data files (under a quarter of the block size) into block-sized"
-            + " ones, as a new version; answers the newest version";
-    }
-
-    @Override
-    public ProcedureParameter[] parameters() {
-        return PARAMETERS;
+    public CompactProcedure() {
+        super(NAME, "Rewrite runs of adjacent small data files (under a quarter of the block size) into block-sized"
+            + " ones, as a new version; answers the newest version", PARAMETERS);
     }
 
     @Override

@@ -15,19 +15,8 @@ public final class HistoryProcedure extends BaseProcedure {
     public static final String NAME = "history";
     private static final ProcedureParameter[] PARAMETERS = {PATH};
 
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public String description() {
-        return "The layer's retained versions, oldest first: number, commit time, operation, totals and metrics";
-    }
-
-    @Override
-    public ProcedureParameter[] parameters() {
-        return PARAMETERS;
+    public HistoryProcedure() {
+        super(NAME, "The layer's retained versions, oldest first: number, commit time, operation, totals and metrics", PARAMETERS);
     }
 
     @Override

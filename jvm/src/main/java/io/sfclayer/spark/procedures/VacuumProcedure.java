@@ -32,28 +32,17 @@ public final class VacuumProcedure extends BaseProcedure {
             .comment("allow a retention under 7 days").build(),
     };
 
+    public VacuumProcedure() {
+        super(NAME, "Delete what no version newer than the retention needs: older version documents (never the"
+            + " newest), unreferenced data files and leftovers of killed writes older than it", PARAMETERS);
+    }
+
     /** The fields of Python's vacuum report. */
     static final StructType ROW = new StructType()
         .add("dry_run", DataTypes.BooleanType, false)
         .add("versions_removed", arrayOf(DataTypes.LongType), false)
         .add("files_removed", arrayOf(DataTypes.StringType), false)
         .add("bytes_freed", DataTypes.LongType, false);
-
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public String description() {
-        return "Delete what no version newer than the retention needs: older version documents (never the"
-            + " newest), unreferenced data files and leftovers of killed writes older than it";
-    }
-
-    @Override
-    public ProcedureParameter[] parameters() {
-        return PARAMETERS;
-    }
 
     @Override
     Result call(SparkSession spark, InternalRow args) throws IOException {
