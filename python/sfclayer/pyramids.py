@@ -5,10 +5,15 @@ Level ``z`` is built from level ``z + 1`` (the base, at ``PATH``, first): each p
 ``(c, r)`` is its four children ``(2c..2c+1, 2r..2r+1)`` side by side, downsampled 2 × 2 → 1
 (GeoTrellis' ``Pyramid.upLevels``). Every level is an ordinary layer at ``PATH/_pyramid/<z>/``
 (readers of the base never look into ``_pyramid/``), and ``PATH/_pyramid/pyramid.json`` lists the
-levels and the base version they were built from::
+levels, the base version they were built from, each level's version and a checksum::
 
-    {"format": "sfclayer-pyramid", "formatVersion": 1, "tms": "WebMercatorQuad",
-     "baseZoom": 5, "baseVersion": 1, "levels": [0, 1, 2, 3, 4], "resampling": "average"}
+    {"format": "sfclayer-pyramid", "formatVersion": 2, "tms": "WebMercatorQuad",
+     "baseZoom": 5, "baseVersion": 1, "levels": [0, 1, 2, 3, 4], "resampling": "average",
+     "levelVersions": {"0": 1, ...}, "sha256": "..."}
+
+One :func:`pyramid` run at a time: a run holds the lease ``PATH/_pyramid/.lease`` (another fails
+with :class:`sfclayer.ConcurrentUpdate`), and writes the document only if it is still the one it
+read at its start.
 
 After appends and deletes on the base, :func:`pyramid` updates the levels in place, rewriting only
 the parents of the changed tiles (docs/FORMAT.md, "Updating a pyramid").
@@ -32,6 +37,7 @@ Examples
 
 import datetime as _dt
 import functools
+import hashlib
 import json
 import logging
 import math
@@ -42,7 +48,7 @@ import numpy as np
 from . import _jvm, raster
 from . import layer as _layer
 from ._pyramid_changes import _boxes_condition, _changed_base_keys, _merge_boxes, _sql
-from .errors import InvalidArgument, LayerNotFound
+from .errors import ConcurrentUpdate, CorruptLayer, InvalidArgument, LayerNotFound
 
 __all__ = ["pyramid", "pyramid_levels", "level_path", "downsample", "DOWNSAMPLING", "PYRAMID_DIR"]
 
@@ -51,6 +57,9 @@ PYRAMID_DIR = "_pyramid"
 #: Downsampling methods of :func:`pyramid`.
 DOWNSAMPLING = ("average", "nearest", "mode")
 _DOC = "pyramid.json"
+_LEASE = ".lease"
+#: pyramid.json's format: 2 adds ``levelVersions`` and ``sha256`` (version 1 documents still read).
+_DOC_FORMAT = 2
 _LOG = logging.getLogger(__name__)
 
 
@@ -62,9 +71,33 @@ def _base_metadata(spark, path):
     return json.loads(_jvm.layer_metadata_json(spark, path))
 
 
+def _checksum(doc):
+    """SHA-256 of a pyramid document without its ``sha256`` field, in one canonical JSON form."""
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
 def _document(spark, path):
-    text = _jvm.read_text(spark, _join(path, PYRAMID_DIR, _DOC))
-    return None if text is None else json.loads(text)
+    """The pyramid document, checked (formatVersion 2 on: its ``sha256``); None when there is none."""
+    where = _join(path, PYRAMID_DIR, _DOC)
+    text = _jvm.read_text(spark, where)
+    if text is None:
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise CorruptLayer(f"pyramid document {where} is damaged (not JSON: {e}); rebuild the pyramid with "
+                           f"sfclayer pyramid {path} --full") from None
+    if not isinstance(doc, dict) or doc.get("format") != "sfclayer-pyramid":
+        raise CorruptLayer(f"pyramid document {where} is damaged (not an sfclayer-pyramid document); rebuild the "
+                           f"pyramid with sfclayer pyramid {path} --full")
+    if int(doc.get("formatVersion", 1)) > _DOC_FORMAT:
+        raise InvalidArgument(f"pyramid document {where} has format version {doc['formatVersion']}, newer than "
+                              f"this sfclayer reads ({_DOC_FORMAT}): upgrade sfclayer")
+    if int(doc.get("formatVersion", 1)) >= 2 and doc.get("sha256") != _checksum(doc):
+        raise CorruptLayer(f"pyramid document {where} is damaged (its sha256 does not match its content); rebuild "
+                           f"the pyramid with sfclayer pyramid {path} --full")
+    return doc
 
 
 def pyramid_levels(spark, path):
@@ -149,11 +182,46 @@ def level_path(spark, path, zoom):
     LayerNotFound
         If the pyramid has no such level, or was built from an older version of the base.
     """
+    return _level(spark, path, zoom)[0]
+
+
+def _level_read(spark, path, zoom, version=None, as_of=None):
+    """``(layer, version, as_of)`` to read zoom level ``zoom`` of the base's version ``version`` (or
+    as of ``as_of``): the base's own arguments at its zoom; at a pyramid level, the level's version
+    the pyramid document pins (None for a version 1 document: the level's newest).
+
+    A pyramid holds its levels for one base version only (its ``baseVersion``, the newest): a
+    level of another base version is refused rather than read from the wrong base.
+
+    Raises
+    ------
+    InvalidArgument
+        If ``version`` is not the base version the pyramid was built from, or ``as_of`` is given
+        for a pyramid level.
+    LayerNotFound
+        As :func:`level_path`.
+    """
+    layer, doc, md = _level(spark, path, zoom)
+    if doc is None:  # the base's own zoom: its versions are the base's
+        return layer, version, as_of
+    if as_of is not None:
+        raise InvalidArgument(f"as_of: zoom level {zoom} of {path} is a pyramid level, which holds only the base's "
+                              f"newest version ({md['version']}); give version= or read the base zoom")
+    if version is not None and int(version) != int(doc["baseVersion"]):
+        raise InvalidArgument(f"version: {version} is not the version of {path} its pyramid was built from "
+                              f"({doc['baseVersion']}): zoom level {zoom} exists only for that version (version "
+                              f"{version} can be read at the base zoom {_base_zoom(md, path)})")
+    pinned = (doc.get("levelVersions") or {}).get(str(int(zoom)))
+    return layer, pinned, None
+
+
+def _level(spark, path, zoom):
+    """``(layer path, pyramid document or None at the base zoom, base metadata)``."""
     md = _base_metadata(spark, path)
     base = _base_zoom(md, path)
     zoom = int(zoom)
     if zoom == base:
-        return path
+        return path, None, md
     doc = _document(spark, path)
     if doc is None or zoom not in doc.get("levels", []):
         have = sorted(set(doc["levels"] if doc else []) | {base})
@@ -162,7 +230,7 @@ def level_path(spark, path, zoom):
     if doc.get("baseVersion") != md["version"]:
         raise LayerNotFound(f"the pyramid of {path} was built from version {doc.get('baseVersion')} and the "
                             f"layer is at version {md['version']}: rebuild it with sfclayer pyramid PATH")
-    return _join(path, PYRAMID_DIR, zoom)
+    return _join(path, PYRAMID_DIR, zoom), doc, md
 
 
 def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, note=None, **write_options):
@@ -220,6 +288,23 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     """
     if resampling is not None and resampling not in DOWNSAMPLING:
         raise InvalidArgument(f"resampling: {resampling!r} is unknown for a pyramid ({', '.join(DOWNSAMPLING)})")
+    _base_zoom(_base_metadata(spark, path), path)  # not a raster layer: refused before anything is written
+    # One run at a time: two runs from different base versions could otherwise leave parents of the
+    # older one under a document claiming the newer.
+    lease = _join(path, PYRAMID_DIR, _LEASE)
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    with _jvm.translated():
+        token = jvm.io.sfclayer.layer.Lease.take(conf, lease, f"build the pyramid of {path}")
+    try:
+        return _run(spark, path, min_zoom, resampling, log, full, note, write_options)
+    finally:
+        with _jvm.translated():
+            jvm.io.sfclayer.layer.Lease.release(conf, lease, token)
+
+
+def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
+    """:func:`pyramid` under its lease."""
     md = _base_metadata(spark, path)
     base, grid_at, lowest = _level_grids(md, path)
     doc = _document(spark, path)
@@ -249,9 +334,12 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     else:
         changed, why = _changed_base_keys(spark, path, int(doc["baseVersion"]), md)
         say(why)
+    started_from = doc  # the document is written only if it is still this one
+    level_versions = dict((doc or {}).get("levelVersions") or {}) if changed is not None else {}
     if changed is not None and not changed:
-        if doc["baseVersion"] != md["version"]:
-            _write_document(spark, path, doc, md["version"], "incremental", {})
+        if doc["baseVersion"] != md["version"] or "levelVersions" not in doc:
+            _write_document(spark, path, started_from, doc, md["version"], "incremental", {},
+                            level_versions or _level_versions(spark, path, doc["levels"]))
         return []
     nodata = r.get("nodata")
     nodata = float("nan") if nodata == "NaN" else nodata
@@ -279,19 +367,33 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
         finally:
             sc.setJobDescription(None)
         built.append(z)
-        child_path, child_version = level, None
+        level_versions[str(z)] = int(_base_metadata(spark, level)["version"])
+        child_path, child_version = level, level_versions[str(z)]
         if log is not None:
             log(z, time.perf_counter() - started)
     if changed is None:
-        doc = {"format": "sfclayer-pyramid", "formatVersion": 1, "tms": r.get("tms"), "baseZoom": base,
+        doc = {"format": "sfclayer-pyramid", "tms": r.get("tms"), "baseZoom": base,
                "levels": sorted(built), "resampling": resampling}
-    _write_document(spark, path, doc, md["version"], "full" if changed is None else "incremental", counts)
+    _write_document(spark, path, started_from, doc, md["version"], "full" if changed is None else "incremental",
+                    counts, level_versions)
     return sorted(built)
 
 
-def _write_document(spark, path, doc, base_version, kind, counts):
-    doc = dict(doc, baseVersion=base_version, createdAt=_dt.datetime.now(_dt.timezone.utc).isoformat(),
+def _level_versions(spark, path, levels):
+    return {str(z): int(_base_metadata(spark, _join(path, PYRAMID_DIR, z))["version"]) for z in levels}
+
+
+def _write_document(spark, path, started_from, doc, base_version, kind, counts, level_versions):
+    """Write the pyramid document, unless another run changed it since ``started_from`` was read."""
+    now = _document(spark, path)
+    if (now or {}).get("createdAt") != (started_from or {}).get("createdAt"):
+        raise ConcurrentUpdate(f"pyramid of {path}: its document changed while this run built the levels (another "
+                               f"run wrote base version {now.get('baseVersion')}); this run's levels may be mixed "
+                               f"with it: run sfclayer pyramid {path} --full")
+    doc = dict(doc, formatVersion=_DOC_FORMAT, baseVersion=base_version,
+               createdAt=_dt.datetime.now(_dt.timezone.utc).isoformat(), levelVersions=level_versions,
                lastUpdate={"kind": kind, "parents": {str(z): n for z, n in counts.items()}})
+    doc["sha256"] = _checksum(doc)
     _jvm.write_text(spark, _join(path, PYRAMID_DIR, _DOC), json.dumps(doc, indent=2))
 
 

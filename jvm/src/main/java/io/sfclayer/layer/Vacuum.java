@@ -24,7 +24,8 @@ import java.util.Set;
  * data files no remaining version references that are older than the horizon (files of dropped
  * versions, failed or duplicate task attempts, killed writes), and then empty data directories.
  * Younger unreferenced files may belong to a write in progress and are kept. As Delta does, a
- * retention under 7 days is refused unless the caller says it knows better.
+ * retention under 7 days is refused unless the caller says it knows better. A raster layer's
+ * pyramid levels ({@code _pyramid/<zoom>/}, layers of their own) are vacuumed with it.
  */
 public final class Vacuum {
     public static final long DEFAULT_RETAIN_MILLIS = 7L * 24 * 3600 * 1000;
@@ -81,8 +82,31 @@ public final class Vacuum {
         out.put("versionsRemoved", dropped);
         out.put("filesRemoved", removed);
         out.put("bytesFreed", bytes[0]);
+        out.put("pyramidLevels", vacuumLevels(conf, log, retainMillis, dryRun, enforceRetention));
         return out;
     }
+
+    /** A pyramid's levels are layers of their own under {@code _pyramid/<zoom>/}: each vacuumed the same way. */
+    private static Map<String, Object> vacuumLevels(Configuration conf, VersionLog log, long retainMillis,
+                                                    boolean dryRun, boolean enforceRetention) throws IOException {
+        Map<String, Object> levels = new java.util.TreeMap<>();
+        Path dir = new Path(log.layerPath(), PYRAMID_DIR);
+        FileSystem fs = log.fileSystem();
+        if (!fs.exists(dir)) {
+            return levels;
+        }
+        for (FileStatus st : fs.listStatus(dir)) {
+            if (st.isDirectory() && st.getPath().getName().matches("[0-9]+")
+                    && new VersionLog(conf, st.getPath()).isLayer()) {
+                levels.put(st.getPath().getName(), run(conf, st.getPath().toString(), retainMillis, dryRun,
+                    enforceRetention));
+            }
+        }
+        return levels;
+    }
+
+    /** Where a raster layer's pyramid levels live (docs/FORMAT.md section 8). */
+    static final String PYRAMID_DIR = "_pyramid";
 
     /**
      * Delta's rule: a retention under 7 days is refused unless {@code enforceRetention} is off. The
