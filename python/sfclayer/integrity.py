@@ -195,7 +195,7 @@ def verify(spark, path, version=None):
     return VerifyReport.from_json(_jvm.verify_layer(spark, path, version))
 
 
-def repair(spark, path):
+def repair(spark, path, report=None):
     """Write a new version of a damaged layer without its damaged records.
 
     An update based on the version :func:`verify` checked: only the damaged data files are
@@ -209,6 +209,9 @@ def repair(spark, path):
     ----------
     spark : pyspark.sql.SparkSession
     path : str
+    report : VerifyReport, optional
+        A :func:`verify` report of this layer to act on (its version is repaired, even if newer
+        versions were committed since); by default the newest version is verified first.
 
     Returns
     -------
@@ -223,7 +226,8 @@ def repair(spark, path):
     --------
     >>> print(sfclayer.repair(spark, "/tmp/dem"))  # doctest: +SKIP
     """
-    report = verify(spark, path)
+    if report is None:
+        report = verify(spark, path)
     if report.clean:
         return RepairReport(path, False, report.version, None, (), report)
     if report.document_damaged:
