@@ -14,6 +14,7 @@ from sfclayer import ConcurrentUpdate, CorruptLayer, InvalidArgument
 from sfclayer import pyramids as pyr
 
 from . import helpers
+from .test_integrity import _uncrc
 from .test_repair_update import GRID, tiles_df
 
 DOC = os.path.join("_pyramid", "pyramid.json")
@@ -42,6 +43,7 @@ def _doc(path):
 
 
 def _write_doc(path, doc):
+    _uncrc(os.path.join(path, DOC))  # Hadoop's local checksum sidecar would name the change first
     with open(os.path.join(path, DOC), "w") as f:
         json.dump(doc, f)
 
