@@ -92,7 +92,8 @@ def test_misses_skip_opening_files(spark, tmp_path):
 def test_updates_keep_building_filters(spark, tmp_path):
     path = str(tmp_path / "layer")
     model = sparse_model(11)
-    write(spark, path, model, bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k", partitions=4, bloom_filter=True)
+    # blocks of 1 MiB: the files, far smaller, are what compact merges
+    write(spark, path, model, bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="1m", partitions=4, bloom_filter=True)
     extra = sparse_model(12)  # new keys and replacements
     write(spark, path, extra, mode="append", partitions=3)
     model.update(extra)
