@@ -6,8 +6,9 @@ the layer on HDFS, in a process of its own (the suite's shared local session sta
 CONF_JSON is extra Spark settings (the HDFS client's). Prints one JSON line of findings, last, and
 leaves judging them to the test. With ``speculation``, a second application runs a write and an
 append with ``spark.speculation`` on and the first attempt of one task per job stalled on purpose
-(``sfclayer.test.slowFirstAttemptOfPartition`` of the test filesystem io.sfclayer.testing.FaultHdfs), and reports Spark's own event log of
-its task attempts next to the version documents, the files on disk and the data.
+(``sfclayer.test.slowFirstAttemptOfPartition`` of the test filesystem io.sfclayer.testing.FaultHdfs),
+and reports Spark's own event log of its task attempts next to the version documents, the files on
+disk and the data.
 """
 
 import datetime as dt

@@ -58,6 +58,10 @@ def test_the_document_has_a_checksum_and_the_level_versions(layer):
 
 def test_a_damaged_document_is_named_and_an_older_one_still_reads(spark, layer):
     doc = _doc(layer)
+    with open(os.path.join(layer, DOC), "r+") as f:  # Hadoop's local checksum sidecar notices first
+        f.write(" ")
+    with pytest.raises(CorruptLayer, match="pyramid.json.*filesystem checksum"):
+        sfclayer.pyramid_levels(spark, layer)
     _write_doc(layer, dict(doc, levels=[1, 2]))  # valid JSON, wrong content
     with pytest.raises(CorruptLayer, match="pyramid.json.*sha256"):
         sfclayer.pyramid_levels(spark, layer)

@@ -80,7 +80,14 @@ def _checksum(doc):
 def _document(spark, path):
     """The pyramid document, checked (formatVersion 2 on: its ``sha256``); None when there is none."""
     where = _join(path, PYRAMID_DIR, _DOC)
-    text = _jvm.read_text(spark, where)
+    try:
+        text = _jvm.read_text(spark, where)
+    except Exception as e:  # a filesystem's own checksum (Hadoop's local .crc sidecar) found damage
+        java = getattr(e, "java_exception", None)
+        if java is None or java.getClass().getName() != "org.apache.hadoop.fs.ChecksumException":
+            raise
+        raise CorruptLayer(f"pyramid document {where} is damaged (its filesystem checksum does not match); "
+                           f"rebuild the pyramid with sfclayer pyramid {path} --full") from None
     if text is None:
         return None
     try:
