@@ -120,8 +120,7 @@ def speculation(master, hdfs_dir, extra_conf, event_dir):
     spark = _session(master, extra_conf, "sfclayer-speculation-test", **{
         # the stalled attempts: a test filesystem of the test jar (io.sfclayer.testing.Faults)
         "spark.jars": test_jar,
-        "spark.hadoop.fs.hdfs.impl": "io.sfclayer.testing.FaultHdfs",
-        "spark.hadoop.fs.hdfs.impl.disable.cache": "true",
+        "spark.hadoop.fs.hdfs.impl": "io.sfclayer.testing.FaultHdfs",  # set before any HDFS client is cached
         "spark.speculation": "true",
         "spark.speculation.interval": "50ms",
         "spark.speculation.quantile": "0.5",
