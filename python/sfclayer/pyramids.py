@@ -37,7 +37,6 @@ Examples
 
 import datetime as _dt
 import functools
-import hashlib
 import json
 import logging
 import math
@@ -47,102 +46,19 @@ import numpy as np
 
 from . import _jvm, raster
 from . import layer as _layer
+from .ingestion import Grid, _tms
 from ._pyramid_changes import _boxes_condition, _changed_base_keys, _merge_boxes, _sql
-from .errors import ConcurrentUpdate, CorruptLayer, InvalidArgument, LayerNotFound
+from ._pyramid_levels import (  # noqa: F401 (level_path, pyramid_levels, PYRAMID_DIR: public here too)
+    _DOC, _DOC_FORMAT, PYRAMID_DIR, _base_metadata, _base_zoom, _checksum, _document, _join, level_path,
+    pyramid_levels)
+from .errors import ConcurrentUpdate, InvalidArgument
 
 __all__ = ["pyramid", "pyramid_levels", "level_path", "downsample", "DOWNSAMPLING", "PYRAMID_DIR"]
 
-#: The directory of a layer's pyramid levels, inside the layer.
-PYRAMID_DIR = "_pyramid"
 #: Downsampling methods of :func:`pyramid`.
 DOWNSAMPLING = ("average", "nearest", "mode")
-_DOC = "pyramid.json"
-_LEASE = ".lease"
-#: pyramid.json's format: 2 adds ``levelVersions`` and ``sha256`` (version 1 documents still read).
-_DOC_FORMAT = 2
 _LOG = logging.getLogger(__name__)
-
-
-def _join(path, *names):
-    return "/".join([path.rstrip("/")] + [str(n) for n in names])
-
-
-def _base_metadata(spark, path):
-    return json.loads(_jvm.layer_metadata_json(spark, path))
-
-
-def _checksum(doc):
-    """SHA-256 of a pyramid document without its ``sha256`` field, in one canonical JSON form."""
-    body = {k: v for k, v in doc.items() if k != "sha256"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
-
-
-def _document(spark, path):
-    """The pyramid document, checked (formatVersion 2 on: its ``sha256``); None when there is none."""
-    where = _join(path, PYRAMID_DIR, _DOC)
-    try:
-        text = _jvm.read_text(spark, where)
-    except Exception as e:  # a filesystem's own checksum (Hadoop's local .crc sidecar) found damage
-        java = getattr(e, "java_exception", None)
-        if java is None or java.getClass().getName() != "org.apache.hadoop.fs.ChecksumException":
-            raise
-        raise CorruptLayer(f"pyramid document {where} is damaged (its filesystem checksum does not match); "
-                           f"rebuild the pyramid with sfclayer pyramid {path} --full") from None
-    if text is None:
-        return None
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise CorruptLayer(f"pyramid document {where} is damaged (not JSON: {e}); rebuild the pyramid with "
-                           f"sfclayer pyramid {path} --full") from None
-    if not isinstance(doc, dict) or doc.get("format") != "sfclayer-pyramid":
-        raise CorruptLayer(f"pyramid document {where} is damaged (not an sfclayer-pyramid document); rebuild the "
-                           f"pyramid with sfclayer pyramid {path} --full")
-    if int(doc.get("formatVersion", 1)) > _DOC_FORMAT:
-        raise InvalidArgument(f"pyramid document {where} has format version {doc['formatVersion']}, newer than "
-                              f"this sfclayer reads ({_DOC_FORMAT}): upgrade sfclayer")
-    if int(doc.get("formatVersion", 1)) >= 2 and doc.get("sha256") != _checksum(doc):
-        raise CorruptLayer(f"pyramid document {where} is damaged (its sha256 does not match its content); rebuild "
-                           f"the pyramid with sfclayer pyramid {path} --full")
-    return doc
-
-
-def pyramid_levels(spark, path):
-    """The zoom levels of a raster layer: its pyramid's and its own, ascending.
-
-    Parameters
-    ----------
-    spark : pyspark.sql.SparkSession
-    path : str
-        The base layer.
-
-    Returns
-    -------
-    list of int
-
-    Raises
-    ------
-    InvalidArgument
-        If the layer is not a raster layer.
-    """
-    md = _base_metadata(spark, path)
-    zoom = _base_zoom(md, path)
-    doc = _document(spark, path)
-    levels = set(doc["levels"]) if doc and doc.get("baseVersion") == md["version"] else set()
-    return sorted(levels | {zoom})
-
-
-def _base_zoom(md, path):
-    """The base's zoom: its tile matrix's, or for its own grid ``ceil(log2(max(cols, rows)))``."""
-    r = md.get("raster")
-    if not r:
-        raise InvalidArgument(f"path: {path!r} has no zoom levels: it is not a raster layer (one written by "
-                              "sfclayer.ingest or with a raster description)")
-    if r.get("zoom") is not None:
-        return int(r["zoom"])
-    ki = md["keyIndex"]
-    side = max(ki["colMax"] - ki["colMin"] + 1, ki["rowMax"] - ki["rowMin"] + 1)
-    return max(0, (side - 1).bit_length())  # ceil(log2(side))
+_LEASE = ".lease"
 
 
 def _level_grids(md, path):
@@ -152,8 +68,6 @@ def _level_grids(md, path):
     grid (GeoTrellis' floating layout), level ``z`` keeps the top-left corner and doubles the tile's
     size in map units at each step, ``ceil(n / 2)`` tiles a side, down to one tile at level 0.
     """
-    from .ingestion import Grid, _tms
-
     base = _base_zoom(md, path)
     r = md["raster"]
     if r.get("tms") is not None:
@@ -179,65 +93,6 @@ def _level_grids(md, path):
         extent = (e["xmin"], e["ymax"] - h * s * th, e["xmin"] + w * s * tw, e["ymax"])
         return Grid(md.get("crs"), extent, w, h, int(r["tileWidth"]), int(r["tileHeight"]), None, z)
     return base, grid, 0
-
-
-def level_path(spark, path, zoom):
-    """The layer holding zoom level ``zoom`` of the raster layer at ``path`` (``path`` itself for its own).
-
-    Raises
-    ------
-    LayerNotFound
-        If the pyramid has no such level, or was built from an older version of the base.
-    """
-    return _level(spark, path, zoom)[0]
-
-
-def _level_read(spark, path, zoom, version=None, as_of=None):
-    """``(layer, version, as_of)`` to read zoom level ``zoom`` of the base's version ``version`` (or
-    as of ``as_of``): the base's own arguments at its zoom; at a pyramid level, the level's version
-    the pyramid document pins (None for a version 1 document: the level's newest).
-
-    A pyramid holds its levels for one base version only (its ``baseVersion``, the newest): a
-    level of another base version is refused rather than read from the wrong base.
-
-    Raises
-    ------
-    InvalidArgument
-        If ``version`` is not the base version the pyramid was built from, or ``as_of`` is given
-        for a pyramid level.
-    LayerNotFound
-        As :func:`level_path`.
-    """
-    layer, doc, md = _level(spark, path, zoom)
-    if doc is None:  # the base's own zoom: its versions are the base's
-        return layer, version, as_of
-    if as_of is not None:
-        raise InvalidArgument(f"as_of: zoom level {zoom} of {path} is a pyramid level, which holds only the base's "
-                              f"newest version ({md['version']}); give version= or read the base zoom")
-    if version is not None and int(version) != int(doc["baseVersion"]):
-        raise InvalidArgument(f"version: {version} is not the version of {path} its pyramid was built from "
-                              f"({doc['baseVersion']}): zoom level {zoom} exists only for that version (version "
-                              f"{version} can be read at the base zoom {_base_zoom(md, path)})")
-    pinned = (doc.get("levelVersions") or {}).get(str(int(zoom)))
-    return layer, pinned, None
-
-
-def _level(spark, path, zoom):
-    """``(layer path, pyramid document or None at the base zoom, base metadata)``."""
-    md = _base_metadata(spark, path)
-    base = _base_zoom(md, path)
-    zoom = int(zoom)
-    if zoom == base:
-        return path, None, md
-    doc = _document(spark, path)
-    if doc is None or zoom not in doc.get("levels", []):
-        have = sorted(set(doc["levels"] if doc else []) | {base})
-        raise LayerNotFound(f"layer {path} has no zoom level {zoom}; it has {have}"
-                            + ("" if doc else " (build the coarser ones with sfclayer pyramid PATH)"))
-    if doc.get("baseVersion") != md["version"]:
-        raise LayerNotFound(f"the pyramid of {path} was built from version {doc.get('baseVersion')} and the "
-                            f"layer is at version {md['version']}: rebuild it with sfclayer pyramid PATH")
-    return _join(path, PYRAMID_DIR, zoom), doc, md
 
 
 def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, note=None, **write_options):
