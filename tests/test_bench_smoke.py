@@ -51,9 +51,6 @@ def test_smoke_run_reports_every_comparator(spark, bench, tmp_path):
         assert _finite_positive(w["seconds"]) and _finite_positive(w["tiles_per_s"]), name
         assert w["files"] >= 1, name
         assert w["disk_bytes"] > 0.5 * n * tile_bytes, name
-    # every layout wrote the same n tiles: the faster a write, the higher its rate
-    by_time = sorted(size["writes"], key=lambda k: size["writes"][k]["seconds"])
-    assert by_time == sorted(size["writes"], key=lambda k: -size["writes"][k]["tiles_per_s"])
 
     # bounding boxes: every comparator, every fraction, exact answers
     assert [b["fraction"] for b in size["bbox"]] == list(cfg.fractions)
