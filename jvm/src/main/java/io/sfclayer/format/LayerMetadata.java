@@ -220,7 +220,7 @@ public final class LayerMetadata implements Serializable {
             LayerMetadata md = new LayerMetadata();
             md.formatVersion = num(m, "formatVersion").intValue();
             if (md.formatVersion > FORMAT_VERSION || md.formatVersion < 1) {
-                throw new SfcLayerException.CorruptLayer("layer version document " + source + " has format version "
+                throw new SfcLayerException.UnsupportedFormat("layer version document " + source + " has format version "
                     + md.formatVersion + "; this sfclayer reads format versions 1.." + FORMAT_VERSION
                     + " (upgrade sfclayer to read it)");
             }

@@ -183,10 +183,9 @@ public final class VersionLog {
         LayerMetadata md;
         try {
             md = LayerMetadata.fromJsonBytes(bytes, p.toString());
+        } catch (SfcLayerException.UnsupportedFormat e) {
+            throw e; // not damage: a newer sfclayer reads it
         } catch (SfcLayerException.CorruptLayer e) {
-            if (e.getMessage().contains("upgrade sfclayer")) {
-                throw e;
-            }
             throw new SfcLayerException.CorruptLayer(e.getMessage() + ". Other versions of the layer are not affected"
                 + (version > 1 ? " (read version " + (version - 1) + " with option versionAsOf=" + (version - 1) + ")" : "")
                 + "; `sfclayer verify " + layer + "` checks the whole layer", e);
