@@ -29,6 +29,7 @@ from .errors import (
     LayerNotFound,
     LayerExists,
     CorruptLayer,
+    UnsupportedFormat,
     ConcurrentUpdate,
     StorageError,
 )
@@ -83,6 +84,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "UnsupportedFormat",
     "ConcurrentUpdate",
     "StorageError",
 ]
