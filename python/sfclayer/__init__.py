@@ -30,6 +30,7 @@ from .errors import (
     LayerExists,
     CorruptLayer,
     ConcurrentUpdate,
+    CommitStateUnknown,
     StorageError,
 )
 
@@ -84,6 +85,7 @@ __all__ = [
     "LayerExists",
     "CorruptLayer",
     "ConcurrentUpdate",
+    "CommitStateUnknown",
     "StorageError",
 ]
 
