@@ -27,8 +27,9 @@ import java.util.Set;
  * the log, and data directories left empty.
  *
  * <p>Age is the write's, never a directory's own timestamp (on S3 a directory's time is the listing's
- * time): a {@code data-<writeId>} directory's write started at the time in its name, and a file was
- * written at its modification time (real on every store). A write in progress keeps its files by rule:
+ * time): a file was written at its modification time (real on every store), a data file (a
+ * {@code part-*} directory) at its newest file's, and an empty directory is as old as the write start
+ * time in its {@code data-<writeId>} name. A write in progress keeps its files by rule:
  * it holds a {@link #PENDING} marker in its data directory until its commit, and vacuum skips a data
  * directory whose marker is younger than {@link #PENDING_GRACE_MILLIS} (or the retention, if longer). As
  * Delta does, a retention under 7 days is refused unless the caller says it knows better.
@@ -184,8 +185,9 @@ public final class Vacuum {
                         continue;
                     }
                     long size = 0;
-                    long newest = written == Long.MAX_VALUE ? Long.MIN_VALUE : written;
-                    for (FileStatus f : fs.listStatus(st.getPath())) {
+                    FileStatus[] parts = fs.listStatus(st.getPath());
+                    long newest = parts.length == 0 ? written : Long.MIN_VALUE; // an empty one is as old as its write
+                    for (FileStatus f : parts) {
                         size += f.isDirectory() ? fs.getContentSummary(f.getPath()).getLength() : f.getLen();
                         newest = Math.max(newest, f.isDirectory() ? Long.MAX_VALUE : f.getModificationTime());
                     }
@@ -201,7 +203,7 @@ public final class Vacuum {
                     } else {
                         remove(st.getPath(), id, 0, true);
                     }
-                } else if (st.getModificationTime() >= horizon || written >= horizon) {
+                } else if (st.getModificationTime() >= horizon) {
                     empty = false;
                 } else {
                     remove(st.getPath(), id, st.getLen(), false);
