@@ -147,3 +147,21 @@ def test_an_empty_append_publishes_nothing(spark, tmp_path):
     sfclayer.write(tiles(spark, 4).limit(0), path, mode="append")
     assert helpers.versions(path) == [1]
     assert [d for d in os.listdir(path) if d.startswith("data-")] == [helpers.metadata(path)["dataDir"]]
+
+
+def test_a_delete_rewrites_only_files_holding_a_tile_it_deletes(spark, tmp_path):
+    # Quadrant (0, 0) full (Z indexes 0-63, one file) and rows 0-3 of quadrant (8, 0) without cols 8-13 of
+    # rows 0-1 (one file spanning 72-95). The box cols 6-13 x rows 0-1 holds 4 tiles of the first file and
+    # none of the second, whose span it meets (indexes 80-83): the second file must stay as it is.
+    from pyspark.sql import functions as F
+    path = _path(tmp_path)
+    second = tiles(spark, 8, 8, 0).where((F.col("row") < 4) & ~((F.col("row") < 2) & (F.col("col") <= 13)))
+    sfclayer.write(tiles(spark, 8).union(second), path, bounds=(0, 0, 15, 15), partitions=4)
+    before = helpers.metadata(path)["files"]
+    assert [(f["firstIndex"], f["lastIndex"]) for f in before] == [(0, 63), (72, 95)]
+    v = sfclayer.delete(spark, path, keys=(6, 0, 13, 1))
+    after = helpers.metadata(path)
+    assert v.metrics["tilesDeleted"] == 4 and v.metrics["filesRemoved"] == 1
+    ids = {f"{f['dir']}/{f['name']}" for f in after["files"]}
+    assert f"{before[1]['dir']}/{before[1]['name']}" in ids
+    assert after["operation"]["removedFiles"] == [f"{before[0]['dir']}/{before[0]['name']}"]
