@@ -251,7 +251,7 @@ public final class VersionLog {
      * ({@link CandidateCheck}) before it is published.
      *
      * <p>Outcomes (docs/FORMAT.md, section 6): returns only when the version is published; after that
-     * nothing throws. ConcurrentUpdate, CorruptLayer (a bad candidate), InvalidArgument (a store that
+     * nothing throws. ConcurrentUpdate, SfcLayerException itself (a bad candidate), InvalidArgument (a store that
      * cannot publish atomically) and StorageError mean nothing was published: the caller may delete its
      * data. {@link SfcLayerException.CommitStateUnknown} means the outcome could not be decided: the
      * caller must keep its data (the version may reference it).
