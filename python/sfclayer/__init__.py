@@ -31,6 +31,7 @@ from .errors import (
     CorruptLayer,
     UnsupportedFormat,
     ConcurrentUpdate,
+    CommitStateUnknown,
     StorageError,
 )
 
@@ -86,6 +87,7 @@ __all__ = [
     "CorruptLayer",
     "UnsupportedFormat",
     "ConcurrentUpdate",
+    "CommitStateUnknown",
     "StorageError",
 ]
 

@@ -22,6 +22,7 @@ _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException$CorruptLayer": errors.CorruptLayer,
     "io.sfclayer.SfcLayerException$UnsupportedFormat": errors.UnsupportedFormat,
     "io.sfclayer.SfcLayerException$ConcurrentUpdate": errors.ConcurrentUpdate,
+    "io.sfclayer.SfcLayerException$CommitStateUnknown": errors.CommitStateUnknown,
     "io.sfclayer.SfcLayerException$StorageError": errors.StorageError,
 }
 
