@@ -82,7 +82,7 @@ def s3a_settings(bucket, endpoint):
         b + "attempts.maximum": "2",
         b + "retry.limit": "2",
         b + "retry.interval": "50ms",
-        b + "connection.establish.timeout": "5s",
+        b + "connection.establish.timeout": "15s",
         b + "connection.timeout": "30s",
     }
 

@@ -99,12 +99,13 @@ def test_updates_time_travel_compact_verify_vacuum(spark, s3):
     """One layer through its whole life on S3; vacuum with zero retention then frees exactly the
     files no version references, as on local files."""
     path = s3.path("life")
-    sfclayer.write(tiles(spark), path, bounds=BOUNDS, extent=EXTENT, partitions=2, block_size=BLOCK)
+    # six partitions of ~25 KB in 256 KiB blocks: small files side by side, for compact to merge
+    sfclayer.write(tiles(spark), path, bounds=BOUNDS, extent=EXTENT, partitions=6, block_size=4 * BLOCK)
     v1 = everything()
     # append: replace a box, add nothing new (keys inside the bounds)
     box = [(c, r) for c in range(4, 8) for r in range(2, 5)]
     sfclayer.write(tiles(spark, box, bump=7), path, mode="append")
-    v2 = dict(v1, **{k: v1[k] + 7 for k in box})
+    v2 = {**v1, **{k: v1[k] + 7 for k in box}}
     assert values(spark, path) == v2
     # delete a box
     deleted = sfclayer.delete(spark, path, keys=(20, 10, 23, 15))
