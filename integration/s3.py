@@ -271,7 +271,8 @@ class FaultProxy:
     are waiting (or ``timeout`` passes), then all go on at once: ``n`` requests in flight at the
     server together. ``lose_answer(pattern)``: the next PUT whose path matches is forwarded and, once
     the server has answered it (whatever it answered), the client gets a 500 instead.
-    ``.held`` and ``.lost`` record what happened: (path, server status) pairs.
+    ``.held`` records (path, release generation) of the PUTs held, ``.lost`` (path, server status) of
+    the answers lost, ``.log`` (method, path, status the server gave) of every request.
     """
 
     def __init__(self, target):
@@ -282,6 +283,7 @@ class FaultProxy:
         self._lose = None
         self.held = []
         self.lost = []
+        self.log = []
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -306,6 +308,8 @@ class FaultProxy:
                     upstream.endheaders(body if method not in ("GET", "HEAD") or body else None)
                     r = upstream.getresponse()
                     data = r.read()
+                    with proxy._lock:
+                        proxy.log.append((method, path.split("?", 1)[0], r.status))
                     if method == "PUT" and proxy._take_lose(path, r.status):
                         self._answer(500, [("Content-Type", "application/xml")],
                                      b"<Error><Code>InternalError</Code><Message>answer lost by FaultProxy"
@@ -352,9 +356,11 @@ class FaultProxy:
         self._thread.start()
         return self
 
-    def hold(self, pattern, n=2, timeout=10.0):
+    def hold(self, pattern, n=2, timeout=10.0, once=True):
+        """Hold PUTs matching ``pattern`` until ``n`` wait (or ``timeout``); ``once``: for one group only."""
         with self._lock:
-            self._hold = {"re": re.compile(pattern), "n": n, "timeout": timeout, "waiting": 0, "gen": 0}
+            self._hold = {"re": re.compile(pattern), "n": n, "timeout": timeout, "waiting": 0, "gen": 0,
+                          "once": once}
 
     def lose_answer(self, pattern):
         with self._lock:
@@ -362,8 +368,11 @@ class FaultProxy:
 
     def clear(self):
         with self._lock:
+            if self._hold is not None:
+                self._hold["gen"] += 1  # release whoever waits
             self._hold = None
             self._lose = None
+            self.held, self.lost, self.log = [], [], []
             self._lock.notify_all()
 
     def _maybe_hold(self, path):
@@ -376,10 +385,12 @@ class FaultProxy:
             if h["waiting"] >= h["n"]:
                 h["gen"] += 1
                 h["waiting"] = 0
+                if h["once"]:
+                    self._hold = None
                 self._lock.notify_all()
             else:
                 deadline = time.monotonic() + h["timeout"]
-                while h["gen"] == gen and self._hold is h:
+                while h["gen"] == gen:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         h["waiting"] -= 1
