@@ -30,6 +30,7 @@ from .errors import (
     LayerExists,
     CorruptLayer,
     ConcurrentUpdate,
+    CommitStateUnknown,
     StorageError,
 )
 
@@ -85,6 +86,7 @@ __all__ = [
     "LayerExists",
     "CorruptLayer",
     "ConcurrentUpdate",
+    "CommitStateUnknown",
     "StorageError",
 ]
 

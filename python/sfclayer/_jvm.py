@@ -21,6 +21,7 @@ _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException$LayerExists": errors.LayerExists,
     "io.sfclayer.SfcLayerException$CorruptLayer": errors.CorruptLayer,
     "io.sfclayer.SfcLayerException$ConcurrentUpdate": errors.ConcurrentUpdate,
+    "io.sfclayer.SfcLayerException$CommitStateUnknown": errors.CommitStateUnknown,
     "io.sfclayer.SfcLayerException$StorageError": errors.StorageError,
 }
 

@@ -13,6 +13,7 @@ __all__ = [
     "LayerExists",
     "CorruptLayer",
     "ConcurrentUpdate",
+    "CommitStateUnknown",
     "StorageError",
 ]
 
@@ -63,6 +64,12 @@ class CorruptLayer(SfcLayerError):
 class ConcurrentUpdate(SfcLayerError):
     """A write lost a race with another: a version committed since it read the layer changed what it
     changed (or replaced the layer). Nothing of the write was published; retrying it is safe."""
+
+
+class CommitStateUnknown(SfcLayerError):
+    """A commit whose outcome is unknown: publishing the version document failed in a way that may
+    have taken effect, and reading it back did not tell. The write's data was kept; check the layer's
+    history (the message names the version document) before retrying."""
 
 
 class StorageError(SfcLayerError, OSError):

@@ -81,4 +81,15 @@ public class SfcLayerException extends RuntimeException {
         private static final long serialVersionUID = 1L;
         public ConcurrentUpdate(String message) { super(message); }
     }
+
+    /**
+     * A commit whose outcome could not be decided: publishing the version document failed in a way
+     * that may or may not have taken effect, and reading the document back did not tell (docs/FORMAT.md,
+     * section 6). The write's data is kept (the version may reference it); the message names the
+     * version document to look at. As Iceberg's CommitStateUnknownException: do not retry blindly.
+     */
+    public static class CommitStateUnknown extends SfcLayerException {
+        private static final long serialVersionUID = 1L;
+        public CommitStateUnknown(String message, Throwable cause) { super(message, cause); }
+    }
 }

@@ -5,11 +5,8 @@ import io.sfclayer.curve.TimeText;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
-import org.apache.hadoop.fs.FileAlreadyExistsException;
-import org.apache.hadoop.fs.FileContext;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 
 import java.io.FileNotFoundException;
@@ -27,8 +24,9 @@ import java.util.regex.Pattern;
 /**
  * A layer's commit log, the directory {@code <layer>/_sfclayer/} of version documents
  * {@code v<8-digit version>.json}. The highest version present is the layer; publishing a version
- * is one atomic, non-overwriting rename of a fully written temporary document, so a reader sees
- * the old layer or the new one and never a partial one (docs/FORMAT.md, "Commit protocol").
+ * is one atomic create-if-absent of its complete document (how depends on the filesystem:
+ * {@link CommitPublisher}), so a reader sees the old layer or the new one and never a partial one
+ * (docs/FORMAT.md, section 6).
  */
 public final class VersionLog {
     public static final String LOG_DIR = "_sfclayer";
@@ -249,76 +247,139 @@ public final class VersionLog {
      * Publishes {@code md} (whose data files are fully written) as the next version and returns the
      * committed document. {@code md.readVersion} is the version the write read; if newer versions
      * exist, the write is checked against them ({@link Conflicts}) and rebased on the newest, or fails
-     * with ConcurrentUpdate. Never overwrites a version document.
+     * with ConcurrentUpdate. Never overwrites a version document. The candidate is checked
+     * ({@link CandidateCheck}) before it is published.
+     *
+     * <p>Outcomes (docs/FORMAT.md, section 6): returns only when the version is published; after that
+     * nothing throws. ConcurrentUpdate, CorruptLayer (a bad candidate), InvalidArgument (a store that
+     * cannot publish atomically) and StorageError mean nothing was published: the caller may delete its
+     * data. {@link SfcLayerException.CommitStateUnknown} means the outcome could not be decided: the
+     * caller must keep its data (the version may reference it).
      *
      * @param added the files the write added (what a rebase keeps on top of the newest version)
      */
     public LayerMetadata commit(LayerMetadata md, List<DataFile> added) throws IOException {
-        fs.mkdirs(logDir());
-        Path tmp = new Path(logDir(), ".tmp-" + md.writeId + ".json");
+        CommitPublisher publisher = publisher();
+        publisher.prepare(logDir());
         long based = Math.max(0, md.readVersion);
         LayerMetadata candidate = md;
-        try {
-            for (int attempt = 0; ; attempt++) {
-                List<Long> vs = versions();
-                long latest = vs.isEmpty() ? 0 : vs.get(vs.size() - 1);
-                if (latest > based) {
-                    List<LayerMetadata> newer = new ArrayList<>();
-                    for (long v = based + 1; v <= latest; v++) {
-                        newer.add(read(v));
-                    }
-                    Conflicts.check(layer.toString(), md, newer);
-                    candidate = Conflicts.rebase(md, added, newer.get(newer.size() - 1));
+        for (int attempt = 0; ; attempt++) {
+            List<Long> vs = versions();
+            long latest = vs.isEmpty() ? 0 : vs.get(vs.size() - 1);
+            if (latest > based) {
+                List<LayerMetadata> newer = new ArrayList<>();
+                for (long v = based + 1; v <= latest; v++) {
+                    newer.add(read(v));
                 }
-                candidate.version = latest + 1;
-                try (FSDataOutputStream out = fs.create(tmp, true)) {
-                    out.write(candidate.toJsonBytes());
-                }
-                if (publish(tmp, new Path(logDir(), versionFileName(latest + 1)))) {
-                    writeHint(latest + 1);
-                    return candidate;
-                }
-                if (attempt >= COMMIT_RETRIES) {
-                    throw new SfcLayerException.ConcurrentUpdate("could not commit to layer " + layer + ": version "
-                        + (latest + 1) + " was taken by another writer " + (attempt + 1)
-                        + " times in a row; nothing was published");
-                }
-                long backoff = Math.min(BACKOFF_MAX_MILLIS, BACKOFF_MIN_MILLIS << attempt);
-                try {
-                    Thread.sleep(backoff / 2 + (long) (Math.random() * backoff / 2));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new SfcLayerException("commit to layer " + layer + " interrupted; nothing was published");
-                }
+                Conflicts.check(layer.toString(), md, newer);
+                candidate = Conflicts.rebase(md, added, newer.get(newer.size() - 1));
             }
-        } finally {
-            fs.delete(tmp, false);
+            candidate.version = latest + 1;
+            CandidateCheck.check(layer.toString(), candidate);
+            if (publishOnce(publisher, new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
+                    candidate.writeId)) {
+                writeHint(latest + 1);
+                return candidate;
+            }
+            if (attempt >= COMMIT_RETRIES) {
+                throw new SfcLayerException.ConcurrentUpdate("could not commit to layer " + layer + ": version "
+                    + (latest + 1) + " was taken by another writer " + (attempt + 1)
+                    + " times in a row; nothing was published");
+            }
+            long backoff = Math.min(BACKOFF_MAX_MILLIS, BACKOFF_MIN_MILLIS << attempt);
+            try {
+                Thread.sleep(backoff / 2 + (long) (Math.random() * backoff / 2));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SfcLayerException("commit to layer " + layer + " interrupted; nothing was published");
+            }
         }
     }
 
-    /**
-     * Makes {@code tmp} the version document {@code target} unless {@code target} exists; false if
-     * another writer took it. HDFS (and FileContext filesystems): a rename without OVERWRITE,
-     * atomic. The local filesystem: its rename replaces an existing target, so a hard link instead
-     * (creating a link fails atomically when the name exists).
-     */
-    private boolean publish(Path tmp, Path target) throws IOException {
-        if ("file".equals(fs.getScheme())) {
-            java.nio.file.Path from = java.nio.file.Paths.get(tmp.toUri().getPath());
-            java.nio.file.Path to = java.nio.file.Paths.get(target.toUri().getPath());
-            try {
-                java.nio.file.Files.createLink(to, from);
-                return true;
-            } catch (java.nio.file.FileAlreadyExistsException e) {
-                return false;
-            }
+    private CommitPublisher publisher;
+
+    /** The layer's commit primitive, chosen once (its filesystem's capability; docs/FORMAT.md, section 6). */
+    public synchronized CommitPublisher publisher() throws IOException {
+        if (publisher == null) {
+            publisher = CommitPublisher.forLayer(fs, conf, layer);
         }
-        FileContext fc = FileContext.getFileContext(layer.toUri(), conf);
+        return publisher;
+    }
+
+    /**
+     * One attempt to publish {@code document} as {@code target}: true when it is published (by this
+     * attempt, or by an earlier one whose answer was lost), false when another writer's document holds
+     * the name. When publishing fails, the document is read back and its writeId decides: ours is
+     * committed, another's is a lost race; absent, the attempt is fenced off (not committed:
+     * StorageError) or, when it cannot be, tried once more; what cannot be decided is CommitStateUnknown.
+     */
+    private boolean publishOnce(CommitPublisher publisher, Path target, byte[] document, String writeId)
+            throws IOException {
+        boolean published;
         try {
-            fc.rename(tmp, target, Options.Rename.NONE);
+            published = publisher.publish(target, document, writeId);
+        } catch (IOException | RuntimeException e) {
+            return afterFailure(publisher, target, document, writeId, e);
+        }
+        if (published) {
             return true;
-        } catch (FileAlreadyExistsException e) {
-            return false;
+        }
+        // the name is taken: by another writer, or by us if an earlier answer was lost (S3: a retried PUT got 412)
+        String holder;
+        try {
+            holder = writeIdAt(target);
+        } catch (IOException | RuntimeException e) {
+            throw unknown(target, "it exists but could not be read back", e);
+        }
+        return writeId.equals(holder);
+    }
+
+    private boolean afterFailure(CommitPublisher publisher, Path target, byte[] document, String writeId,
+                                 Exception failure) throws IOException {
+        String holder;
+        try {
+            holder = writeIdAt(target);
+            if (holder == null && publisher.fence(target, writeId)) {
+                holder = writeIdAt(target); // a rename may have landed before the fence
+                if (holder == null) {
+                    throw new SfcLayerException.StorageError("could not publish version document " + target + " ("
+                        + publisher.describe() + "): " + failure + "; nothing was published", failure);
+                }
+            } else if (holder == null) {
+                // cannot fence (an object store's PUT): try once more; 412 or success then decide
+                boolean again = publisher.publish(target, document, writeId);
+                holder = again ? writeId : writeIdAt(target);
+            }
+        } catch (SfcLayerException.StorageError e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            e.addSuppressed(failure);
+            throw unknown(target, "publishing failed (" + failure + ") and reading it back failed too", e);
+        }
+        if (holder == null) {
+            throw unknown(target, "publishing failed (" + failure + ") and it is absent", failure);
+        }
+        return writeId.equals(holder);
+    }
+
+    private SfcLayerException.CommitStateUnknown unknown(Path target, String why, Throwable cause) {
+        return new SfcLayerException.CommitStateUnknown("the commit to layer " + layer + " has an unknown outcome: "
+            + "version document " + target + " " + why + "; the write's data was kept. Check the layer's history"
+            + " (a version with this write's writeId is committed) before writing again", cause);
+    }
+
+    /** The writeId of the version document at {@code p}, or null when there is none (an unparsable one is not ours). */
+    private String writeIdAt(Path p) throws IOException {
+        byte[] bytes;
+        try (FSDataInputStream in = fs.open(p)) {
+            bytes = in.readAllBytes();
+        } catch (FileNotFoundException e) {
+            return null;
+        }
+        try {
+            return LayerMetadata.fromJsonBytes(bytes, p.toString()).writeId;
+        } catch (SfcLayerException.CorruptLayer e) {
+            return ""; // this write's documents are complete and valid: a damaged one is someone else's
         }
     }
 
@@ -350,7 +411,7 @@ public final class VersionLog {
     private void writeHint(long version) {
         try (FSDataOutputStream out = fs.create(new Path(logDir(), HINT_FILE), true)) {
             out.write(Long.toString(version).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             // readers list the log instead
         }
     }
