@@ -133,9 +133,11 @@ class MotoS3:
                 self.app = app
 
             def __call__(self, environ, start_response):
+                method = environ["REQUEST_METHOD"]
+                if method == "PUT" and environ.get("HTTP_X_AMZ_COPY_SOURCE"):
+                    method = "COPY"  # a server-side copy: what a rename is on S3
                 with outer._lock:
-                    outer._log.append((environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""),
-                                       environ.get("QUERY_STRING", "")))
+                    outer._log.append((method, environ.get("PATH_INFO", ""), environ.get("QUERY_STRING", "")))
                 if outer.latency > 0:
                     time.sleep(outer.latency)
                 return self.app(environ, start_response)
@@ -170,7 +172,8 @@ class MotoS3:
             raise S3Unavailable(f"moto could not create bucket {name}: {status} {body[:300]!r}")
 
     def requests(self):
-        """The requests answered since the last :meth:`reset`: a list of (method, path, query)."""
+        """The requests answered since the last :meth:`reset`: a list of (method, path, query); a PUT
+        that copies another object is logged as method ``COPY``."""
         with self._lock:
             return list(self._log)
 

@@ -107,3 +107,25 @@ def test_a_lost_answer_to_our_commit_is_recognised_as_our_commit(spark, s3_race)
     assert [v.operation for v in history] == ["write", "append"]
     assert values(spark, path) == {**{(c, 0): c * 100 for c in range(COLS)}, (3, 2): 302}
     assert sfclayer.verify(spark, path).clean
+
+
+def test_a_store_without_conditional_writes_is_refused_unless_one_writer_is_declared(spark, s3):
+    """S3A with conditional writes off (an S3-compatible store without If-None-Match): a commit there
+    could be lost, so the write is refused naming the setting; declared single-writer, it works."""
+    from integration import s3 as s3_helpers
+
+    bucket = "sfclayer-noconditional"
+    s3.server.create_bucket(bucket)
+    settings = s3_helpers.s3a_settings(bucket, s3.server.endpoint)
+    settings[f"fs.s3a.bucket.{bucket}.create.conditional.enabled"] = "false"
+    s3_helpers.configure_spark(spark, settings)
+    path = f"s3a://{bucket}/{s3.run}/layer"
+    df = tile_df(spark, [(c, 0) for c in range(COLS)])
+    with pytest.raises(sfclayer.InvalidArgument, match=r"fs\.s3a\.create\.conditional\.enabled.*singleWriter"):
+        sfclayer.write(df, path, bounds=(0, 0, COLS - 1, ROWS - 1))
+    with pytest.raises(sfclayer.LayerNotFound):
+        sfclayer.read(spark, path).count()  # nothing was published
+    sfclayer.write(df, path, bounds=(0, 0, COLS - 1, ROWS - 1), singleWriter="true")
+    sfclayer.write(tile_df(spark, [(2, 3)]), path, mode="append", singleWriter="true")
+    assert values(spark, path) == {**{(c, 0): c * 100 for c in range(COLS)}, (2, 3): 203}
+    assert [v.operation for v in sfclayer.history(spark, path)] == ["write", "append"]
