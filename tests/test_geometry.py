@@ -15,6 +15,7 @@ import sfclayer  # noqa: E402
 from sfclayer.errors import InvalidArgument  # noqa: E402
 from sfclayer.grid import TileGrid  # noqa: E402
 
+from .helpers import sfclayer_errors  # noqa: E402
 from .test_lookup import grid  # noqa: E402
 from .test_read import metrics, spark_filters_after_scan  # noqa: E402
 
@@ -136,11 +137,11 @@ def test_bad_geometries_are_refused(spark, layer_path, tmp_path):
     with pytest.raises(InvalidArgument, match="geometry_crs"):
         sfclayer.read(spark, layer_path, geometry_crs="EPSG:3857")
     # the connector's own check (SQL users and other languages reach it without Python)
-    with pytest.raises(InvalidArgument, match="not a valid polygon"):
+    with pytest.raises(InvalidArgument, match="not a valid polygon"), sfclayer_errors():
         spark.read.format("sfclayer").option("geometry", bowtie).load(layer_path).count()
     no_extent = str(tmp_path / "no-extent")
     sfclayer.write(grid(spark, 4, 4, 0, 0), no_extent, bounds=(0, 0, 3, 3))
-    with pytest.raises(InvalidArgument, match="no extent"):
+    with pytest.raises(InvalidArgument, match="no extent"), sfclayer_errors():
         sfclayer.read(spark, no_extent, geometry="POINT (1 1)").count()
 
 

@@ -38,6 +38,8 @@ from .integrity import verify, repair, VerifyReport, RepairReport
 from .maintenance import Version, history, delete, compact, vacuum
 from .ingestion import ingest
 from .pyramids import pyramid, pyramid_levels
+from .zonal import zonal_stats
+from .arrays import to_xarray
 
 __version__ = "0.1.0"
 
@@ -75,6 +77,8 @@ __all__ = [
     "ingest",
     "pyramid",
     "pyramid_levels",
+    "zonal_stats",
+    "to_xarray",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",

@@ -516,6 +516,34 @@ class Layer:
         self._require_open()
         return self._client.count(spec)
 
+    def to_xarray(self, bbox, time=None, bands=None):
+        """A window of a raster layer as an ``xarray.DataArray`` (:mod:`sfclayer.arrays`), its tiles read
+        by the driver as :meth:`query` reads them.
+
+        Parameters
+        ----------
+        bbox : tuple of float
+            ``(xmin, ymin, xmax, ymax)`` in the layer's CRS: the whole pixels meeting it.
+        time : tuple, optional
+            (start, end) for space-time layers (a ``time`` dimension, one slice per tile time).
+        bands : list of int, optional
+            1-based band numbers; all by default.
+
+        Returns
+        -------
+        xarray.DataArray
+            ``(band, y, x)``, pixel-centre coordinates, nodata as ``_FillValue`` (NaN for floats), the
+            CRS written with rioxarray when it is installed. Needs the ``xarray`` extra.
+        """
+        from .arrays import Window, window
+
+        bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
+        if bbox is None:
+            raise InvalidArgument("bbox: None must be four numbers (xmin, ymin, xmax, ymax)")
+        w = Window(self.metadata, bbox)
+        tiles = self.query(keys=w.keys, time=time)
+        return window(self.metadata, tiles, bbox, bands, "time" if self.space_time else None)
+
     def _require_open(self):
         if self._handle is None:
             raise InvalidArgument(f"layer {self.path} is closed")
