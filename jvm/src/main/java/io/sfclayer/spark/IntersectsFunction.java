@@ -26,8 +26,9 @@ import java.util.Locale;
  * {@code sfclayer.system.intersects(xmin, ymin, xmax, ymax, geometry)}: whether the closed box meets the
  * geometry (WKT, or WKB as hexadecimal, in the same CRS). A function of the {@code sfclayer} catalog, so
  * any query can call it; on an sfclayer table whose envelope columns are its first four arguments and
- * whose geometry is a constant, Spark hands it to the scan as a V2 predicate ({@code = true} around the
- * function) and the scan reads only the geometry's tile cover ({@link SfcLayerScanBuilder}).
+ * whose geometry is a constant, Spark 4.3 hands it to the scan as a V2 predicate (a
+ * {@code BOOLEAN_EXPRESSION} predicate around the function; {@code f(...) = true} is taken too) and the
+ * scan reads only the geometry's tile cover ({@link SfcLayerScanBuilder}).
  */
 public final class IntersectsFunction implements UnboundFunction {
     public static final String NAME = "intersects";
@@ -103,21 +104,32 @@ public final class IntersectsFunction implements UnboundFunction {
 
     /**
      * The geometry text of a pushed predicate that is this function over the table's envelope columns
-     * ({@code xmin, ymin, xmax, ymax}, in that order) and a constant geometry, wrapped by Spark as
-     * {@code f(...) = true}; null for any other predicate (Spark then evaluates it).
+     * ({@code xmin, ymin, xmax, ymax}, in that order) and a constant geometry, as Spark wraps a boolean
+     * function: {@code BOOLEAN_EXPRESSION(f(...))}, or {@code f(...) = true}; null for any other
+     * predicate (Spark then evaluates it).
      */
     static String geometryOf(Predicate p, boolean hasExtent) {
-        if (!hasExtent || !"=".equals(p.name()) || p.children().length != 2) {
+        if (!hasExtent) {
             return null;
         }
-        Expression a = p.children()[0], b = p.children()[1];
-        if (a instanceof Literal) {
-            Expression t = a;
-            a = b;
-            b = t;
+        Expression a;
+        if ("BOOLEAN_EXPRESSION".equals(p.name()) && p.children().length == 1) {
+            a = p.children()[0];
+        } else if ("=".equals(p.name()) && p.children().length == 2) {
+            a = p.children()[0];
+            Expression b = p.children()[1];
+            if (a instanceof Literal) {
+                Expression t = a;
+                a = b;
+                b = t;
+            }
+            if (!(b instanceof Literal) || !Boolean.TRUE.equals(((Literal<?>) b).value())) {
+                return null;
+            }
+        } else {
+            return null;
         }
-        if (!(a instanceof UserDefinedScalarFunc) || !(b instanceof Literal)
-                || !Boolean.TRUE.equals(((Literal<?>) b).value())) {
+        if (!(a instanceof UserDefinedScalarFunc)) {
             return null;
         }
         UserDefinedScalarFunc f = (UserDefinedScalarFunc) a;
