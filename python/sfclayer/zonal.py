@@ -116,7 +116,7 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
     >>> sfclayer.zonal_stats(spark, "/layers/dem", ["POLYGON ((...))"], stats=["mean"])  # doctest: +SKIP
     """
     from pyspark.sql import DataFrame, functions as F
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import BinaryType, DoubleType, IntegerType, LongType, StructType
 
     from ._args import check_path
     from .grid import TileGrid
@@ -167,7 +167,8 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
             yield pd.DataFrame({"id": ids, "col": pd.array(cols, dtype="int32"), "row": pd.array(rows, dtype="int32"),
                                 "wkb": wkbs})
 
-    pair_schema = StructType().add("id", id_type).add("col", "int").add("row", "int").add("wkb", "binary")
+    pair_schema = (StructType().add("id", id_type).add("col", IntegerType()).add("row", IntegerType())
+                   .add("wkb", BinaryType()))
     pairs = zdf.mapInPandas(covers, pair_schema)
     per_tile = pairs.groupBy("col", "row").agg(F.collect_list(F.struct("id", "wkb")).alias("zones"))
     # Zones given here: read only the tiles under their envelopes (a DataFrame of zones is not
@@ -217,8 +218,9 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
                         out["hi"].append(float(v.max()))
             yield pd.DataFrame(out)
 
-    part_schema = (StructType().add("id", id_type).add("band", "int").add("n", "long").add("s", "double")
-                   .add("m2", "double").add("lo", "double").add("hi", "double"))
+    part_schema = StructType().add("id", id_type).add("band", IntegerType()).add("n", LongType())
+    for name in ("s", "m2", "lo", "hi"):
+        part_schema = part_schema.add(name, DoubleType())
     parts = joined.mapInPandas(partials, part_schema)
     # Chan et al.: M2 = sum(M2_i) + sum(n_i * mean_i^2) - n * mean^2, with n_i * mean_i^2 = s_i^2 / n_i
     merged = parts.groupBy("id", "band").agg(
