@@ -444,8 +444,8 @@ def test_format_version_above_supported_is_refused_by_name(spark, source, tmp_pa
     assert '"formatVersion" : 3' in text
     _uncrc(doc)
     with open(doc, "w") as f:
-        f.write(text.replace('"formatVersion" : 3', '"formatVersion" : 4'))
-    with pytest.raises(CorruptLayer, match=r"format version 4.*reads format versions 1\.\.3.*upgrade sfclayer"):
+        f.write(text.replace('"formatVersion" : 3', '"formatVersion" : 5'))
+    with pytest.raises(CorruptLayer, match=r"format version 5.*reads format versions 1\.\.4.*upgrade sfclayer"):
         _read_all(spark, copy)
 
 
