@@ -34,10 +34,9 @@ public final class RasterLayout {
          * @param start    offset of the tile's pixels in the scanned array
          * @param length   their bytes: {@code bands × height × width × itemSize}
          * @param itemSize bytes per value
-         * @param filters  {@link RasterPredictor#DELTA} and/or {@link RasterPredictor#SHUFFLE}
          * @param width    values per row
          */
-        void region(int start, int length, int itemSize, int filters, int width);
+        void region(int start, int length, int itemSize, int width);
     }
 
     private final boolean spaceTime;
@@ -59,16 +58,6 @@ public final class RasterLayout {
             l.nullable[i] = f[i].nullable();
         }
         return l;
-    }
-
-    /**
-     * The filters that suit a dtype: a horizontal delta (GeoTIFF's predictor 2, on the bit pattern
-     * for floats) then, for multi-byte values, a byte shuffle (Blosc's); 0 for a dtype not known.
-     */
-    static int filtersFor(String dtype) {
-        Integer s = ITEM_SIZES.get(dtype);
-        if (s == null) return 0;
-        return s == 1 ? RasterPredictor.DELTA : RasterPredictor.DELTA | RasterPredictor.SHUFFLE;
     }
 
     /**
@@ -118,7 +107,7 @@ public final class RasterLayout {
         if (width > Integer.MAX_VALUE || height > Integer.MAX_VALUE || bands > Integer.MAX_VALUE) return;
         long n = width * height; // each below 2^31: no overflow, nor after the checks below
         if (n > pixLen || (n *= bands) > pixLen || n * s != pixLen) return; // not well-formed: stored as it is
-        sink.region(pixStart, pixLen, s, filtersFor(dtype), (int) width);
+        sink.region(pixStart, pixLen, s, (int) width);
     }
 
     /** Reads a nullable field's union branch; true when the value follows. */

@@ -41,6 +41,14 @@ final class RasterZstd {
         c.setChecksum(true);
         return c;
     });
+    /** The filters tried on each region, best first on ties (see {@link #bestFilters}). */
+    private static final int[] MULTI_BYTE = {RasterPredictor.DELTA | RasterPredictor.SHUFFLE, RasterPredictor.SHUFFLE,
+        RasterPredictor.DELTA};
+    private static final int[] ONE_BYTE = {RasterPredictor.DELTA, 0};
+    /** Trial buffers above this size are not kept between calls. */
+    private static final int MAX_KEPT_TRIAL = 4 << 20;
+    private static final ThreadLocal<byte[]> TRIAL = ThreadLocal.withInitial(() -> new byte[64 << 10]);
+    private static final ThreadLocal<byte[]> SINK = ThreadLocal.withInitial(() -> new byte[64 << 10]);
     private static final ThreadLocal<ZstdDecompressCtx> DCTX = ThreadLocal.withInitial(ZstdDecompressCtx::new);
 
     private RasterZstd() {
@@ -52,8 +60,9 @@ final class RasterZstd {
         byte[][] table = {new byte[64]};
         int[] t = {0, 0, 0}; // table length, region count, end of the previous region
         if (layout != null) {
-            layout.scan(b, off, len, (start, length, itemSize, filters, width) -> {
+            layout.scan(b, off, len, (start, length, itemSize, width) -> {
                 int s = start - off;
+                int filters = bestFilters(b, start, length, itemSize, width, filtered, s);
                 if (table[0].length - t[0] < MAX_ENTRY) table[0] = Arrays.copyOf(table[0], 2 * table[0].length);
                 byte[] tb = table[0];
                 int p = uvarint(tb, t[0], s - t[2]);
@@ -63,7 +72,6 @@ final class RasterZstd {
                 t[0] = uvarint(tb, p, width);
                 t[1]++;
                 t[2] = s + length;
-                RasterPredictor.encode(b, start, length, itemSize, filters, width, filtered, s);
             });
         }
         byte[] head = new byte[4 + 5 + t[0]];
@@ -146,6 +154,45 @@ final class RasterZstd {
             RasterPredictor.decode(out, starts[i], lengths[i], sizes[i], filters[i], widths[i], tmp);
         }
         return out;
+    }
+
+    /**
+     * Which filters make this region smallest: each candidate is tried (filtered and compressed on
+     * its own), since none wins everywhere (bench/RESULTS.md, "Codecs": a delta helps smooth rasters
+     * and hurts noisy ones, a shuffle helps integers and can hurt floats with noisy mantissas).
+     * Leaves the winner's filtered bytes in {@code dst[dOff ..)}.
+     */
+    private static int bestFilters(byte[] src, int off, int len, int itemSize, int width, byte[] dst, int dOff) {
+        int[] candidates = itemSize == 1 ? ONE_BYTE : MULTI_BYTE;
+        byte[] trial = TRIAL.get();
+        if (trial.length < len) {
+            trial = new byte[len];
+            if (len <= MAX_KEPT_TRIAL) TRIAL.set(trial);
+        }
+        byte[] sink = SINK.get();
+        int bound = (int) Math.min(MAX_ARRAY, Zstd.compressBound(len));
+        if (sink.length < bound) {
+            sink = new byte[bound];
+            if (bound <= MAX_KEPT_TRIAL) SINK.set(sink);
+        }
+        int best = -1;
+        long bestSize = Long.MAX_VALUE;
+        ZstdCompressCtx c = CCTX.get();
+        for (int f : candidates) {
+            RasterPredictor.encode(src, off, len, itemSize, f, width, trial, 0);
+            long size;
+            try {
+                size = c.compressByteArray(sink, 0, sink.length, trial, 0, len);
+            } catch (ZstdException e) {
+                throw new SfcLayerException("zstd compression failed: " + e.getMessage(), e);
+            }
+            if (size < bestSize) {
+                bestSize = size;
+                best = f;
+                System.arraycopy(trial, 0, dst, dOff, len);
+            }
+        }
+        return best;
     }
 
     private static void putInt(byte[] out, int v) {
