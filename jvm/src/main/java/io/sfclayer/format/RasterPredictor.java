@@ -42,6 +42,20 @@ public final class RasterPredictor {
         int n = len / itemSize;
         boolean delta = (filters & DELTA) != 0;
         boolean shuffle = (filters & SHUFFLE) != 0 && itemSize > 1;
+        if (shuffle && itemSize == 2) { // the common case (int16, uint16) in one fused pass
+            System.arraycopy(b, off, tmp, 0, len);
+            for (int row = 0; row < n; row += width) {
+                int prev = 0;
+                for (int i = row, p = off + 2 * row; i < row + width; i++, p += 2) {
+                    int v = (tmp[i] & 0xFF) | (tmp[n + i] & 0xFF) << 8;
+                    if (delta) v += prev;
+                    b[p] = (byte) v;
+                    b[p + 1] = (byte) (v >>> 8);
+                    prev = v;
+                }
+            }
+            return;
+        }
         if (shuffle) {
             System.arraycopy(b, off, tmp, 0, len);
             for (int i = 0; i < n; i++) {
@@ -50,12 +64,18 @@ public final class RasterPredictor {
                 put(b, off + i * itemSize, itemSize, v);
             }
         }
-        if (delta) {
-            for (int i = 0; i < n; i++) {
-                if (i % width != 0) {
-                    put(b, off + i * itemSize, itemSize,
-                        get(b, off + i * itemSize, itemSize) + get(b, off + (i - 1) * itemSize, itemSize));
-                }
+        if (!delta) return;
+        if (itemSize == 1) {
+            for (int row = off; row < off + len; row += width) {
+                for (int p = row + 1; p < row + width; p++) b[p] += b[p - 1];
+            }
+            return;
+        }
+        for (int row = 0; row < n; row += width) {
+            long prev = get(b, off + row * itemSize, itemSize);
+            for (int i = row + 1, p = off + (row + 1) * itemSize; i < row + width; i++, p += itemSize) {
+                prev += get(b, p, itemSize);
+                put(b, p, itemSize, prev);
             }
         }
     }

@@ -23,11 +23,12 @@ public final class CodecTiming {
     private CodecTiming() { }
 
     /**
-     * Reads every stored group of the layer at {@code path}, then times decoding them all and encoding
-     * their plain forms again with the layer's compression, {@code repeats} times each (the best run).
+     * Reads the stored groups of the layer at {@code path} (at most {@code maxGroups}, from its first
+     * files), then times decoding them all and encoding their plain forms again with the layer's
+     * compression, {@code repeats} times each (the best run).
      * Returns {groups, plain bytes, stored bytes, best decode nanos, best encode nanos}.
      */
-    public static long[] time(Configuration conf, String path, int repeats) throws IOException {
+    public static long[] time(Configuration conf, String path, int maxGroups, int repeats) throws IOException {
         Layer layer = Layer.open(conf, path);
         LayerMetadata md = layer.metadata();
         ValueCompression c = ValueCompression.parse(md.compression);
@@ -35,7 +36,7 @@ public final class CodecTiming {
         List<byte[]> stored = new ArrayList<>();
         for (DataFile f : md.files) {
             try (DataFileReader r = new DataFileReader(conf, new Path(new Path(layer.path(), f.dir), f.name))) {
-                while (r.next()) {
+                while (stored.size() < maxGroups && r.next()) {
                     stored.add(Arrays.copyOfRange(r.bytes(), r.offset(), r.offset() + r.length()));
                 }
             }
