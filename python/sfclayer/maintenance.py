@@ -159,7 +159,8 @@ def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=
     Returns
     -------
     dict
-        ``versionsRemoved``, ``filesRemoved`` (paths relative to the layer), ``bytesFreed``, ``dryRun``,
+        ``versionsRemoved``, ``filesRemoved`` (data files, relative to the layer), ``otherRemoved``
+        (temporary documents, stray files and empty directories), ``bytesFreed`` (all of it), ``dryRun``,
         and ``pyramidLevels``: per zoom level of a pyramid (as a string), the same report for it.
     """
     if not isinstance(retain, _dt.timedelta):
