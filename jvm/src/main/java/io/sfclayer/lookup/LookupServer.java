@@ -42,9 +42,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>One server serves any number of readers, each {@linkplain #register registered} with a token of
  * its own ({@link LookupSessions} keeps one server for the whole driver, so a second {@code sfclayer.open}
  * starts no server). Protocol (big-endian). The client first sends the 16-byte token of the reader it
- * wants ({@link #register}, {@link #token()}), within {@code authTimeout}: the connection is bound to that
- * reader; then requests, each answered before the next is read:
+ * wants ({@link #register}, {@link #token()}), within {@code authTimeout}; the server answers {@code int 0}
+ * (the connection is bound to that reader) or an error answer and closes the connection (a wrong token,
+ * or "busy": all connections in use — a client must never pool a connection whose handshake failed);
+ * then requests, each answered before the next is read (a client may send the next before reading):
  * <ul>
+ * <li>{@code 'A', 16-byte token} → {@code int 0}: the connection is bound to that token's reader from now
+ *     on (a client's one pool of connections serves all its layers), or an error answer and the
+ *     connection is closed;
  * <li>{@code 'G' int col, int row, long timeMicros} → one answer;
  * <li>{@code 'M' int n, n × (int col, int row, long time)}, {@code 0 <= n <=} {@value #MAX_KEYS} → n ×
  *     ({@code int position}, answer), in index order (position: the key's place in the request);
@@ -60,8 +65,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Hardened for a hostile local client: only loopback connections; the token compared in constant
  * time; a bounded pool of connection threads (a connection over the limit gets an error answer and is
  * closed, not queued); a connection that has not authenticated within {@code authTimeout}, or stalls
- * for {@code ioTimeout} in the middle of a request or while its answer is being written (a client that
- * never reads), is closed by a reaper; a malformed request (unknown op, a key count or length out of
+ * for {@code ioTimeout} in the middle of sending its request or while its answer is being written (a
+ * client that never reads), is closed by a reaper. The timeout is for the client's I/O only: the
+ * server's own work between reading a request and writing (each batch of) its answer — a count or a
+ * sparse query over many files — has no deadline; a malformed request (unknown op, a key count or length out of
  * range) gets an error answer and its connection is closed; an error inside a request is answered
  * and the connection goes on; nothing that happens on a connection reaches the accept loop.
  * {@link #close()} closes every open connection.
@@ -371,9 +378,27 @@ public final class LookupServer implements Closeable {
             }
         }
 
+        /** Client I/O (reading a request, writing an answer): must progress within ioTimeout. */
         void progress(String what) {
             stage = what;
             deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ioTimeoutMillis);
+        }
+
+        /** The server's own work on a request: no deadline (a long count is not a stalled client). */
+        void working(String what) {
+            stage = what;
+            deadline = IDLE;
+        }
+
+        /** Binds the connection to the reader of {@code given}; false if that reader was unregistered meanwhile. */
+        private boolean bind(byte[] given) throws ProtocolError {
+            Registration r = find(given);
+            if (r == null) {
+                throw new ProtocolError("wrong look-up token");
+            }
+            registration = r;
+            reader = r.reader;
+            return readers.contains(r);
         }
 
         @Override
@@ -409,15 +434,11 @@ public final class LookupServer implements Closeable {
             }
             byte[] given = new byte[TOKEN_BYTES];
             in.readFully(given);
-            Registration r = find(given);
-            if (r == null) {
-                throw new ProtocolError("wrong look-up token");
-            }
-            registration = r;
-            reader = r.reader;
-            if (!readers.contains(r)) {
+            if (!bind(given)) {
                 return; // unregistered meanwhile: its connections are closed
             }
+            out.writeInt(0);
+            out.flush();
             while (!closed) {
                 stage = "idle";
                 deadline = IDLE; // an authenticated, pooled connection may wait for its next request
@@ -427,6 +448,14 @@ public final class LookupServer implements Closeable {
                 }
                 progress("request '" + (char) op + "'");
                 switch (op) {
+                    case 'A':
+                        byte[] other = new byte[TOKEN_BYTES];
+                        in.readFully(other);
+                        if (!bind(other)) {
+                            return;
+                        }
+                        out.writeInt(0);
+                        break;
                     case 'G':
                         get(in.readInt(), in.readInt(), in.readLong());
                         break;
@@ -449,12 +478,15 @@ public final class LookupServer implements Closeable {
 
         private void get(int col, int row, long time) throws IOException {
             byte[] record;
+            working("look-up");
             try {
                 record = reader.getOrNull(col, row, time);
             } catch (RuntimeException | IOException e) {
+                progress("answer");
                 writeError(out, e);
                 return;
             }
+            progress("answer");
             writeRecord(out, record);
         }
 
@@ -469,9 +501,11 @@ public final class LookupServer implements Closeable {
         }
 
         private void query(String spec) throws IOException {
+            working("query");
             try {
                 reader.query(reader.boxQuery(spec), batch -> {
                     try {
+                        progress("answer");
                         long bytes = 0;
                         for (byte[] r : batch) {
                             bytes += r.length;
@@ -482,7 +516,7 @@ public final class LookupServer implements Closeable {
                             out.write(r);
                         }
                         out.flush();
-                        progress("answer");
+                        working("query");
                     } catch (IOException e) {
                         throw new ClientGone(e);
                     }
@@ -490,20 +524,25 @@ public final class LookupServer implements Closeable {
             } catch (ClientGone e) {
                 throw e;
             } catch (RuntimeException | IOException e) {
+                progress("answer");
                 writeError(out, e); // in place of the next batch count: ends the answer
                 return;
             }
+            progress("answer");
             out.writeInt(0);
         }
 
         private void count(String spec) throws IOException {
             long n;
+            working("count");
             try {
                 n = reader.count(reader.boxQuery(spec));
             } catch (RuntimeException | IOException e) {
+                progress("answer");
                 writeError(out, e);
                 return;
             }
+            progress("answer");
             out.writeInt(8);
             out.writeLong(n);
         }
@@ -523,12 +562,14 @@ public final class LookupServer implements Closeable {
                 times[i] = in.readLong();
             }
             boolean[] answered = new boolean[n];
+            working("look-ups");
             try {
                 reader.getMany(cols, rows, times, (i, record) -> {
                     try {
+                        progress("answer");
                         out.writeInt(i);
                         writeRecord(out, record);
-                        progress("answer");
+                        working("look-ups");
                     } catch (IOException e) {
                         throw new ClientGone(e);
                     }
@@ -537,6 +578,7 @@ public final class LookupServer implements Closeable {
             } catch (ClientGone e) {
                 throw e;
             } catch (RuntimeException | IOException e) {
+                progress("answer");
                 for (int i = 0; i < n; i++) {
                     if (!answered[i]) {
                         out.writeInt(i);
