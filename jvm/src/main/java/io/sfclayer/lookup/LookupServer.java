@@ -201,13 +201,26 @@ public final class LookupServer implements Closeable {
         return t.clone();
     }
 
-    /** Stops serving the reader registered with {@code token}, closing its connections (the reader stays open). */
+    /**
+     * Stops serving the reader registered with {@code token} (the reader stays open): its connections
+     * in the middle of a request are closed; idle ones are unbound, for their client to bind to another
+     * reader ('A') — a client's pool shares connections between layers, and closing one of its layers
+     * must not cut a connection another layer is re-binding.
+     */
     public void unregister(byte[] token) {
         for (Registration r : readers) {
             if (MessageDigest.isEqual(r.token, token)) {
                 readers.remove(r);
                 for (Connection c : open) {
-                    if (c.registration == r) {
+                    boolean cut;
+                    synchronized (c) {
+                        if (c.registration != r) {
+                            continue;
+                        }
+                        cut = c.busy;
+                        c.registration = null;
+                    }
+                    if (cut) {
                         closeQuietly(c.socket);
                     }
                 }
@@ -272,6 +285,10 @@ public final class LookupServer implements Closeable {
                 LOG.error("sfclayer look-up server on port {}: accept failed", port(), t);
                 pause();
                 continue;
+            }
+            if (closed) { // accepted while close() ran (the listening socket closes once accept returns)
+                closeQuietly(s);
+                return;
             }
             try {
                 Connection c = new Connection(s);
@@ -357,7 +374,11 @@ public final class LookupServer implements Closeable {
         volatile long deadline;
         volatile String stage = "authentication";
         /** The reader this connection's token reaches (after authentication). */
-        volatile Registration registration;
+        /** The reader this connection's token reaches; null once unregistered. Under the connection's lock. */
+        Registration registration;
+        /** Serving a request (not 'A') for {@link #registration}. Under the connection's lock. */
+        boolean busy;
+        /** The reader of the request being served. */
         ValueReader reader;
         DataInputStream in;
         DataOutputStream out;
@@ -396,8 +417,9 @@ public final class LookupServer implements Closeable {
             if (r == null) {
                 throw new ProtocolError("wrong look-up token");
             }
-            registration = r;
-            reader = r.reader;
+            synchronized (this) {
+                registration = r;
+            }
             return readers.contains(r);
         }
 
@@ -447,6 +469,13 @@ public final class LookupServer implements Closeable {
                     return;
                 }
                 progress("request '" + (char) op + "'");
+                synchronized (this) {
+                    busy = op != 'A';
+                    reader = registration == null ? null : registration.reader;
+                }
+                if (reader == null && op != 'A') {
+                    throw new ProtocolError("the layer this connection was bound to is closed (bind another with 'A')");
+                }
                 switch (op) {
                     case 'A':
                         byte[] other = new byte[TOKEN_BYTES];
@@ -472,6 +501,9 @@ public final class LookupServer implements Closeable {
                         throw new ProtocolError("unknown look-up request " + op);
                 }
                 progress("answer");
+                synchronized (this) { // before the flush: once the client has its answer, its reader may go
+                    busy = false;
+                }
                 out.flush();
             }
         }
