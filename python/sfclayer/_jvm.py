@@ -88,9 +88,11 @@ def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_d
                         int(as_of_millis))
 
 
-#: LookupSessions' static methods, looked up once per gateway: py4j spends a round trip on every
-#: attribute of a class it resolves, and sfclayer.open is meant to cost one.
-_LOOKUP_METHODS = ("open", "close", "reader", "metadataJson")
+#: The look-up endpoint's static methods, looked up once per gateway: py4j spends a round trip on every
+#: attribute of a class it resolves, and sfclayer.open is meant to cost one. ``open`` is
+#: ``io.sfclayer.spark.SparkLookups``' (it hands in the session's Hadoop configuration), the rest
+#: ``io.sfclayer.lookup.LookupSessions``'.
+_LOOKUP_METHODS = ("close", "reader", "metadataJson")
 
 
 def _lookup_sessions(spark):
@@ -99,6 +101,7 @@ def _lookup_sessions(spark):
     if methods is None:
         cls = gateway.jvm.io.sfclayer.lookup.LookupSessions
         methods = {name: getattr(cls, name) for name in _LOOKUP_METHODS}
+        methods["open"] = gateway.jvm.io.sfclayer.spark.SparkLookups.open
         gateway._sfclayer_lookup_sessions = methods
     return methods
 
@@ -134,10 +137,10 @@ def command(spark, name, *args):
 
 
 def verify_layer(spark, path, version=None):
-    """The JSON report of ``io.sfclayer.layer.LayerVerifier`` on a layer version (newest by default)."""
+    """The JSON report of ``io.sfclayer.spark.VerifyJob`` on a layer version (newest by default)."""
     jvm = spark.sparkContext._jvm
     with translated():
-        return str(jvm.io.sfclayer.layer.LayerVerifier.report(spark._jsparkSession, path, int(version or 0)))
+        return str(jvm.io.sfclayer.spark.VerifyJob.report(spark._jsparkSession, path, int(version or 0)))
 
 
 def layer_metadata_json(spark, path, version=None):

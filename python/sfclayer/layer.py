@@ -18,6 +18,7 @@ from . import _jvm
 from ._lookup import LookupClient
 
 from ._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
+from ._pyramid_levels import level_path
 from .errors import CorruptLayer, InvalidArgument, KeyNotFound
 
 __all__ = ["write", "read", "open", "Layer", "write_options"]
@@ -183,8 +184,6 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
     time = _check_time_range(time)
     if zoom is not None:
-        from .pyramids import level_path
-
         path = level_path(spark, path, zoom)
     reader = spark.read.format("sfclayer")
     opts = write_options(**options)
@@ -250,8 +249,6 @@ def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=Non
     72
     """
     if zoom is not None:
-        from .pyramids import level_path
-
         path = level_path(spark, path, zoom)
     return Layer(spark, path, cache_size, cache_bytes, version=version, as_of=as_of, _open_mode=_open_mode)
 
@@ -477,7 +474,7 @@ class Layer:
             return [r if r is None or isinstance(r, Exception) else p.decode(r) for r in records]
 
     def _spec(self, bbox, keys, time, limit):
-        """The text form of a box query (``io.sfclayer.lookup.BoxQuery``), checked as :func:`read` checks."""
+        """The text form of a box query (``io.sfclayer.layer.BoxQuery``), checked as :func:`read` checks."""
         bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
         keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
         time = _check_time_range(time)

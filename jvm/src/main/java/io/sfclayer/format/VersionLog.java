@@ -1,7 +1,7 @@
 package io.sfclayer.format;
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.layer.LayerWriteOptions;
+import io.sfclayer.curve.TimeText;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -221,7 +221,7 @@ public final class VersionLog {
             if (oldest == null) {
                 oldest = "version " + v + " at " + md.createdAt;
             }
-            if (Math.floorDiv(LayerWriteOptions.parseInstantMicros("createdAt", md.createdAt), 1000L) <= millis) {
+            if (Math.floorDiv(TimeText.parseInstantMicros("createdAt", md.createdAt), 1000L) <= millis) {
                 best = md;
             }
         }

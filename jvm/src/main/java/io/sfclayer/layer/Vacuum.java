@@ -1,6 +1,7 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileName;
 import io.sfclayer.format.LayerMetadata;
@@ -52,7 +53,7 @@ public final class Vacuum {
         for (int i = 0; i < versions.size(); i++) {
             LayerMetadata md = versions.get(i);
             boolean newest = i == versions.size() - 1;
-            if (newest || Math.floorDiv(LayerWriteOptions.parseInstantMicros("createdAt", md.createdAt), 1000L) >= horizon) {
+            if (newest || Math.floorDiv(TimeText.parseInstantMicros("createdAt", md.createdAt), 1000L) >= horizon) {
                 for (DataFile f : md.files) {
                     referenced.add(f.id());
                 }

@@ -53,7 +53,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>{@code 'G' int col, int row, long timeMicros} → one answer;
  * <li>{@code 'M' int n, n × (int col, int row, long time)}, {@code 0 <= n <=} {@value #MAX_KEYS} → n ×
  *     ({@code int position}, answer), in index order (position: the key's place in the request);
- * <li>{@code 'Q' int length, length bytes} (a {@link BoxQuery} spec, at most {@value #MAX_QUERY_BYTES}
+ * <li>{@code 'Q' int length, length bytes} (a {@link io.sfclayer.layer.BoxQuery} spec, at most {@value #MAX_QUERY_BYTES}
  *     bytes) → batches {@code int count > 0, int bytes, the count records back to back} (a tile record
  *     is self-delimiting for its schema: the client decodes a batch from one buffer), ended by
  *     {@code int 0} or by an error answer;

@@ -16,6 +16,7 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.TileCursor;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
+import io.sfclayer.layer.BoxQuery;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.RangeTraversal;

@@ -1,8 +1,8 @@
 package io.sfclayer.spark;
 
-import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.layer.BoxQuery;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.TileGrid;
@@ -24,14 +24,13 @@ import java.util.List;
  * <p>Read options: {@code bbox} ("xmin,ymin,xmax,ymax" in map units: the tiles whose closed envelope
  * intersects it, as {@code xmax >= xmin' AND xmin <= xmax' AND ymax >= ymin' AND ymin <= ymax'}; only
  * for layers with an extent) and {@code maxRanges} (the most SFC ranges a query's boxes decompose
- * into, {@value #DEFAULT_MAX_RANGES} by default, 0 for no cap: a cap makes the ranges a superset,
+ * into, {@value BoxQuery#DEFAULT_MAX_RANGES} by default, 0 for no cap: a cap makes the ranges a superset,
  * which costs reading more records, never a wrong answer), and {@code onCorrupt} ({@link OnCorrupt}).
  */
 public final class SfcLayerScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns,
         SupportsPushDownAggregates {
     public static final String OPTION_BBOX = "bbox";
     public static final String OPTION_MAX_RANGES = "maxRanges";
-    public static final int DEFAULT_MAX_RANGES = 20000;
 
     private final Layer layer;
     private final FilterTranslator translator;
@@ -54,29 +53,13 @@ public final class SfcLayerScanBuilder implements SupportsPushDownFilters, Suppo
         this.translator = new FilterTranslator(md.keyIndex.bounds(), md.isSpaceTime(), grid);
         this.bboxOption = options.get(OPTION_BBOX);
         this.bbox = parseBbox(bboxOption, grid, layer);
-        this.maxRanges = parseMaxRanges(options.get(OPTION_MAX_RANGES));
+        this.maxRanges = BoxQuery.parseMaxRanges(options.get(OPTION_MAX_RANGES));
         this.onCorrupt = OnCorrupt.parse(options.get(OnCorrupt.OPTION));
     }
 
     /** The bbox option as a key box (an empty list when no tile meets it), or null without the option. */
     static List<QueryBox> parseBbox(String value, TileGrid grid, Layer layer) {
         return value == null ? null : QueryPlan.bbox(value, grid, layer.path());
-    }
-
-    static int parseMaxRanges(String value) {
-        if (value == null) {
-            return DEFAULT_MAX_RANGES;
-        }
-        try {
-            int n = Integer.parseInt(value.trim());
-            if (n >= 0) {
-                return n;
-            }
-        } catch (NumberFormatException e) {
-            // below
-        }
-        throw new SfcLayerException.InvalidArgument("option maxRanges: '" + value
-            + "' must be a whole number >= 0 (0: no cap)");
     }
 
     @Override

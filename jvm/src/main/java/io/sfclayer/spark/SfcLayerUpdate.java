@@ -9,6 +9,7 @@ import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.VersionLog;
+import io.sfclayer.layer.BoxQuery;
 import io.sfclayer.layer.GroupWriter;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.MergeWriter;
@@ -375,7 +376,7 @@ public final class SfcLayerUpdate {
         Configuration conf = HadoopConfs.forOptions(spark, java.util.Map.of());
         Layer base = Layer.open(conf, path);
         KeyIndex ki = base.metadata().keyIndex;
-        List<IndexRange> ranges = SfcLayerScan.ranges(ki, boxes, SfcLayerScanBuilder.DEFAULT_MAX_RANGES);
+        List<IndexRange> ranges = SfcLayerScan.ranges(ki, boxes, BoxQuery.DEFAULT_MAX_RANGES);
         DataFileListing listing = base.listing();
         Map<Long, DataFile> byFirst = new HashMap<>();
         for (DataFile f : base.files()) {
