@@ -1,8 +1,10 @@
 """The tile server with clients nobody here wrote (GDAL's WMS/TMS driver, morecantile), under faults
 (a damaged data file inside a coalesced batch), and bound off loopback (Host names, the warning)."""
 
+import importlib.util
 import json
 import os
+import shutil
 import threading
 import time
 
@@ -103,11 +105,17 @@ def test_a_damaged_file_fails_only_its_own_keys_in_a_coalesced_batch(spark, laye
 def test_tile_matrix_set_document_is_read_by_morecantile(client):
     import morecantile
 
-    tms = morecantile.TileMatrixSet.model_validate(client.json("/tileMatrixSets/WebMercatorQuad"))
+    doc = client.json("/tileMatrixSets/WebMercatorQuad")
+    tms = morecantile.TileMatrixSet.model_validate(doc)
     ref = morecantile.tms.get("WebMercatorQuad")
     assert tms.id == "WebMercatorQuad" and tms.crs.to_epsg() == 3857
     assert [m.id for m in tms.tileMatrices] == [m.id for m in ref.tileMatrices]
     assert tms.xy_bounds(morecantile.Tile(4, 2, 3)) == ref.xy_bounds(morecantile.Tile(4, 2, 3))
+    # the 1.0 members GDAL before 3.8 (Debian 12's OGCAPI driver) reads, beside the 2.0 document
+    assert doc["identifier"] == "WebMercatorQuad" and doc["supportedCRS"].endswith("/EPSG/0/3857")
+    assert doc["boundingBox"]["lowerCorner"] == doc["boundingBox"]["lowerLeft"]
+    assert doc["tileMatrices"][3]["identifier"] == "3"
+    assert doc["tileMatrices"][3]["topLeftCorner"] == doc["tileMatrices"][3]["pointOfOrigin"]
 
 
 def _gdal_wms():
@@ -145,3 +153,69 @@ def test_gdal_reads_the_tiles_pixel_exact_through_its_tms_driver(running):
             assert (got[3] == 255).all()
             outside = ds.read(window=Window(0, 0, TILE, TILE))  # no tile there: a 404, read as empty
             assert (outside == 0).all()
+
+
+_CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+_PAGE = """<!DOCTYPE html><html><body><script>
+var base = location.hash.slice(1), out = {};
+fetch(base + "layers/merc/tilejson.json").then(function (r) { return r.json(); })
+  .then(function (tj) { out.tilejson = tj.tilejson; }, function (e) { out.fetchError = String(e); })
+  .then(function () {
+    var img = new Image();
+    img.crossOrigin = "anonymous";  // how MapLibre, deck.gl and OpenLayers' WebGL layers load tiles
+    img.onload = function () {
+      var c = document.createElement("canvas");
+      c.width = img.width; c.height = img.height;
+      var g = c.getContext("2d");
+      g.drawImage(img, 0, 0);
+      try { out.pixel = Array.from(g.getImageData(0, 0, 1, 1).data); } catch (e) { out.canvasError = String(e); }
+      window.result = out;
+    };
+    img.onerror = function () { out.imageError = true; window.result = out; };
+    img.src = base + "layers/merc/tiles/3/4/2.png";
+  });
+</script></body></html>"""
+
+
+@pytest.mark.skipif(_CHROMIUM is None or shutil.which("chromedriver") is None
+                    or importlib.util.find_spec("selenium") is None,
+                    reason="needs Debian's chromium and chromium-driver (make test installs them) and selenium")
+def test_cors_from_a_page_on_another_origin_in_chromium(spark, layers, tmp_path):
+    import http.server
+
+    from .test_viewer_browser import _driver
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = _PAGE.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    pages = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page) for _ in range(2)]
+    for p in pages:
+        threading.Thread(target=p.serve_forever, daemon=True).start()
+    allowed, other = (f"http://127.0.0.1:{p.server_address[1]}" for p in pages)
+    with srv.serve(spark, [f"merc={layers['merc']}"], port=0, background=True, log=lambda *_: None,
+                   cors_origins=[allowed]) as server:
+        driver = _driver(str(tmp_path / "chromium"))
+        try:
+            results = {}
+            for origin in (allowed, other):
+                driver.get(f"{origin}/#{server.url}")
+                deadline = time.time() + 60
+                while time.time() < deadline and not driver.execute_script("return !!window.result"):
+                    time.sleep(0.1)
+                results[origin] = driver.execute_script("return window.result")
+        finally:
+            driver.quit()
+            for p in pages:
+                p.shutdown()
+    assert results[allowed]["tilejson"] == "3.0.0"
+    assert results[allowed]["pixel"] == [*sv.rgb_pixels(2, 1)[:, 0, 0].tolist(), 255]
+    assert "fetchError" in results[other] and results[other].get("imageError")  # CORS blocks other origins
