@@ -87,27 +87,14 @@ def tile_matrix_sets(base_url, ids):
 
 
 def tile_matrix_set(tms_id):
-    """The OGC 2D Tile Matrix Set 2.0 document of ``tms_id`` (morecantile's), with the members of
-    version 1.0 beside it for older readers.
+    """The OGC 2D Tile Matrix Set 2.0 document of ``tms_id`` (morecantile's).
 
-    GDAL before 3.8 (Debian 12's 3.6, its OGCAPI driver) reads only 1.0 documents: ``identifier``,
-    ``supportedCRS``, a ``boundingBox`` with ``lowerCorner``/``upperCorner``, and per matrix
-    ``identifier`` and ``topLeftCorner``; a 2.0-only document is "Invalid tiling matrix set name"
-    there. Readers of 2.0 (morecantile, GDAL 3.8+) ignore members they do not know.
+    Not readable by GDAL before 3.8 (Debian 12's 3.6 OGCAPI driver reads 1.0 documents only, and
+    a document with both versions' members is refused by morecantile); see the README.
     """
     import json
 
-    tms = _tms(tms_id)
-    doc = json.loads(tms.model_dump_json(exclude_none=True, by_alias=True))
-    bbox = tms.xy_bbox
-    doc.setdefault("boundingBox", {"lowerLeft": [bbox.left, bbox.bottom], "upperRight": [bbox.right, bbox.top],
-                                   "crs": doc["crs"] if isinstance(doc["crs"], str) else str(tms.crs)})
-    doc["boundingBox"].update(lowerCorner=doc["boundingBox"]["lowerLeft"], upperCorner=doc["boundingBox"]["upperRight"])
-    doc.update(identifier=doc["id"], supportedCRS=doc["boundingBox"]["crs"])
-    for m in doc["tileMatrices"]:
-        if m.get("cornerOfOrigin", "topLeft") == "topLeft":
-            m.update(identifier=m["id"], topLeftCorner=m["pointOfOrigin"])
-    return doc
+    return json.loads(_tms(tms_id).model_dump_json(exclude_none=True, by_alias=True))
 
 
 def tileset(name, served, base_url):
