@@ -1,8 +1,13 @@
-"""The pixel window of a map box on a raster layer, the tiles it needs, and their pixels mosaicked as
-an ``xarray.DataArray`` (:mod:`sfclayer.arrays` describes the result).
+"""A window of a raster layer as an ``xarray.DataArray``: its tiles' pixels mosaicked, with coordinates.
 
-Below both :mod:`sfclayer.layer` (``Layer.to_xarray`` reads the tiles through the look-up server) and
-:mod:`sfclayer.arrays` (``to_xarray`` reads them with Spark), so neither imports the other for it.
+The window is the layer's pixels that meet a map box (whole pixels: the box's edges rounded outwards
+to the pixel grid), ``(band, y, x)`` (and ``time`` first for space-time layers), coordinates at pixel
+centres, missing tiles and nodata as the layer's ``nodata`` (``_FillValue``; NaN for float layers), and
+the CRS attached the rioxarray way (``rio.write_crs``) when rioxarray is installed. On a layer cut on a
+source's own grid (``tms=None``) the pixels are the source's: the same as a rasterio window read.
+
+Needs the ``xarray`` extra (xarray, rioxarray). Below ``layer`` (whose ``Layer.to_xarray`` uses it);
+:mod:`sfclayer.arrays` above it reads windows through Spark.
 """
 
 import math

@@ -1,22 +1,11 @@
-"""A window of a raster layer as an ``xarray.DataArray``: its tiles' pixels mosaicked, with coordinates.
+"""``to_xarray``: a window of a raster layer read through Spark, as an ``xarray.DataArray``.
 
-The window is the layer's pixels that meet a map box (whole pixels: the box's edges rounded outwards
-to the pixel grid), ``(band, y, x)`` (and ``time`` first for space-time layers), coordinates at pixel
-centres, missing tiles and nodata as the layer's ``nodata`` (``_FillValue``; NaN for float layers), and
-the CRS attached the rioxarray way (``rio.write_crs``) when rioxarray is installed. On a layer cut on a
-source's own grid (``tms=None``) the pixels are the source's: the same as a rasterio window read.
-
-Needs the ``xarray`` extra (xarray, rioxarray).
+The window's rules (whole pixels, pixel-centre coordinates, ``_FillValue``, CRS) are in
+:mod:`sfclayer._windows`, shared with ``Layer.to_xarray``. Needs the ``xarray`` extra.
 """
 
-import json
-
-from . import _jvm
-from ._args import check_box
-from ._pyramid_levels import level_path
 from ._windows import Window, window
 from .errors import InvalidArgument
-from .layer import read
 
 __all__ = ["Window", "window", "to_xarray"]
 
@@ -42,10 +31,18 @@ def to_xarray(spark, path, bbox, time=None, bands=None, zoom=None):
     -------
     xarray.DataArray
     """
+    import json
+
+    from . import _jvm
+    from ._args import check_box
+    from .layer import read
+
     bbox = check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
     if bbox is None:
         raise InvalidArgument("bbox: None must be four numbers (xmin, ymin, xmax, ymax)")
     if zoom is not None:
+        from ._pyramid_levels import level_path
+
         path = level_path(spark, path, zoom)
     md = json.loads(_jvm.layer_metadata_json(spark, path))
     w = Window(md, bbox)

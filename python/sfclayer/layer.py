@@ -17,7 +17,6 @@ from ._lookup import LookupClient
 
 from ._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
 from ._pyramid_levels import level_path
-from ._windows import Window, window
 from .errors import CorruptLayer, InvalidArgument, KeyNotFound
 
 __all__ = ["write", "read", "open", "Layer", "write_options"]
@@ -536,6 +535,8 @@ class Layer:
             ``(band, y, x)``, pixel-centre coordinates, nodata as ``_FillValue`` (NaN for floats), the
             CRS written with rioxarray when it is installed. Needs the ``xarray`` extra.
         """
+        from ._windows import Window, window
+
         bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
         if bbox is None:
             raise InvalidArgument("bbox: None must be four numbers (xmin, ymin, xmax, ymax)")
