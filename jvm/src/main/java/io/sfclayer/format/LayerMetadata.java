@@ -25,8 +25,12 @@ public final class LayerMetadata implements Serializable {
     private static final long serialVersionUID = 1L;
 
     public static final String FORMAT = "sfclayer";
-    /** The on-disk format version this code writes and the highest it reads. */
-    public static final int FORMAT_VERSION = 3;
+    /**
+     * The on-disk format version this code writes and the highest it reads. 4: raster layers may carry
+     * a per-tile validity mask (docs/FORMAT.md section 8), which a format 3 reader would ignore and so
+     * show missing pixels as data.
+     */
+    public static final int FORMAT_VERSION = 4;
     /** Per-file field (format 3): the CRC32C of the file's {@code index}. */
     public static final String FILE_INDEX_CRC = "indexCrc32c";
     /** The document's last field (format 3): the CRC32C of the document with its value zeroed. */
@@ -34,6 +38,8 @@ public final class LayerMetadata implements Serializable {
     private static final String CHECKSUM_ZERO = "00000000";
     private static final java.util.regex.Pattern CHECKSUM_TRAILER =
         java.util.regex.Pattern.compile("\"" + CHECKSUM + "\"\\s*:\\s*\"([0-9a-f]{8})\"\\s*}\\s*$");
+    private static final java.util.regex.Pattern FORMAT_VERSION_FIELD =
+        java.util.regex.Pattern.compile("\"formatVersion\"\\s*:\\s*(\\d{1,9})\\b");
     /** Top-level fields this class reads; any other field is kept as it is when a version is rebuilt. */
     private static final Set<String> KNOWN = Set.of("format", "formatVersion", "version", "writeId", "createdAt",
         "dataDir", "keyIndex", "keyColumns", "compression", "blockSize", "indexInterval", "extent", "crs",
@@ -187,7 +193,9 @@ public final class LayerMetadata implements Serializable {
         String text = new String(bytes, StandardCharsets.UTF_8);
         java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(text);
         if (!t.find()) {
-            return text.contains("\"" + CHECKSUM + "\"") || text.contains("\"formatVersion\" : 3")
+            java.util.regex.Matcher v = FORMAT_VERSION_FIELD.matcher(text);
+            boolean checkedFormat = v.find() && RecordFrame.checked(Integer.parseInt(v.group(1)));
+            return text.contains("\"" + CHECKSUM + "\"") || checkedFormat
                 ? "its checksum trailer is damaged or missing (truncated?)" : null;
         }
         byte[] zeroed = bytes.clone();
