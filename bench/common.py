@@ -1,10 +1,8 @@
 """What every benchmark study shares: the run's configuration, the synthetic tiles, measuring a
-query, the layers of one size (written once, shared by the studies of a run), the machine, the
-Spark session.
+query, the machine, the Spark session.
 
 A study module (see studies.py) gets a :class:`Context` (``spark``, ``cfg``, ``work``, ``rng``,
-``log``, ``report``) and, per layer size, a :class:`Size` whose ``layers()`` writes the three layouts
-on first use and records their write figures in the size's report entry.
+``log``, ``report``) and, per layer size, a ``sizes.Size`` (the layers of one size).
 """
 
 import dataclasses
@@ -12,7 +10,6 @@ import json
 import math
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import time
@@ -213,50 +210,6 @@ def layer_metadata(spark, path):
         return json.loads(reader.metadataJson())
     finally:
         reader.close()
-
-
-# ----------------------------------------------------------------------------------------------
-# One layer size, shared by the studies of a run
-
-class Size:
-    """The layers of one size: data generated and the three layouts written on first use."""
-
-    def __init__(self, ctx, n, name=None):
-        self.ctx = ctx
-        self.side = grid_side(n)
-        self.n = self.side * self.side
-        self.dir = os.path.join(ctx.work, name or f"n{self.n}")
-        self.entry = {"tiles": self.n, "side": self.side, "tile_bytes": ctx.cfg.tile_bytes}
-        self._df = self._parts = self._layers = None
-
-    def data(self):
-        """(cached DataFrame, partitions) of this size's tiles."""
-        if self._df is None:
-            t = _perf()
-            self._df, self._parts = source(self.ctx.spark, self.side, self.ctx.cfg)
-            self.entry["partitions"] = self._parts
-            self.ctx.log(f"[{self.n} tiles] generated and cached in {_perf() - t:.1f} s ({self._parts} partitions)")
-        return self._df, self._parts
-
-    def layers(self):
-        """(paths by layout, the sfclayer layer's metadata); the writes are recorded in ``entry``."""
-        if self._layers is None:
-            import writes
-
-            df, parts = self.data()
-            paths, self.entry["writes"], md = writes.write_all(self.ctx.spark, df, self.side, parts, self.dir,
-                                                               self.ctx.cfg)
-            self.entry["sfclayer_files"] = md["fileCount"]
-            self.ctx.log(f"[{self.n} tiles] writes: " + ", ".join(
-                f"{w} {s['seconds']:.1f} s" for w, s in self.entry["writes"].items()))
-            self._layers = paths, md
-        return self._layers
-
-    def close(self):
-        if self._df is not None:
-            self._df.unpersist()
-            self._df = None
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 @dataclasses.dataclass

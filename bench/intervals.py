@@ -8,7 +8,8 @@ that size's layer; otherwise it writes its own.
 import os
 
 import lookup_bench
-from common import Size, _perf
+from common import _perf
+from sizes import Size
 
 import sfclayer
 

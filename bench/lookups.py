@@ -129,7 +129,7 @@ def open_study(spark, path, repeats=30, log=print):
            "jvm": [{"phase": p, "p50": float(np.percentile(raw[:, k], 50))} for k, p in enumerate(
                ["the session's Hadoop configuration", "Layer.open (version log, cached document)",
                 "ValueReader.open (the same, and the reader)",
-                "LookupSessions.open (the same, registered on the shared server, the answer for Python)",
+                "SparkLookups.open (the same, registered on the shared server, the answer for Python)",
                 "LookupSessions.close"])]}
     log(f"open: first {out['first_ms']:.2f} ms, warm p50 {out['new']['p50']:.2f} ms (close {out['new_close']['p50']:.2f} ms); "
         f"before p50 {out['old']['p50']:.2f} ms (close {out['old_close']['p50']:.2f} ms); "

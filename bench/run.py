@@ -35,8 +35,9 @@ import plots  # noqa: E402
 import report as reporting  # noqa: E402
 import studies  # noqa: E402
 from boxes import COMPARATORS, LABELS  # noqa: E402,F401  (the smoke test reads these here)
-from common import DEFAULT, QUICK, SMOKE, Config, Context, Size, _perf, loadavg, machine_info, make_session, parse_sizes  # noqa: E402,F401
+from common import DEFAULT, QUICK, SMOKE, Config, Context, _perf, loadavg, machine_info, make_session, parse_sizes  # noqa: E402,F401
 from points import BATCHES, POINT_METHODS, SHORT_POINT_LABELS  # noqa: E402,F401
+from sizes import Size  # noqa: E402
 from writes import WRITER_LABELS, WRITERS  # noqa: E402,F401
 
 render_markdown = reporting.render_markdown

@@ -1,12 +1,12 @@
 """Study ``writes``: the same tiles written three ways (sfclayer, Parquet plain, Parquet Z-sorted).
 
 Alone: ``make bench STUDY=writes``. The other size-based studies (boxes, lookup) query the layers
-written here; in a run with them, each size is written once (``Size.layers()``).
+written here; in a run with them, each size is written once (``sizes.Size.layers()``).
 """
 
 import os
 
-from common import _perf, dir_stats, layer_metadata, with_z
+from common import _perf, dir_stats, layer_metadata, source, with_z
 
 import sfclayer
 from sfclayer import curves
@@ -69,8 +69,6 @@ def per_size(ctx, size):
 
 def warm_up(ctx):
     """A tiny untimed write of each layout, so the first size is not charged for JIT/class loading."""
-    from common import source
-
     wdf, wparts = source(ctx.spark, 16, ctx.cfg)
     write_all(ctx.spark, wdf, 16, wparts, os.path.join(ctx.work, "warmup"), ctx.cfg)
     wdf.unpersist()

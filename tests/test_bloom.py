@@ -62,7 +62,7 @@ def test_present_keys_are_always_found_with_filters(spark, tmp_path_factory, see
     write(spark, path, model, bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k", partitions=2,
           bloom_filter=True, bloom_fpp=fpp, key_index=key_index)
     md = helpers.metadata(path)
-    assert md["bloomFilter"] == {"fpp": fpp} and md["formatVersion"] == 4
+    assert md["bloomFilter"] == {"fpp": fpp} and md["formatVersion"] == 3
     assert len(md["files"]) > 1 and all("bloomCrc32c" in f for f in md["files"])
     assert len(bloom_files(path)) == len(md["files"])
     stats = check_lookups(spark, path, model)

@@ -23,7 +23,7 @@ import fastavro
 import pytest
 
 import sfclayer
-from sfclayer import CorruptLayer, _jvm
+from sfclayer import CorruptLayer, UnsupportedFormat, _jvm
 from sfclayer.cli import main as cli_main
 
 from . import helpers
@@ -441,12 +441,14 @@ def test_format_version_above_supported_is_refused_by_name(spark, source, tmp_pa
     shutil.copytree(path, copy)
     _, doc = _doc(copy)
     text = open(doc).read()
-    assert '"formatVersion" : 4' in text
+    assert '"formatVersion" : 3' in text
     _uncrc(doc)
     with open(doc, "w") as f:
-        f.write(text.replace('"formatVersion" : 4', '"formatVersion" : 5'))
-    with pytest.raises(CorruptLayer, match=r"format version 5.*reads format versions 1\.\.4.*upgrade sfclayer"):
+        f.write(text.replace('"formatVersion" : 3', '"formatVersion" : 5'))
+    # its own class (a CorruptLayer to callers that do not ask), not the damage message of other documents
+    with pytest.raises(UnsupportedFormat, match=r"format version 5.*reads format versions 1\.\.4.*upgrade sfclayer") as e:
         _read_all(spark, copy)
+    assert isinstance(e.value, CorruptLayer) and "Other versions of the layer" not in str(e.value)
 
 
 def test_format_2_layers_still_read(spark, source, tmp_path):
@@ -458,10 +460,10 @@ def test_format_2_layers_still_read(spark, source, tmp_path):
     assert md["formatVersion"] == 2 and "checksum" not in md
     assert all("indexCrc32c" not in f for f in md["files"])
     assert _read_all(spark, copy) == {k: v for k, v in model.items() if k[1] < 30}
-    # an append writes checked files next to the kept unchecked ones: a format 4 version of both
+    # an append writes checked files next to the kept unchecked ones: a format 3 version of both
     sfclayer.write(df.where("row >= 30"), copy, mode="append")
     md = helpers.metadata(copy)
-    assert md["formatVersion"] == 4 and re.fullmatch(r"[0-9a-f]{8}", md["checksum"])
+    assert md["formatVersion"] == 3 and re.fullmatch(r"[0-9a-f]{8}", md["checksum"])
     assert {"indexCrc32c" in f for f in md["files"]} == {True, False}
     assert _read_all(spark, copy) == model
     with sfclayer.open(spark, copy) as layer:
@@ -473,7 +475,7 @@ def test_format_2_layers_still_read(spark, source, tmp_path):
 def test_checksums_are_in_the_version_document(source):
     path, _ = source
     md = helpers.metadata(path)
-    assert md["formatVersion"] == 4 and re.fullmatch(r"[0-9a-f]{8}", md["checksum"])
+    assert md["formatVersion"] == 3 and re.fullmatch(r"[0-9a-f]{8}", md["checksum"])
     for f in md["files"]:
         mapfile = os.path.join(path, f["dir"], f["name"])
         assert f["dataBytes"] == os.path.getsize(os.path.join(mapfile, "data"))

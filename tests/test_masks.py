@@ -134,7 +134,7 @@ def test_black_rgb_without_nodata_keeps_every_pixel_own_grid(spark, black_rgb, t
     assert got[0].count() == want[0].count() == 450 * 420
     np.testing.assert_allclose(got.mean(axis=(1, 2)), want.mean(axis=(1, 2)), rtol=1e-12)
     with sfclayer.open(spark, path) as layer:
-        assert layer.metadata["raster"]["nodata"] is None and layer.metadata["formatVersion"] == 4
+        assert layer.metadata["raster"]["nodata"] is None and layer.metadata["formatVersion"] == 5
         assert raster.valid_mask(layer.get(0, 1)).all()  # look-ups decode the mask too
 
 

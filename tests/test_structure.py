@@ -1,6 +1,8 @@
-"""The package's shape: every module imports on its own (no import cycles), and every public name
-that existed before a move still imports from where it did."""
+"""The package's shape: every module imports on its own, no module imports one that imports it back
+(function-level imports count: issue 26), and every public name that existed before a move still
+imports from where it did."""
 
+import ast
 import importlib
 import os
 import pkgutil
@@ -31,6 +33,100 @@ def test_every_module_imports_alone_in_a_fresh_interpreter():
             failures[name] = r.stderr.strip().splitlines()[-1:]
     assert failures == {}
     assert "sfclayer.curves.ranges" in _modules() and "sfclayer.viz.pictures" in _modules()
+
+
+def _imports(path, module, is_package, known):
+    """The modules of ``known`` that ``module`` (the file at ``path``) imports anywhere in its code."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    here = module if is_package else module.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = here.split(".")[:len(here.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            # "from . import x" names the submodule x; "from .x import y" names x (or x.y, a module)
+            out.update(f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names)
+    return {m for m in out if m in known and m != module}
+
+
+def _graph(top, prefix):
+    """``{module: modules it imports}`` of the .py files under ``top`` (named ``prefix`` + dotted path)."""
+    files = {}
+    for dirpath, _, names in os.walk(top):
+        for f in names:
+            if f.endswith(".py"):
+                rel = os.path.relpath(os.path.join(dirpath, f), top)[:-3].replace(os.sep, ".")
+                name = prefix + rel.removesuffix("__init__").rstrip(".") if rel.endswith("__init__") else prefix + rel
+                files[name.strip(".")] = (os.path.join(dirpath, f), f == "__init__.py")
+    return {m: _imports(p, m, pkg, files) for m, (p, pkg) in files.items()}
+
+
+def _circles(graph):
+    """The sets of two or more modules that import each other around a loop (Tarjan's components)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+@pytest.mark.parametrize("top, prefix", [("python/sfclayer", "sfclayer."), ("bench", "")])
+def test_no_module_imports_one_that_imports_it_back_even_inside_a_function(top, prefix):
+    graph = _graph(os.path.join(ROOT, top), prefix)
+    assert len(graph) > 10 and any(graph.values())
+    assert _circles(graph) == []
+
+
+#: What stands on top of the core: the command line, the map server, the demo and the pictures.
+APPLICATIONS = ("sfclayer.cli", "sfclayer.__main__", "sfclayer.server", "sfclayer.demo", "sfclayer.viz")
+
+
+def test_the_core_imports_neither_the_facade_nor_the_applications_on_top():
+    """Arrows point down: a core module (layer, pyramids, ingestion, curves...) that needs something
+    takes it from the module that defines it, never from ``sfclayer`` itself or from an application."""
+    graph = _graph(os.path.join(ROOT, "python/sfclayer"), "sfclayer.")
+    up = {m: sorted(d for d in deps if d == "sfclayer" or d.startswith(APPLICATIONS))
+          for m, deps in graph.items() if m != "sfclayer" and not m.startswith(APPLICATIONS)}
+    assert {m: d for m, d in up.items() if d} == {}
+    assert "sfclayer.layer" in up and "sfclayer.server.catalog" not in up
+
+
+def test_the_circle_check_sees_function_level_imports_and_the_package_facade():
+    graph = {"sfclayer": {"sfclayer.layer"}, "sfclayer.layer": {"sfclayer.curves"}, "sfclayer.curves": set()}
+    assert _circles(graph) == []
+    assert _circles(dict(graph, **{"sfclayer.curves": {"sfclayer"}})) == [["sfclayer", "sfclayer.curves",
+                                                                         "sfclayer.layer"]]
+    real = _graph(os.path.join(ROOT, "python/sfclayer"), "sfclayer.")
+    assert "sfclayer.curves" in real["sfclayer.layer"]  # imported inside functions only
+    assert "sfclayer.raster" in real["sfclayer.server.catalog"]  # "from .. import raster"
+    assert "sfclayer.server" in real["sfclayer"]  # serve() imports it when called
 
 
 # Public names of the modules that moved, as they were before the move.

@@ -1,5 +1,5 @@
 """One ISO-8601 rule for times (issue 12): Python's ``sfclayer.curves.to_micros`` and the JVM's
-``LayerWriteOptions.parseInstantMicros`` agree, and every Python entry point that takes a time
+``io.sfclayer.curve.TimeText.parseInstantMicros`` agree, and every Python entry point that takes a time
 takes ISO strings through it."""
 
 import datetime as dt
@@ -36,7 +36,7 @@ BAD = ["", "yesterday", "2020-13-01", "2020-09-01T25:00:00Z", "2020/09/01", "202
 def test_python_and_the_jvm_read_iso_times_alike(spark, text, micros):
     jvm = spark.sparkContext._jvm
     assert to_micros(text) == micros
-    assert jvm.io.sfclayer.layer.LayerWriteOptions.parseInstantMicros("t", text) == micros
+    assert jvm.io.sfclayer.curve.TimeText.parseInstantMicros("t", text) == micros
 
 
 @pytest.mark.parametrize("text", BAD)
@@ -44,7 +44,7 @@ def test_bad_times_are_invalid_in_both(spark, text):
     with pytest.raises(InvalidArgument, match="not a time"):
         to_micros(text)
     with pytest.raises(InvalidArgument, match="is not an instant"), sfclayer._jvm.translated():
-        spark.sparkContext._jvm.io.sfclayer.layer.LayerWriteOptions.parseInstantMicros("t", text)
+        spark.sparkContext._jvm.io.sfclayer.curve.TimeText.parseInstantMicros("t", text)
 
 
 @pytest.fixture(scope="module")

@@ -49,7 +49,7 @@ def test_append_rewrites_only_the_files_its_records_fall_in(spark, big):
     mtimes = {fid: os.stat(os.path.join(big, fid, "data")).st_mtime_ns for fid in files_by_id(before)}
     sfclayer.write(tiles(spark, 3, 3, col0=8, row0=8, size=1500, mult=7), big, mode="append")
     after = helpers.metadata(big)
-    assert after["formatVersion"] == 4 and after["operation"]["name"] == "append"
+    assert after["formatVersion"] == 3 and after["operation"]["name"] == "append"
     assert after["operation"]["readVersion"] == 1
     kept = set(files_by_id(before)) & set(files_by_id(after))
     removed = set(files_by_id(before)) - set(files_by_id(after))
@@ -147,7 +147,7 @@ def test_append_refuses_layer_shaping_options_that_differ(spark, layer_path):
                  extent=(0, 0, 8, 8), crs="EPSG:3857", index_interval=8, raster={"bands": 1})
     sfclayer.write(tiles(spark, 4, 4), layer_path, **shape)
     # the layer's own values are accepted, and the append is done
-    sfclayer.write(tiles(spark, 2, 2, mult=3), layer_path, mode="append", format_version=4, **shape)
+    sfclayer.write(tiles(spark, 2, 2, mult=3), layer_path, mode="append", format_version=3, **shape)
     assert values(spark, layer_path)[(1, 1)] == 4 and helpers.versions(layer_path) == [1, 2]
     on_disk = sorted(os.listdir(layer_path))
     differing = [  # (keyword, value, the option's name and value in the message, the layer's value)
@@ -362,7 +362,7 @@ def test_format_version_1_reads_and_becomes_current_at_first_update(spark, layer
     assert len(values(spark, layer_path)) == 64
     sfclayer.write(tiles(spark, 1, 1, col0=2, row0=2, mult=5), layer_path, mode="append")
     md2 = helpers.metadata(layer_path)
-    assert md2["formatVersion"] == 4 and all("dir" in f for f in md2["files"])
+    assert md2["formatVersion"] == 3 and all("dir" in f for f in md2["files"])
     got = values(spark, layer_path)
     assert len(got) == 64 and got[(2, 2)] == 12 and got[(1, 1)] == 1001
 

@@ -76,7 +76,7 @@ def test_metadata_round_trips(spark, layer_path):
     sfclayer.write(df, layer_path, bounds=(0, 0, 7, 3), key_index="hilbert",
                    extent=(-180, -90, 180, 90), crs="EPSG:4326", compression="deflate", index_interval=8)
     md = helpers.metadata(layer_path)
-    assert md["format"] == "sfclayer" and md["formatVersion"] == 4 and md["version"] == 1
+    assert md["format"] == "sfclayer" and md["formatVersion"] == 3 and md["version"] == 1
     assert md["keyIndex"]["kind"] == "hilbert"
     assert (md["keyIndex"]["colMin"], md["keyIndex"]["rowMax"]) == (0, 3)
     assert md["extent"] == {"xmin": -180.0, "ymin": -90.0, "xmax": 180.0, "ymax": 90.0}

@@ -20,7 +20,9 @@ _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException$LayerNotFound": errors.LayerNotFound,
     "io.sfclayer.SfcLayerException$LayerExists": errors.LayerExists,
     "io.sfclayer.SfcLayerException$CorruptLayer": errors.CorruptLayer,
+    "io.sfclayer.SfcLayerException$UnsupportedFormat": errors.UnsupportedFormat,
     "io.sfclayer.SfcLayerException$ConcurrentUpdate": errors.ConcurrentUpdate,
+    "io.sfclayer.SfcLayerException$CommitStateUnknown": errors.CommitStateUnknown,
     "io.sfclayer.SfcLayerException$StorageError": errors.StorageError,
 }
 
@@ -88,9 +90,11 @@ def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_d
                         int(as_of_millis))
 
 
-#: LookupSessions' static methods, looked up once per gateway: py4j spends a round trip on every
-#: attribute of a class it resolves, and sfclayer.open is meant to cost one.
-_LOOKUP_METHODS = ("open", "close", "reader", "metadataJson")
+#: The look-up endpoint's static methods, looked up once per gateway: py4j spends a round trip on every
+#: attribute of a class it resolves, and sfclayer.open is meant to cost one. ``open`` is
+#: ``io.sfclayer.spark.SparkLookups``' (it hands in the session's Hadoop configuration), the rest
+#: ``io.sfclayer.lookup.LookupSessions``'.
+_LOOKUP_METHODS = ("close", "reader", "metadataJson")
 
 
 def _lookup_sessions(spark):
@@ -99,6 +103,7 @@ def _lookup_sessions(spark):
     if methods is None:
         cls = gateway.jvm.io.sfclayer.lookup.LookupSessions
         methods = {name: getattr(cls, name) for name in _LOOKUP_METHODS}
+        methods["open"] = gateway.jvm.io.sfclayer.spark.SparkLookups.open
         gateway._sfclayer_lookup_sessions = methods
     return methods
 
@@ -134,10 +139,10 @@ def command(spark, name, *args):
 
 
 def verify_layer(spark, path, version=None):
-    """The JSON report of ``io.sfclayer.layer.LayerVerifier`` on a layer version (newest by default)."""
+    """The JSON report of ``io.sfclayer.spark.VerifyJob`` on a layer version (newest by default)."""
     jvm = spark.sparkContext._jvm
     with translated():
-        return str(jvm.io.sfclayer.layer.LayerVerifier.report(spark._jsparkSession, path, int(version or 0)))
+        return str(jvm.io.sfclayer.spark.VerifyJob.report(spark._jsparkSession, path, int(version or 0)))
 
 
 def layer_metadata_json(spark, path, version=None):
@@ -248,11 +253,18 @@ def hadoop_file_status(spark, path):
     ------
     InvalidInput
         If there is no such file (or it is a directory).
+    StorageError
+        If the file system failed (the file may well be there).
     """
     p, fs = _hadoop_path(spark, path)
     try:
         st = fs.getFileStatus(p)
-    except Exception as e:  # java.io.FileNotFoundException through py4j
+    except Exception as e:
+        java = _java_throwable(e)
+        if java is None:
+            raise
+        if not spark.sparkContext._jvm.java.lang.Class.forName("java.io.FileNotFoundException").isInstance(java):
+            raise errors.StorageError(f"cannot open {path}: {_first_line(e)}") from e
         raise errors.InvalidInput(f"cannot open {path}: no such file ({_first_line(e)})") from e
     if st.isDirectory():
         raise errors.InvalidInput(f"cannot open {path}: it is a directory")

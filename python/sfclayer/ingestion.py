@@ -43,6 +43,7 @@ import time
 import numpy as np
 
 from . import _jvm, raster
+from . import layer as _layer
 from .errors import InvalidArgument, InvalidInput
 from .raster_sources import HADOOP_SCHEMES, Source, _dataset_path, _open_source, _ship  # noqa: F401 (public here too)
 
@@ -174,8 +175,6 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     >>> r.grid.zoom, r.tiles                                                                 # doctest: +SKIP
     (12, 42)
     """
-    from . import layer as _layer
-
     t0 = time.perf_counter()
     for fixed in ("bounds", "extent", "crs", "raster"):
         if fixed in write_options:

@@ -44,70 +44,19 @@ import numpy as np
 
 from . import _jvm, raster
 from . import layer as _layer
+from .ingestion import Grid, _tms
 from ._pyramid_changes import _boxes_condition, _changed_base_keys, _merge_boxes, _sql
-from .errors import InvalidArgument, LayerNotFound
+from ._pyramid_levels import (  # noqa: F401 (level_path, pyramid_levels, PYRAMID_DIR: public here too)
+    _DOC, PYRAMID_DIR, _base_metadata, _base_zoom, _document, _join, level_path, pyramid_levels)
+from .errors import InvalidArgument
 
 __all__ = ["pyramid", "pyramid_levels", "level_path", "downsample", "DOWNSAMPLING", "PYRAMID_DIR"]
 
-#: The directory of a layer's pyramid levels, inside the layer.
-PYRAMID_DIR = "_pyramid"
 # pyramid.json's format: 2 since levels carry the raster mask column (an update appends to them).
 _DOC_VERSION = 2
 #: Downsampling methods of :func:`pyramid`.
 DOWNSAMPLING = ("average", "nearest", "mode")
-_DOC = "pyramid.json"
 _LOG = logging.getLogger(__name__)
-
-
-def _join(path, *names):
-    return "/".join([path.rstrip("/")] + [str(n) for n in names])
-
-
-def _base_metadata(spark, path):
-    return json.loads(_jvm.layer_metadata_json(spark, path))
-
-
-def _document(spark, path):
-    text = _jvm.read_text(spark, _join(path, PYRAMID_DIR, _DOC))
-    return None if text is None else json.loads(text)
-
-
-def pyramid_levels(spark, path):
-    """The zoom levels of a raster layer: its pyramid's and its own, ascending.
-
-    Parameters
-    ----------
-    spark : pyspark.sql.SparkSession
-    path : str
-        The base layer.
-
-    Returns
-    -------
-    list of int
-
-    Raises
-    ------
-    InvalidArgument
-        If the layer is not a raster layer.
-    """
-    md = _base_metadata(spark, path)
-    zoom = _base_zoom(md, path)
-    doc = _document(spark, path)
-    levels = set(doc["levels"]) if doc and doc.get("baseVersion") == md["version"] else set()
-    return sorted(levels | {zoom})
-
-
-def _base_zoom(md, path):
-    """The base's zoom: its tile matrix's, or for its own grid ``ceil(log2(max(cols, rows)))``."""
-    r = md.get("raster")
-    if not r:
-        raise InvalidArgument(f"path: {path!r} has no zoom levels: it is not a raster layer (one written by "
-                              "sfclayer.ingest or with a raster description)")
-    if r.get("zoom") is not None:
-        return int(r["zoom"])
-    ki = md["keyIndex"]
-    side = max(ki["colMax"] - ki["colMin"] + 1, ki["rowMax"] - ki["rowMin"] + 1)
-    return max(0, (side - 1).bit_length())  # ceil(log2(side))
 
 
 def _level_grids(md, path):
@@ -117,8 +66,6 @@ def _level_grids(md, path):
     grid (GeoTrellis' floating layout), level ``z`` keeps the top-left corner and doubles the tile's
     size in map units at each step, ``ceil(n / 2)`` tiles a side, down to one tile at level 0.
     """
-    from .ingestion import Grid, _tms
-
     base = _base_zoom(md, path)
     r = md["raster"]
     if r.get("tms") is not None:
@@ -144,30 +91,6 @@ def _level_grids(md, path):
         extent = (e["xmin"], e["ymax"] - h * s * th, e["xmin"] + w * s * tw, e["ymax"])
         return Grid(md.get("crs"), extent, w, h, int(r["tileWidth"]), int(r["tileHeight"]), None, z)
     return base, grid, 0
-
-
-def level_path(spark, path, zoom):
-    """The layer holding zoom level ``zoom`` of the raster layer at ``path`` (``path`` itself for its own).
-
-    Raises
-    ------
-    LayerNotFound
-        If the pyramid has no such level, or was built from an older version of the base.
-    """
-    md = _base_metadata(spark, path)
-    base = _base_zoom(md, path)
-    zoom = int(zoom)
-    if zoom == base:
-        return path
-    doc = _document(spark, path)
-    if doc is None or zoom not in doc.get("levels", []):
-        have = sorted(set(doc["levels"] if doc else []) | {base})
-        raise LayerNotFound(f"layer {path} has no zoom level {zoom}; it has {have}"
-                            + ("" if doc else " (build the coarser ones with sfclayer pyramid PATH)"))
-    if doc.get("baseVersion") != md["version"]:
-        raise LayerNotFound(f"the pyramid of {path} was built from version {doc.get('baseVersion')} and the "
-                            f"layer is at version {md['version']}: rebuild it with sfclayer pyramid PATH")
-    return _join(path, PYRAMID_DIR, zoom)
 
 
 def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, note=None, **write_options):

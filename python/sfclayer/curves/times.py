@@ -22,7 +22,7 @@ def to_micros(t):
     t : int, str, datetime.datetime, datetime.date or numpy.datetime64
         An ``int`` is taken as microseconds already. A naive ``datetime`` is taken as UTC; an aware
         one is converted. A ``date`` is its midnight UTC. A ``str`` is ISO-8601, as the JVM's
-        ``LayerWriteOptions.parseInstantMicros`` reads it: ``2020-09-01`` (midnight UTC),
+        ``TimeText.parseInstantMicros`` reads it: ``2020-09-01`` (midnight UTC),
         ``2020-09-01T12:00:00`` (naive: UTC; a space may stand for the ``T``; seconds and up to nine
         fractional digits optional, truncated to microseconds), with ``Z`` or ``+hh:mm`` for an offset; or epoch microseconds.
 

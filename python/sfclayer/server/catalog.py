@@ -17,6 +17,8 @@ import re
 import numpy as np
 
 from .. import raster as _raster
+from .._pyramid_levels import pyramid_levels
+from ..layer import open as _open_layer
 from ..errors import InvalidArgument
 
 __all__ = ["Served", "ServedLayer", "open_served", "Grid", "layer_names", "parse_time", "NAME_PATTERN"]
@@ -252,16 +254,13 @@ class Served:
 
 def open_served(spark, name, path, cache_size=64):
     """Open the layer at ``path`` (and its pyramid levels, where sfclayer has pyramids)."""
-    import sfclayer
-
     opened = []
     try:
-        base = ServedLayer(name, sfclayer.open(spark, path, cache_size=cache_size))
+        base = ServedLayer(name, _open_layer(spark, path, cache_size=cache_size))
         opened.append(base)
         levels = {base.grid.zoom: base}
-        pyramid_levels = getattr(sfclayer, "pyramid_levels", None)
         zooms = []
-        if pyramid_levels is not None and base.grid.tms:  # only layers on a tile matrix set have levels
+        if base.grid.tms:  # only layers on a tile matrix set have levels
             try:
                 zooms = list(pyramid_levels(spark, path))
             except InvalidArgument:
@@ -272,7 +271,7 @@ def open_served(spark, name, path, cache_size=64):
         for z in zooms:
             if z in levels:
                 continue
-            lv = ServedLayer(name, sfclayer.open(spark, path, zoom=z, cache_size=cache_size))
+            lv = ServedLayer(name, _open_layer(spark, path, zoom=z, cache_size=cache_size))
             opened.append(lv)
             if lv.grid.zoom != z:  # a level without raster metadata: its zoom is the pyramid's
                 lv.grid = dataclasses.replace(lv.grid, zoom=z)

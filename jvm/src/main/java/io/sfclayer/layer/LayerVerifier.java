@@ -14,11 +14,8 @@ import io.sfclayer.format.TileCursor;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.VersionLog;
-import io.sfclayer.spark.SerializableConf;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
-import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.sql.SparkSession;
 
 import java.io.IOException;
 import java.io.Serializable;
@@ -28,13 +25,16 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code sfclayer verify}: reads every record of one layer version in one distributed Spark job (a
- * task per group of files) and checks what the format promises: record checksums and lengths, key
- * order within and across files, each file's name against its first record, every index entry
+ * {@code sfclayer verify}: reads every record of one layer version and checks what the format
+ * promises: record checksums and lengths, key order within and across files, each file's name against its first record, every index entry
  * against the record it points at, file lengths and index checksums, bloom filters (checksum, and no
  * index of the file ruled out), record and tile counts
  * against the version document, and that every tile's key maps to its group's SFC index.
  * The result is a JSON report (the Python {@code sfclayer.verify} turns it into a report object).
+ *
+ * <p>Spark-free: the per-file checks ({@link FileCheck}, serializable) run wherever the caller's
+ * {@link Runner} sends them: {@code io.sfclayer.spark.VerifyJob} runs them as one distributed Spark job,
+ * {@link #run(Configuration, String, Long)} one after another here.
  */
 public final class LayerVerifier {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -73,14 +73,52 @@ public final class LayerVerifier {
         }
     }
 
-    /** {@link #run(SparkSession, String, Long)} with a version ≤ 0 meaning the newest (for py4j). */
-    public static String report(SparkSession spark, String path, long version) throws IOException {
-        return run(spark, path, version > 0 ? Long.valueOf(version) : null);
+    /** Runs the checks of a version's files; {@code description} names the work (a job's description). */
+    @FunctionalInterface
+    public interface Runner {
+        List<FileReport> run(String description, List<FileCheck> checks) throws IOException;
+    }
+
+    /** The checks of one data file, with all they need, sent to wherever they run. */
+    public static final class FileCheck implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final DataFileEntry entry;
+        final long nextFirst;
+        final String path;
+        final KeyIndex keyIndex;
+        final String valueSchema;
+        final boolean spaceTime;
+        final String compression;
+
+        FileCheck(DataFileEntry entry, long nextFirst, String path, LayerMetadata md) {
+            this.entry = entry;
+            this.nextFirst = nextFirst;
+            this.path = path;
+            this.keyIndex = md.keyIndex;
+            this.valueSchema = md.valueSchemaJson;
+            this.spaceTime = md.isSpaceTime();
+            this.compression = md.compression;
+        }
+
+        /** Checks the file whole. */
+        public FileReport run(Configuration conf) throws IOException {
+            return verifyFile(conf, new Path(path), entry, nextFirst, keyIndex, valueSchema, spaceTime, compression);
+        }
+    }
+
+    /** Verifies here, one file after another (no cluster). */
+    public static String run(Configuration conf, String path, Long version) throws IOException {
+        return run(conf, path, version, (description, checks) -> {
+            List<FileReport> out = new ArrayList<>();
+            for (FileCheck c : checks) {
+                out.add(c.run(conf));
+            }
+            return out;
+        });
     }
 
     /** Verifies version {@code version} (null: the newest) of the layer at {@code path}; the report as JSON. */
-    public static String run(SparkSession spark, String path, Long version) throws IOException {
-        Configuration conf = spark.sparkContext().hadoopConfiguration();
+    public static String run(Configuration conf, String path, Long version, Runner runner) throws IOException {
         Map<String, Object> report = new LinkedHashMap<>();
         List<String> problems = new ArrayList<>();
         report.put("layer", path);
@@ -121,29 +159,13 @@ public final class LayerVerifier {
         if (entries.size() != md.fileCount) {
             problems.add("the version document lists " + entries.size() + " files but says fileCount " + md.fileCount);
         }
-        List<Object[]> tasks = new ArrayList<>();
+        List<FileCheck> checks = new ArrayList<>();
         for (int i = 0; i < entries.size(); i++) {
             long nextFirst = i + 1 < entries.size() ? entries.get(i + 1).firstIndex : Long.MAX_VALUE;
-            tasks.add(new Object[] {entries.get(i), nextFirst, paths.get(i)});
+            checks.add(new FileCheck(entries.get(i), nextFirst, paths.get(i), md));
         }
-        List<FileReport> files = new ArrayList<>();
-        if (!tasks.isEmpty()) {
-            JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-            SerializableConf sconf = new SerializableConf(conf);
-            KeyIndex keyIndex = md.keyIndex;
-            String valueSchema = md.valueSchemaJson;
-            boolean spaceTime = md.isSpaceTime();
-            String compression = md.compression;
-            String previous = jsc.getLocalProperty("spark.job.description");
-            jsc.setJobDescription("sfclayer: verify " + path + " v" + md.version);
-            try {
-                int slices = Math.min(tasks.size(), Math.max(1, 4 * jsc.defaultParallelism()));
-                files = jsc.parallelize(tasks, slices).map(t -> verifyFile(sconf.get(), new Path((String) t[2]),
-                    (DataFileEntry) t[0], (Long) t[1], keyIndex, valueSchema, spaceTime, compression)).collect();
-            } finally {
-                jsc.setJobDescription(previous);
-            }
-        }
+        List<FileReport> files = checks.isEmpty() ? List.of()
+            : runner.run("sfclayer: verify " + path + " v" + md.version, checks);
         long groups = 0, tiles = 0, damaged = 0;
         List<Map<String, Object>> out = new ArrayList<>();
         for (FileReport f : files) {

@@ -4,15 +4,12 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyBounds;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.TimeBounds;
+import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 
 import java.io.Serializable;
-import java.time.Instant;
-import java.time.LocalDate;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -32,7 +29,7 @@ public final class LayerWriteOptions implements Serializable {
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
         "compression", "extent", "crs", "indexInterval", "onExisting", "raster",
-        "maxGroupBytes", "formatVersion", "repair", "bloomFilter", "bloomFpp",
+        "maxGroupBytes", "formatVersion", "repair", "bloomFilter", "bloomFpp", "singleWriter",
     };
     public static final int DEFAULT_INDEX_INTERVAL = 4;
     public static final long DEFAULT_TIME_RESOLUTION_MICROS = 86_400_000_000L;
@@ -82,6 +79,11 @@ public final class LayerWriteOptions implements Serializable {
     public static final double DEFAULT_BLOOM_FPP = 0.01;
     /** The bloomFilter option, or null when not given (a first write takes the default, an append the layer's). */
     public Boolean bloomFilter;
+    /**
+     * The singleWriter option: the user declares that no other writer writes the layer at the same
+     * time, which allows commits on a store without atomic create-if-absent (format.CommitPublisher).
+     */
+    public boolean singleWriter;
     /** The bloomFpp option, or null when not given. */
     public Double bloomFpp;
 
@@ -147,14 +149,14 @@ public final class LayerWriteOptions implements Serializable {
                 throw new SfcLayerException.InvalidArgument("option timeBounds: '" + v
                     + "' must be two instants, start,end (e.g. 2020-01-01,2020-12-31T00:00:00Z)");
             }
-            o.timeMin = parseInstantMicros("timeBounds", parts[0].trim());
-            o.timeMax = parseInstantMicros("timeBounds", parts[1].trim());
+            o.timeMin = TimeText.parseInstantMicros("timeBounds", parts[0].trim());
+            o.timeMax = TimeText.parseInstantMicros("timeBounds", parts[1].trim());
             if (o.timeMin > o.timeMax) {
                 throw new SfcLayerException.InvalidArgument("option timeBounds: start is after end in '" + v + "'");
             }
         }
         if ((v = lower.get("timeresolution")) != null) {
-            o.timeResolutionMicros = parseDurationMicros("timeResolution", v);
+            o.timeResolutionMicros = TimeText.parseDurationMicros("timeResolution", v);
             o.timeResolutionGiven = true;
         }
         if ((v = lower.get("blocksize")) != null) {
@@ -221,6 +223,13 @@ public final class LayerWriteOptions implements Serializable {
             }
             o.bloomFilter = t.equals("true");
         }
+        if ((v = lower.get("singlewriter")) != null) {
+            String t = v.trim().toLowerCase(Locale.ROOT);
+            if (!t.equals("true") && !t.equals("false")) {
+                throw new SfcLayerException.InvalidArgument("option singleWriter: '" + v + "' is not true or false");
+            }
+            o.singleWriter = t.equals("true");
+        }
         if ((v = lower.get("bloomfpp")) != null) {
             double p;
             try {
@@ -235,6 +244,27 @@ public final class LayerWriteOptions implements Serializable {
             o.bloomFpp = p;
         }
         return o;
+    }
+
+    /**
+     * The compression of a new layer (a write or overwrite) of {@code schema}: the option, or when not
+     * given {@link ValueCompression#defaultFor} the schema (none when the formatVersion option asks for
+     * a format without that default).
+     *
+     * @throws SfcLayerException.InvalidArgument for a compression the asked formatVersion lacks
+     */
+    public ValueCompression compressionFor(TileSchema schema) {
+        boolean versionGiven = given.containsKey("formatVersion");
+        if (!given.containsKey("compression")) {
+            ValueCompression d = ValueCompression.defaultFor(schema);
+            return versionGiven && d.formatVersion() > formatVersion ? ValueCompression.NONE : d;
+        }
+        if (versionGiven && compression.formatVersion() > formatVersion) {
+            throw new SfcLayerException.InvalidArgument("option compression: '" + compression.optionName()
+                + "' needs format version " + compression.formatVersion() + " but option formatVersion asks for "
+                + formatVersion + "; nothing was written");
+        }
+        return compression;
     }
 
     /**
@@ -437,81 +467,6 @@ public final class LayerWriteOptions implements Serializable {
             case "g": return n << 30;
             case "t": return n << 40;
             default: return n;
-        }
-    }
-
-    private static final Pattern DURATION = Pattern.compile(
-        "(\\d+)\\s*(us|micros?|microseconds?|ms|millis?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?|w|weeks?)",
-        Pattern.CASE_INSENSITIVE);
-
-    /** "1 day", "6 hours", "15m", "1d", or ISO-8601 "PT1H". */
-    public static long parseDurationMicros(String name, String v) {
-        long micros = parseDurationMicros(name, v, "option ");
-        if (micros <= 0) {
-            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v + "' must be positive");
-        }
-        return micros;
-    }
-
-    /**
-     * The same durations, zero allowed (a vacuum's retention), named in errors as {@code kind + name}:
-     * {@code "option "} or {@code "argument "} (a SQL procedure's).
-     */
-    public static long parseDurationMicros(String name, String v, String kind) {
-        String s = v.trim();
-        long micros;
-        if (s.toUpperCase(Locale.ROOT).startsWith("P")) {
-            try {
-                micros = java.time.Duration.parse(s).toNanos() / 1000;
-            } catch (DateTimeParseException | ArithmeticException e) {
-                throw new SfcLayerException.InvalidArgument(kind + name + ": '" + v + "' is not an ISO-8601 duration");
-            }
-        } else {
-            Matcher m = DURATION.matcher(s);
-            if (!m.matches()) {
-                throw new SfcLayerException.InvalidArgument(kind + name + ": '" + v
-                    + "' is not a duration (e.g. '1 day', '6 hours', '15 minutes', 'PT1H')");
-            }
-            long n = Long.parseLong(m.group(1));
-            String unit = m.group(2).toLowerCase(Locale.ROOT);
-            long per;
-            if (unit.startsWith("us") || unit.startsWith("micro")) per = 1;
-            else if (unit.equals("ms") || unit.startsWith("milli")) per = 1_000;
-            else if (unit.startsWith("s")) per = 1_000_000;
-            else if (unit.equals("m") || unit.startsWith("min")) per = 60_000_000L;
-            else if (unit.startsWith("h")) per = 3_600_000_000L;
-            else if (unit.startsWith("d")) per = 86_400_000_000L;
-            else per = 7 * 86_400_000_000L;
-            micros = Math.multiplyExact(n, per);
-        }
-        if (micros < 0) {
-            throw new SfcLayerException.InvalidArgument(kind + name + ": '" + v + "' must not be negative");
-        }
-        return micros;
-    }
-
-    /**
-     * The one instant parser of the JVM side (options, commands, version documents' createdAt):
-     * "2020-01-01", "2020-01-01T06:00:00", "2020-01-01T06:00:00Z" or "+hh:mm" (no zone means UTC; a space
-     * may stand for the T), or epoch micros. Python's twin is {@code sfclayer.curves.to_micros}.
-     */
-    public static long parseInstantMicros(String name, String v) {
-        try {
-            if (v.matches("-?\\d+")) {
-                return Long.parseLong(v);
-            }
-            Instant t;
-            if (v.length() == 10) {
-                t = LocalDate.parse(v).atStartOfDay(ZoneOffset.UTC).toInstant();
-            } else if (v.endsWith("Z") || v.matches(".*[+-]\\d\\d:\\d\\d$")) {
-                t = java.time.OffsetDateTime.parse(v.replace(' ', 'T')).toInstant();
-            } else {
-                t = LocalDateTime.parse(v.replace(' ', 'T')).toInstant(ZoneOffset.UTC);
-            }
-            return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1000);
-        } catch (DateTimeParseException | ArithmeticException e) {
-            throw new SfcLayerException.InvalidArgument("option " + name + ": '" + v
-                + "' is not an instant (e.g. 2020-01-01 or 2020-01-01T00:00:00Z)");
         }
     }
 }

@@ -48,7 +48,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>{@code 'G' int col, int row, long timeMicros} → one answer;
  * <li>{@code 'M' int n, n × (int col, int row, long time)}, {@code 0 <= n <=} {@value #MAX_KEYS} → n ×
  *     ({@code int position}, answer), in index order (position: the key's place in the request);
- * <li>{@code 'Q' int length, length bytes} (a {@link BoxQuery} spec, at most {@value #MAX_QUERY_BYTES}
+ * <li>{@code 'Q' int length, length bytes} (a {@link io.sfclayer.layer.BoxQuery} spec, at most {@value #MAX_QUERY_BYTES}
  *     bytes) → batches {@code int count > 0, int bytes, the count records back to back} (a tile record
  *     is self-delimiting for its schema: the client decodes a batch from one buffer), ended by
  *     {@code int 0} or by an error answer;
@@ -72,8 +72,8 @@ public final class LookupServer implements Closeable {
     public static final long DEFAULT_IO_TIMEOUT_MILLIS = 30_000;
     /** Most keys one 'M' request may carry (the Python client splits larger batches). */
     public static final int MAX_KEYS = 1 << 16;
-    /** Most bytes of a query spec. */
-    public static final int MAX_QUERY_BYTES = 4096;
+    /** Most bytes of a query spec: 1 MiB, room for a query geometry (hex WKB) of some 30,000 vertices. */
+    public static final int MAX_QUERY_BYTES = 1 << 20;
     public static final int TOKEN_BYTES = 16;
     static final int MISSING = -1;
     static final int ERROR = -2;

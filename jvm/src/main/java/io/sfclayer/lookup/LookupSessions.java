@@ -3,11 +3,9 @@ package io.sfclayer.lookup;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.spark.HadoopConfs;
-import org.apache.spark.sql.SparkSession;
+import org.apache.hadoop.conf.Configuration;
 
 import java.io.IOException;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -65,17 +63,16 @@ public final class LookupSessions {
     }
 
     /**
-     * Opens a reader on a layer version (arguments as {@link ValueReader#open(org.apache.hadoop.conf.Configuration,
-     * String, int, long, boolean, long, long)}; the Hadoop configuration is the session's, as Spark's file
-     * sources make it) and registers it on the shared server.
+     * Opens a reader on a layer version (arguments as {@link ValueReader#open(Configuration, String, int, long,
+     * boolean, long, long)}; the Hadoop configuration is the opener's: {@code io.sfclayer.spark.SparkLookups}
+     * hands in a Spark session's) and registers it on the shared server.
      *
      * @return JSON: {@code handle, host, port, token} (hex), {@code version, keyIndex, tileSchema} (text)
      */
-    public static String open(SparkSession spark, String path, int cacheSize, long cacheBytes, boolean indexInDriver,
+    public static String open(Configuration conf, String path, int cacheSize, long cacheBytes, boolean indexInDriver,
                               long version, long asOfMillis) throws IOException {
         long handle = HANDLES.incrementAndGet();
-        ValueReader reader = ValueReader.open(HadoopConfs.forOptions(spark, new HashMap<>()), path, cacheSize,
-            cacheBytes, indexInDriver, version, asOfMillis);
+        ValueReader reader = ValueReader.open(conf, path, cacheSize, cacheBytes, indexInDriver, version, asOfMillis);
         try {
             LookupServer s;
             byte[] token;

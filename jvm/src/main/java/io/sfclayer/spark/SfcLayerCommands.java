@@ -3,10 +3,10 @@ package io.sfclayer.spark;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.QueryBox;
+import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.VersionLog;
 import io.sfclayer.layer.Layer;
-import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.TileGrid;
 import io.sfclayer.layer.Vacuum;
 import org.apache.hadoop.conf.Configuration;
@@ -118,8 +118,8 @@ public final class SfcLayerCommands {
                     + path + ": its keys have no time)");
             }
             String[] p = time.split(",");
-            long t0 = LayerWriteOptions.parseInstantMicros("time", p[0].trim());
-            long t1 = LayerWriteOptions.parseInstantMicros("time", p[1].trim());
+            long t0 = TimeText.parseInstantMicros("time", p[0].trim());
+            long t1 = TimeText.parseInstantMicros("time", p[1].trim());
             boxes = intersect(boxes, QueryBox.of(Integer.MIN_VALUE, Integer.MIN_VALUE, Integer.MAX_VALUE,
                 Integer.MAX_VALUE, t0, t1));
         }

@@ -2,9 +2,9 @@ package io.sfclayer.spark;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.QueryBox;
+import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
-import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.TileGrid;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.catalog.MetadataColumn;
@@ -100,7 +100,7 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
         if (o.get(OPTION_VERSION_AS_OF) != null) {
             throw new SfcLayerException.InvalidArgument("give option versionAsOf or timestampAsOf, not both");
         }
-        return Math.floorDiv(LayerWriteOptions.parseInstantMicros(OPTION_TIMESTAMP_AS_OF, v.trim()), 1000L);
+        return Math.floorDiv(TimeText.parseInstantMicros(OPTION_TIMESTAMP_AS_OF, v.trim()), 1000L);
     }
 
     public static final String OPTION_VERSION_AS_OF = "versionAsOf";

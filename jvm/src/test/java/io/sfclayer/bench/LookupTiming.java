@@ -7,6 +7,7 @@ import io.sfclayer.layer.Layer;
 import io.sfclayer.lookup.LookupSessions;
 import io.sfclayer.lookup.ValueReader;
 import io.sfclayer.spark.HadoopConfs;
+import io.sfclayer.spark.SparkLookups;
 import org.apache.spark.sql.SparkSession;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -105,7 +106,7 @@ public final class LookupTiming {
     /**
      * Where {@code sfclayer.open} goes inside the JVM (bench/lookups.py): {@code n} times, the nanoseconds
      * of {@code {the session's Hadoop configuration, Layer.open (version log and document), ValueReader.open
-     * (the same and the reader), LookupSessions.open (the same, registered on the shared server, the
+     * (the same and the reader), SparkLookups.open (the same, registered on the shared server, the
      * answer for Python), LookupSessions.close}}.
      */
     public static long[] timeOpens(SparkSession spark, String path, int n) throws IOException {
@@ -118,7 +119,7 @@ public final class LookupTiming {
             long t2 = System.nanoTime();
             ValueReader.open(conf, path, ValueReader.DEFAULT_CACHE_SIZE).close();
             long t3 = System.nanoTime();
-            String answer = LookupSessions.open(spark, path, ValueReader.DEFAULT_CACHE_SIZE,
+            String answer = SparkLookups.open(spark, path, ValueReader.DEFAULT_CACHE_SIZE,
                 ValueReader.DEFAULT_CACHE_BYTES, true, -1, -1);
             long t4 = System.nanoTime();
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"handle\":(\\d+)").matcher(answer);

@@ -1,6 +1,7 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.curve.TimeText;
 import org.junit.Test;
 
 import static org.junit.Assert.assertEquals;
@@ -13,24 +14,24 @@ public class RetentionTest {
 
     @Test
     public void retentionsParseWithZeroAllowed() {
-        assertEquals(7 * DAY_MICROS, LayerWriteOptions.parseDurationMicros("retain", "7d", "argument "));
-        assertEquals(7 * DAY_MICROS, LayerWriteOptions.parseDurationMicros("retain", "P7D", "argument "));
-        assertEquals(12 * 3_600_000_000L, LayerWriteOptions.parseDurationMicros("retain", "12 hours", "argument "));
-        assertEquals(0, LayerWriteOptions.parseDurationMicros("retain", "0s", "argument "));
-        assertEquals(0, LayerWriteOptions.parseDurationMicros("retain", "PT0S", "argument "));
+        assertEquals(7 * DAY_MICROS, TimeText.parseDurationMicros("retain", "7d", "argument "));
+        assertEquals(7 * DAY_MICROS, TimeText.parseDurationMicros("retain", "P7D", "argument "));
+        assertEquals(12 * 3_600_000_000L, TimeText.parseDurationMicros("retain", "12 hours", "argument "));
+        assertEquals(0, TimeText.parseDurationMicros("retain", "0s", "argument "));
+        assertEquals(0, TimeText.parseDurationMicros("retain", "PT0S", "argument "));
     }
 
     @Test
     public void badDurationsNameTheArgumentOrTheOption() {
         String m = assertThrows(SfcLayerException.InvalidArgument.class,
-            () -> LayerWriteOptions.parseDurationMicros("retain", "-1d", "argument ")).getMessage();
+            () -> TimeText.parseDurationMicros("retain", "-1d", "argument ")).getMessage();
         assertTrue(m, m.startsWith("argument retain: '-1d' is not a duration"));
         m = assertThrows(SfcLayerException.InvalidArgument.class,
-            () -> LayerWriteOptions.parseDurationMicros("retain", "PT-1H", "argument ")).getMessage();
+            () -> TimeText.parseDurationMicros("retain", "PT-1H", "argument ")).getMessage();
         assertEquals("argument retain: 'PT-1H' must not be negative", m);
         // an option's duration (a time bin) must stay positive
         m = assertThrows(SfcLayerException.InvalidArgument.class,
-            () -> LayerWriteOptions.parseDurationMicros("timeResolution", "0s")).getMessage();
+            () -> TimeText.parseDurationMicros("timeResolution", "0s")).getMessage();
         assertEquals("option timeResolution: '0s' must be positive", m);
     }
 

@@ -1,8 +1,8 @@
 package io.sfclayer.spark.procedures;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.layer.LayerWriteOptions;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -149,7 +149,7 @@ abstract class BaseProcedure implements SimpleProcedure {
         }
         return new GenericInternalRow(new Object[] {
             md.version,
-            LayerWriteOptions.parseInstantMicros("createdAt", md.createdAt),
+            TimeText.parseInstantMicros("createdAt", md.createdAt),
             UTF8String.fromString(md.operation),
             md.readVersion < 0 ? null : md.readVersion,
             md.recordCount,

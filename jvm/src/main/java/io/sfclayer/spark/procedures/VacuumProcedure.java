@@ -1,6 +1,6 @@
 package io.sfclayer.spark.procedures;
 
-import io.sfclayer.layer.LayerWriteOptions;
+import io.sfclayer.curve.TimeText;
 import io.sfclayer.layer.Vacuum;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -50,7 +50,7 @@ public final class VacuumProcedure extends BaseProcedure {
         String retain = string(args, 1);
         boolean dryRun = bool(args, 2);
         boolean force = bool(args, 3);
-        long retainMillis = LayerWriteOptions.parseDurationMicros("retain", retain, "argument ") / 1000;
+        long retainMillis = TimeText.parseDurationMicros("retain", retain, "argument ") / 1000;
         Vacuum.checkRetention(retainMillis, !force, "argument retain: '" + retain + "'", "pass force => true");
         Map<String, Object> report = Vacuum.run(conf(spark), path, retainMillis, dryRun, !force);
         List<?> versions = (List<?>) report.get("versionsRemoved");

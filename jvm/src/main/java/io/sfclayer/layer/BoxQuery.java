@@ -1,25 +1,26 @@
-package io.sfclayer.lookup;
+package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.layer.QueryPlan;
-import io.sfclayer.layer.TileGrid;
-import io.sfclayer.spark.SfcLayerScanBuilder;
 import org.apache.hadoop.fs.Path;
 
 import java.util.List;
 
 /**
- * A box query answered on the driver ({@link ValueReader#query}): the key boxes of a {@code bbox} (map
+ * A box query answered on the driver ({@code io.sfclayer.lookup.ValueReader#query}): the key boxes of a {@code bbox} (map
  * units, the read option's rule), a {@code keys} box and a {@code time} range, intersected, plus a limit.
  *
  * <p>Its text form, one {@code name=value} per line (what the look-up socket carries):
  * {@code bbox=xmin,ymin,xmax,ymax}, {@code keys=colMin,rowMin,colMax,rowMax} (inclusive),
- * {@code time=start,end} (inclusive, epoch microseconds), {@code limit=n}; each optional. Ranges are
+ * {@code time=start,end} (inclusive, epoch microseconds), {@code geometry=<WKT or hex WKB>} (the
+ * read option's rule: its tile cover), {@code limit=n}; each optional. Ranges are
  * capped as a Spark read's are by default (a superset; refinement keeps the answer exact).
  */
 public final class BoxQuery {
+    /** The most SFC ranges a query's boxes decompose into unless told otherwise (Spark's maxRanges option too). */
+    public static final int DEFAULT_MAX_RANGES = 20000;
+
     /** The boxes (an empty list when nothing can match). */
     public final List<QueryBox> boxes;
     /** Most records to return; -1 for all. */
@@ -36,6 +37,7 @@ public final class BoxQuery {
     public static BoxQuery parse(String spec, LayerMetadata md, Path layer) {
         QueryBox box = QueryBox.of(md.keyIndex.bounds());
         long limit = -1;
+        List<QueryBox> cover = null;
         for (String line : spec.split("\n")) {
             if (line.isBlank()) {
                 continue;
@@ -65,6 +67,9 @@ public final class BoxQuery {
                         Integer.MAX_VALUE, t[0], t[1]));
                     break;
                 }
+                case "geometry":
+                    cover = GeometryCover.boxes(value, TileGrid.of(md), layer);
+                    break;
                 case "limit":
                     limit = numbers(name, value, 1)[0];
                     if (limit < 0) {
@@ -73,10 +78,34 @@ public final class BoxQuery {
                     break;
                 default:
                     throw new SfcLayerException.InvalidArgument("box query: unknown part '" + name
-                        + "' (known: bbox, keys, time, limit)");
+                        + "' (known: bbox, keys, time, geometry, limit)");
             }
         }
-        return new BoxQuery(box == null ? List.of() : List.of(box), limit, SfcLayerScanBuilder.DEFAULT_MAX_RANGES);
+        List<QueryBox> boxes = box == null ? List.of() : List.of(box);
+        if (cover != null) {
+            boxes = GeometryCover.intersect(boxes, cover);
+        }
+        return new BoxQuery(boxes, limit, DEFAULT_MAX_RANGES);
+    }
+
+    /**
+     * A cap on SFC ranges as text (Spark's {@code maxRanges} read option): a whole number >= 0, 0 for no
+     * cap; null for the default.
+     */
+    public static int parseMaxRanges(String value) {
+        if (value == null) {
+            return DEFAULT_MAX_RANGES;
+        }
+        try {
+            int n = Integer.parseInt(value.trim());
+            if (n >= 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // below
+        }
+        throw new SfcLayerException.InvalidArgument("option maxRanges: '" + value
+            + "' must be a whole number >= 0 (0: no cap)");
     }
 
     private static QueryBox intersect(QueryBox a, QueryBox b) {

@@ -1,0 +1,138 @@
+package io.sfclayer;
+
+import org.junit.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+/**
+ * Every arrow points down (curve ← format ← layer ← lookup, spark on top) and the core is Spark-free
+ * (issue 26): a Spark Connect plugin or another engine calls the look-up and query core without a
+ * SparkSession. Read from the sources, not the bytecode: javac inlines constants, so a class that
+ * only borrows a constant from above leaves no trace in its class file.
+ */
+public class StructureTest {
+    /** The packages in order, lowest first; each may use only those before it. */
+    private static final List<String> ORDER = List.of("curve", "format", "layer", "lookup", "spark");
+    /** Spark in {@code format}: the row model its codec decodes into, and nothing else. */
+    private static final List<String> FORMAT_SPARK = List.of(
+        "org.apache.spark.sql.catalyst.", "org.apache.spark.sql.types.", "org.apache.spark.unsafe.");
+    private static final Pattern NAME = Pattern.compile("\\b(org\\.apache\\.spark\\.[\\w.]+|io\\.sfclayer\\.\\w+)");
+
+    private static Path sources() {
+        return Paths.get(System.getProperty("sfclayer.sources", "jvm/src/main/java"), "io", "sfclayer");
+    }
+
+    /** Each file of a package and the qualified names its code (comments and strings left out) uses. */
+    private static Map<String, TreeSet<String>> names(String pkg) throws IOException {
+        try (Stream<Path> files = Files.walk(sources().resolve(pkg))) {
+            return files.filter(p -> p.toString().endsWith(".java")).collect(Collectors.toMap(
+                p -> sources().relativize(p).toString(), p -> {
+                    try {
+                        TreeSet<String> out = new TreeSet<>();
+                        Matcher m = NAME.matcher(code(Files.readString(p, StandardCharsets.UTF_8)));
+                        while (m.find()) {
+                            out.add(m.group(1));
+                        }
+                        return out;
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }));
+        }
+    }
+
+    /** Java text without its comments and string and char literals. */
+    static String code(String s) {
+        StringBuilder out = new StringBuilder(s.length());
+        int i = 0;
+        while (i < s.length()) {
+            char c = s.charAt(i);
+            if (s.startsWith("//", i)) {
+                i = s.indexOf('\n', i);
+                i = i < 0 ? s.length() : i;
+            } else if (s.startsWith("/*", i)) {
+                int end = s.indexOf("*/", i + 2);
+                i = end < 0 ? s.length() : end + 2;
+                out.append(' ');
+            } else if (c == '"' || c == '\'') {
+                boolean block = s.startsWith("\"\"\"", i);
+                String close = block ? "\"\"\"" : String.valueOf(c);
+                int j = i + close.length();
+                while (j < s.length() && !s.startsWith(close, j)) {
+                    j += s.charAt(j) == '\\' ? 2 : 1;
+                }
+                i = Math.min(s.length(), j + close.length());
+                out.append("\"\"");
+            } else {
+                out.append(c);
+                i++;
+            }
+        }
+        return out.toString();
+    }
+
+    private static List<String> violations(String pkg, java.util.function.Predicate<String> allowed) throws IOException {
+        List<String> out = new ArrayList<>();
+        names(pkg).forEach((file, used) -> {
+            for (String n : used) {
+                if (!allowed.test(n)) {
+                    out.add(file + " uses " + n);
+                }
+            }
+        });
+        out.sort(null);
+        return out;
+    }
+
+    private static boolean below(String pkg, String name) {
+        if (!name.startsWith("io.sfclayer.")) {
+            return true;
+        }
+        String other = name.substring("io.sfclayer.".length());
+        int at = ORDER.indexOf(other);
+        return at < 0 ? !other.equals(other.toLowerCase()) // a class of the root package (SfcLayerException)
+            : at <= ORDER.indexOf(pkg);
+    }
+
+    @Test
+    public void everyPackageUsesOnlyThoseBelowIt() throws IOException {
+        for (String pkg : ORDER) {
+            assertEquals(pkg, List.of(), violations(pkg, n -> below(pkg, n)));
+        }
+    }
+
+    @Test
+    public void curveLayerAndLookupUseNoSparkAndFormatOnlyItsRowModel() throws IOException {
+        for (String pkg : List.of("curve", "layer", "lookup")) {
+            assertEquals(pkg, List.of(), violations(pkg, n -> !n.startsWith("org.apache.spark.")));
+        }
+        assertEquals(List.of(), violations("format",
+            n -> !n.startsWith("org.apache.spark.") || FORMAT_SPARK.stream().anyMatch(n::startsWith)));
+    }
+
+    @Test
+    public void theCheckSeesWhatItLooksFor() throws IOException {
+        // it reads real sources (the spark package does use Spark), and skips comments and strings
+        assertTrue(violations("spark", n -> !n.startsWith("org.apache.spark.")).size() > 10);
+        String c = code("import /* io.sfclayer.spark.X */ a; class A { String s = \"io.sfclayer.spark.Y\"; char q = '\\''; }"
+            + " // org.apache.spark.Z\nclass B { }");
+        assertTrue(c, !c.contains("sfclayer") && !c.contains("spark") && c.contains("class A") && c.contains("class B"));
+        assertTrue(below("format", "io.sfclayer.curve") && below("format", "io.sfclayer.SfcLayerException"));
+        assertTrue(!below("format", "io.sfclayer.layer") && !below("lookup", "io.sfclayer.spark"));
+    }
+}
