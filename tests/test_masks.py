@@ -174,6 +174,15 @@ def test_sea_level_zero_is_data_own_grid_and_web_mercator(spark, sea_dem, tmp_pa
     assert np.ma.getmaskarray(got)[:, h:, :].all() and np.ma.getmaskarray(got)[:, :, w:].all()
     assert got.count() == want.count() == h * w and int((got == 0).sum()) == int((want == 0).sum()) > 0
     assert float(got.mean()) == pytest.approx(float(want.mean()), rel=1e-12)
+    # Zonal statistics and xarray follow the masks: a zone over the whole layer (its padding too)
+    # counts exactly the source's pixels, sea level in; the window's `valid` coordinate says the same.
+    x0, y0, x1, y1 = report.grid.extent
+    zone = f"POLYGON (({x0} {y0}, {x1} {y0}, {x1} {y1}, {x0} {y1}, {x0} {y0}))"
+    [z] = sfclayer.zonal_stats(spark, path, [zone], stats=("count", "mean", "min")).collect()
+    assert (z["count"], z["min"]) == (h * w, 0) and z["mean"] == pytest.approx(float(want.mean()), rel=1e-9)
+    da = sfclayer.to_xarray(spark, path, bbox=report.grid.extent)
+    assert int(da.valid.sum()) == h * w and not bool(da.valid[h:, :].any())
+    assert float(da.where(da.valid).mean()) == pytest.approx(float(want.mean()), rel=1e-9)
 
     wm = str(tmp_path / "sea-wm")
     sfclayer.ingest(spark, sea_dem, wm, zoom=12, resampling="bilinear")
