@@ -182,7 +182,7 @@ def test_sea_level_zero_is_data_own_grid_and_web_mercator(spark, sea_dem, tmp_pa
     assert (z["count"], z["min"]) == (h * w, 0) and z["mean"] == pytest.approx(float(want.mean()), rel=1e-9)
     da = sfclayer.to_xarray(spark, path, bbox=report.grid.extent)
     assert int(da.valid.sum()) == h * w and not bool(da.valid[h:, :].any())
-    assert float(da.where(da.valid).mean()) == pytest.approx(float(want.mean()), rel=1e-9)
+    assert float(da.where(da.valid).mean()) == pytest.approx(float(want.mean()), rel=1e-6)  # xarray sums in float32
 
     wm = str(tmp_path / "sea-wm")
     sfclayer.ingest(spark, sea_dem, wm, zoom=12, resampling="bilinear")
