@@ -535,7 +535,7 @@ class Layer:
             ``(band, y, x)``, pixel-centre coordinates, nodata as ``_FillValue`` (NaN for floats), the
             CRS written with rioxarray when it is installed. Needs the ``xarray`` extra.
         """
-        from .arrays import Window, window
+        from ._windows import Window, window
 
         bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
         if bbox is None:
