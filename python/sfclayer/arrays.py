@@ -175,23 +175,28 @@ def to_xarray(spark, path, bbox, time=None, bands=None, zoom=None):
     """
     import json
 
+    from pyspark.sql import functions as F
+
     from . import _jvm
-    from ._args import check_box
-    from .layer import read
+    from ._args import check_box, check_time_range
+    from ._pyramid_levels import level_path
+    from .curves import to_micros
 
     bbox = check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
     if bbox is None:
         raise InvalidArgument("bbox: None must be four numbers (xmin, ymin, xmax, ymax)")
+    time = check_time_range(time)
     if zoom is not None:
-        from .pyramids import level_path
-
         path = level_path(spark, path, zoom)
     md = json.loads(_jvm.layer_metadata_json(spark, path))
     w = Window(md, bbox)
     space_time = md["keyIndex"].get("kind") == "z3"
-    df = read(spark, path, keys=w.keys, time=time)
-    from pyspark.sql import functions as F
-
+    c0, r0, c1, r1 = w.keys
+    with _jvm.translated():  # sfclayer.read's rules, without importing it (layer imports this module)
+        df = spark.read.format("sfclayer").load(path).where(F.col("col").between(c0, c1) & F.col("row").between(r0, r1))
+        if time is not None:
+            t0, t1 = (F.timestamp_micros(F.lit(to_micros(t))) for t in time)
+            df = df.where((F.col("time") >= t0) & (F.col("time") <= t1))
     columns = ["col", "row"] + ([F.unix_micros("time").alias("time")] if space_time else []) + [
         "pixels", "width", "height", "bands", "dtype", "nodata"]
     tiles = (r.asDict() for r in df.select(*columns).toLocalIterator())

@@ -125,7 +125,7 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
     path = check_path(path)
     stats = _check_stats(stats)
     if zoom is not None:
-        from .pyramids import level_path
+        from ._pyramid_levels import level_path
 
         path = level_path(spark, path, zoom)
     md = json.loads(_jvm.layer_metadata_json(spark, path))
