@@ -43,6 +43,7 @@ _OPTION_NAMES = {
     "raster": "raster",
     "bloom_filter": "bloomFilter",
     "bloom_fpp": "bloomFpp",
+    "single_writer": "singleWriter",
 }
 # read()'s own arguments that become read options.
 _READ_ARGUMENTS = {"bbox": "bbox", "version": "versionAsOf", "as_of": "timestampAsOf", "geometry": "geometry"}
@@ -91,7 +92,9 @@ def write_options(**options):
         ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``on_existing`` (append: replace, keep, error),
         ``raster`` (a dict: the raster layer description, docs/FORMAT.md "Raster layers"),
         ``bloom_filter`` (bool, default True: a bloom filter per data file, so look-up misses skip it),
-        ``bloom_fpp`` (its false-positive probability, default 0.01);
+        ``bloom_fpp`` (its false-positive probability, default 0.01),
+        ``single_writer`` (bool: only one writer at a time writes the layer, which allows commits on a store
+        without atomic create-if-absent; docs/FORMAT.md section 6);
         connector names (``keyIndex``) are accepted as they are.
 
     Examples
@@ -532,7 +535,7 @@ class Layer:
             ``(band, y, x)``, pixel-centre coordinates, nodata as ``_FillValue`` (NaN for floats), the
             CRS written with rioxarray when it is installed. Needs the ``xarray`` extra.
         """
-        from .arrays import Window, window
+        from ._windows import Window, window
 
         bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
         if bbox is None:

@@ -6,6 +6,7 @@ import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.TimeBounds;
 import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 
 import java.io.Serializable;
@@ -28,7 +29,7 @@ public final class LayerWriteOptions implements Serializable {
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
         "compression", "extent", "crs", "indexInterval", "onExisting", "raster",
-        "maxGroupBytes", "formatVersion", "repair", "bloomFilter", "bloomFpp",
+        "maxGroupBytes", "formatVersion", "repair", "bloomFilter", "bloomFpp", "singleWriter",
     };
     public static final int DEFAULT_INDEX_INTERVAL = 4;
     public static final long DEFAULT_TIME_RESOLUTION_MICROS = 86_400_000_000L;
@@ -78,6 +79,11 @@ public final class LayerWriteOptions implements Serializable {
     public static final double DEFAULT_BLOOM_FPP = 0.01;
     /** The bloomFilter option, or null when not given (a first write takes the default, an append the layer's). */
     public Boolean bloomFilter;
+    /**
+     * The singleWriter option: the user declares that no other writer writes the layer at the same
+     * time, which allows commits on a store without atomic create-if-absent (format.CommitPublisher).
+     */
+    public boolean singleWriter;
     /** The bloomFpp option, or null when not given. */
     public Double bloomFpp;
 
@@ -217,6 +223,13 @@ public final class LayerWriteOptions implements Serializable {
             }
             o.bloomFilter = t.equals("true");
         }
+        if ((v = lower.get("singlewriter")) != null) {
+            String t = v.trim().toLowerCase(Locale.ROOT);
+            if (!t.equals("true") && !t.equals("false")) {
+                throw new SfcLayerException.InvalidArgument("option singleWriter: '" + v + "' is not true or false");
+            }
+            o.singleWriter = t.equals("true");
+        }
         if ((v = lower.get("bloomfpp")) != null) {
             double p;
             try {
@@ -231,6 +244,27 @@ public final class LayerWriteOptions implements Serializable {
             o.bloomFpp = p;
         }
         return o;
+    }
+
+    /**
+     * The compression of a new layer (a write or overwrite) of {@code schema}: the option, or when not
+     * given {@link ValueCompression#defaultFor} the schema (none when the formatVersion option asks for
+     * a format without that default).
+     *
+     * @throws SfcLayerException.InvalidArgument for a compression the asked formatVersion lacks
+     */
+    public ValueCompression compressionFor(TileSchema schema) {
+        boolean versionGiven = given.containsKey("formatVersion");
+        if (!given.containsKey("compression")) {
+            ValueCompression d = ValueCompression.defaultFor(schema);
+            return versionGiven && d.formatVersion() > formatVersion ? ValueCompression.NONE : d;
+        }
+        if (versionGiven && compression.formatVersion() > formatVersion) {
+            throw new SfcLayerException.InvalidArgument("option compression: '" + compression.optionName()
+                + "' needs format version " + compression.formatVersion() + " but option formatVersion asks for "
+                + formatVersion + "; nothing was written");
+        }
+        return compression;
     }
 
     /**
