@@ -50,7 +50,7 @@ def _write_doc(path, doc):
 
 def test_the_document_has_a_checksum_and_the_level_versions(layer):
     doc = _doc(layer)
-    assert doc["formatVersion"] == 2 and doc["baseVersion"] == 1
+    assert doc["formatVersion"] == 3 and doc["baseVersion"] == 1
     assert doc["levelVersions"] == {"0": 1, "1": 1, "2": 1}
     assert doc["sha256"] == pyr._checksum(doc)
     assert not [f for f in os.listdir(os.path.join(layer, "_pyramid")) if f.endswith(".tmp") or f == ".lease"]
@@ -66,7 +66,7 @@ def test_a_damaged_document_is_named_and_an_older_one_still_reads(spark, layer):
     with pytest.raises(CorruptLayer, match="pyramid.json.*sha256"):
         sfclayer.pyramid_levels(spark, layer)
     old = {k: v for k, v in doc.items() if k not in ("sha256", "levelVersions")}
-    _write_doc(layer, dict(old, formatVersion=1))  # a format 1 document: no checksum to check
+    _write_doc(layer, dict(old, formatVersion=2))  # a format 2 document: no checksum to check
     assert sfclayer.pyramid_levels(spark, layer) == [0, 1, 2, 3]
     assert sfclayer.read(spark, layer, zoom=1).count() == 4
 

@@ -16,8 +16,10 @@ __all__ = ["PYRAMID_DIR", "pyramid_levels", "level_path"]
 #: The directory of a layer's pyramid levels, inside the layer.
 PYRAMID_DIR = "_pyramid"
 _DOC = "pyramid.json"
-#: pyramid.json's format: 2 adds ``levelVersions`` and ``sha256`` (version 1 documents still read).
-_DOC_FORMAT = 2
+#: pyramid.json's format: 2 has levels with the mask column; 3 adds ``levelVersions`` and ``sha256``
+#: (documents of versions 1 and 2 still read).
+_DOC_FORMAT = 3
+_FIRST_CHECKED = 3
 
 
 def _join(path, *names):
@@ -35,7 +37,7 @@ def _checksum(doc):
 
 
 def _document(spark, path):
-    """The pyramid document, checked (formatVersion 2 on: its ``sha256``); None when there is none."""
+    """The pyramid document, checked (formatVersion 3 on: its ``sha256``); None when there is none."""
     where = _join(path, PYRAMID_DIR, _DOC)
     try:
         text = _jvm.read_text(spark, where)
@@ -58,7 +60,7 @@ def _document(spark, path):
     if int(doc.get("formatVersion", 1)) > _DOC_FORMAT:
         raise InvalidArgument(f"pyramid document {where} has format version {doc['formatVersion']}, newer than "
                               f"this sfclayer reads ({_DOC_FORMAT}): upgrade sfclayer")
-    if int(doc.get("formatVersion", 1)) >= 2 and doc.get("sha256") != _checksum(doc):
+    if int(doc.get("formatVersion", 1)) >= _FIRST_CHECKED and doc.get("sha256") != _checksum(doc):
         raise CorruptLayer(f"pyramid document {where} is damaged (its sha256 does not match its content); rebuild "
                            f"the pyramid with sfclayer pyramid {path} --full")
     return doc
