@@ -15,7 +15,7 @@ setup: $(VENV)/.installed $(JAR) $(BENCH_JAR)
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,demo]'
+	$(PY) -m pip install --quiet -e '.[test,demo,geo,xarray]'
 	touch $@
 
 gradle-installed:

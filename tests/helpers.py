@@ -5,7 +5,6 @@ import glob
 import io
 import json
 import os
-import zlib
 
 import fastavro
 
@@ -58,12 +57,8 @@ def read_groups(spark, mapfile):
 
 def decode_group(md, group):
     """The tile records of one group, decoded in Python from the metadata's tile schema alone."""
-    if md["compression"] == "deflate":
-        group = zlib.decompress(group[4:])
-    elif md["compression"] == "zstd":
-        import pyarrow
+    from sfclayer import codecs
 
-        size = int.from_bytes(group[:4], "big")
-        group = pyarrow.Codec("zstd").decompress(group[4:], decompressed_size=size).to_pybytes()
+    group = codecs.decompress(group, md["compression"])
     schema = fastavro.parse_schema({"type": "array", "items": md["tileSchema"]})
     return fastavro.schemaless_reader(io.BytesIO(group), schema)

@@ -29,6 +29,7 @@ from .errors import (
     LayerNotFound,
     LayerExists,
     CorruptLayer,
+    UnsupportedFormat,
     ConcurrentUpdate,
     CommitStateUnknown,
     StorageError,
@@ -40,6 +41,8 @@ from .maintenance import Version, history, delete, compact, vacuum
 from .ingestion import ingest
 from .pyramids import pyramid, pyramid_levels
 from . import _s3a
+from .zonal import zonal_stats
+from .arrays import to_xarray
 
 __version__ = "0.1.0"
 
@@ -77,6 +80,8 @@ __all__ = [
     "ingest",
     "pyramid",
     "pyramid_levels",
+    "zonal_stats",
+    "to_xarray",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -85,6 +90,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "UnsupportedFormat",
     "ConcurrentUpdate",
     "CommitStateUnknown",
     "StorageError",

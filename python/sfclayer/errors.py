@@ -12,6 +12,7 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "UnsupportedFormat",
     "ConcurrentUpdate",
     "CommitStateUnknown",
     "StorageError",
@@ -59,6 +60,11 @@ class LayerExists(SfcLayerError, FileExistsError):
 
 class CorruptLayer(SfcLayerError):
     """Something on disk is not what docs/FORMAT.md says."""
+
+
+class UnsupportedFormat(CorruptLayer):
+    """A layer in a format version this sfclayer does not read (newer than it knows): nothing is known
+    to be damaged; a newer sfclayer reads it."""
 
 
 class ConcurrentUpdate(SfcLayerError):

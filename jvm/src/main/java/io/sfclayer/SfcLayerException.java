@@ -74,6 +74,15 @@ public class SfcLayerException extends RuntimeException {
     }
 
     /**
+     * A layer (or file) in a format version this sfclayer does not read, newer than it knows: nothing is
+     * known to be damaged, a newer sfclayer reads it. A {@link CorruptLayer} to callers that do not ask.
+     */
+    public static class UnsupportedFormat extends CorruptLayer {
+        private static final long serialVersionUID = 1L;
+        public UnsupportedFormat(String message) { super(message); }
+    }
+
+    /**
      * A write lost a race: a version committed since the write read the layer changed what it
      * changed (or replaced the layer). Nothing of the write was published.
      */

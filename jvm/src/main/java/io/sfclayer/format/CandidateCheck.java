@@ -15,7 +15,10 @@ public final class CandidateCheck {
     private CandidateCheck() {
     }
 
-    /** Throws CorruptLayer naming the layer, the version and what is wrong; nothing is published then. */
+    /**
+     * Throws an SfcLayerException (the root class: a writer's bug, not bad bytes on disk) naming the
+     * layer, the version and what is wrong; nothing is published then.
+     */
     public static void check(String layer, LayerMetadata md) {
         String head = "refusing to publish version " + md.version + " of layer " + layer + " (" + md.operation
             + ", write " + md.writeId + "): ";
@@ -56,7 +59,7 @@ public final class CandidateCheck {
         }
     }
 
-    private static SfcLayerException.CorruptLayer bad(String message) {
-        return new SfcLayerException.CorruptLayer(message + "; nothing was published");
+    private static SfcLayerException bad(String message) {
+        return new SfcLayerException(message + "; nothing was published");
     }
 }

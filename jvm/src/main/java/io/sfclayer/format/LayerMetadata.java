@@ -25,8 +25,13 @@ public final class LayerMetadata implements Serializable {
     private static final long serialVersionUID = 1L;
 
     public static final String FORMAT = "sfclayer";
-    /** The on-disk format version this code writes and the highest it reads. */
+    /**
+     * The on-disk format version this code writes, unless the layer's compression needs a higher one
+     * ({@link ValueCompression#formatVersion()}: zstd-raster, format 4; see {@link #writtenFormatVersion()}).
+     */
     public static final int FORMAT_VERSION = 3;
+    /** The highest format version this code reads. */
+    public static final int MAX_FORMAT_VERSION = 4;
     /** Per-file field (format 3): the CRC32C of the file's {@code index}. */
     public static final String FILE_INDEX_CRC = "indexCrc32c";
     /** The document's last field (format 3): the CRC32C of the document with its value zeroed. */
@@ -70,6 +75,12 @@ public final class LayerMetadata implements Serializable {
 
     public int formatVersion = FORMAT_VERSION;
     public long version;
+    /**
+     * The SHA-256 of the document bytes this was read from, set by {@link VersionLog#read} (null for a
+     * document built or copied in memory, which may change): the content key of what the JVM caches
+     * about the document (the listing of its files, {@code io.sfclayer.layer.Layer#listing}).
+     */
+    public transient String digest;
     public String writeId;
     public String createdAt;
     public String dataDir;
@@ -118,10 +129,23 @@ public final class LayerMetadata implements Serializable {
         return keyIndex.isSpaceTime();
     }
 
+    /**
+     * The version a document says: {@code formatVersion}, raised to what the compression needs, so a
+     * reader that does not know the compression refuses the layer by its version (format 4 frames
+     * records as format 3 does: only the document says 4).
+     */
+    public int writtenFormatVersion() {
+        int need = compression == null ? 1 : ValueCompression.parse(compression).formatVersion();
+        if (need > formatVersion && !RecordFrame.checked(formatVersion)) {
+            throw new IllegalStateException("compression " + compression + " in a format " + formatVersion + " layer");
+        }
+        return Math.max(formatVersion, need);
+    }
+
     public byte[] toJsonBytes() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("format", FORMAT);
-        m.put("formatVersion", formatVersion);
+        m.put("formatVersion", writtenFormatVersion());
         m.put("version", version);
         m.put("writeId", writeId);
         m.put("createdAt", createdAt);
@@ -187,7 +211,7 @@ public final class LayerMetadata implements Serializable {
         String text = new String(bytes, StandardCharsets.UTF_8);
         java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(text);
         if (!t.find()) {
-            return text.contains("\"" + CHECKSUM + "\"") || text.contains("\"formatVersion\" : 3")
+            return text.contains("\"" + CHECKSUM + "\"") || text.matches("(?s).*\"formatVersion\" : [34]\\b.*")
                 ? "its checksum trailer is damaged or missing (truncated?)" : null;
         }
         byte[] zeroed = bytes.clone();
@@ -210,7 +234,7 @@ public final class LayerMetadata implements Serializable {
         }
         // A newer format may check itself differently: refuse it by name before judging its checksum.
         Object fv = m == null ? null : m.get("formatVersion");
-        if (damage != null && !(fv instanceof Number && ((Number) fv).intValue() > FORMAT_VERSION)) {
+        if (damage != null && !(fv instanceof Number && ((Number) fv).intValue() > MAX_FORMAT_VERSION)) {
             throw new SfcLayerException.CorruptLayer("version document " + source + " is damaged: " + damage);
         }
         if (m == null || !FORMAT.equals(m.get("format"))) {
@@ -219,9 +243,9 @@ public final class LayerMetadata implements Serializable {
         try {
             LayerMetadata md = new LayerMetadata();
             md.formatVersion = num(m, "formatVersion").intValue();
-            if (md.formatVersion > FORMAT_VERSION || md.formatVersion < 1) {
-                throw new SfcLayerException.CorruptLayer("layer version document " + source + " has format version "
-                    + md.formatVersion + "; this sfclayer reads format versions 1.." + FORMAT_VERSION
+            if (md.formatVersion > MAX_FORMAT_VERSION || md.formatVersion < 1) {
+                throw new SfcLayerException.UnsupportedFormat("layer version document " + source + " has format version "
+                    + md.formatVersion + "; this sfclayer reads format versions 1.." + MAX_FORMAT_VERSION
                     + " (upgrade sfclayer to read it)");
             }
             md.version = num(m, "version").longValue();

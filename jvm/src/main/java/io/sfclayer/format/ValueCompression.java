@@ -18,12 +18,15 @@ import java.util.zip.Inflater;
  * <p>For {@link #DEFLATE} and {@link #ZSTD} the stored form is a 4-byte big-endian uncompressed
  * length followed by the compressed bytes: a zlib stream (Python: {@code zlib.decompress(v[4:])})
  * or one zstd frame with its content size (Python: {@code zstandard.decompress(v[4:])}).
- * {@link #NONE} stores the bytes as they are. Thread-safe (codec state is per thread).
+ * {@link #NONE} stores the bytes as they are. {@link #ZSTD_RASTER} filters raster pixels first
+ * ({@link RasterZstd}); it is format version 4's ({@link #formatVersion()}). Thread-safe (codec
+ * state is per thread).
  */
 public enum ValueCompression {
     NONE("none"),
     DEFLATE("deflate"),
-    ZSTD("zstd");
+    ZSTD("zstd"),
+    ZSTD_RASTER("zstd-raster");
 
     private static final int ZSTD_LEVEL = 3;
     /** Scratch buffers above this size are not kept between calls. */
@@ -53,6 +56,20 @@ public enum ValueCompression {
         return optionName;
     }
 
+    /** The lowest format version whose readers know this compression (docs/FORMAT.md section 7). */
+    public int formatVersion() {
+        return this == ZSTD_RASTER ? 4 : 1;
+    }
+
+    /**
+     * The compression a new layer of {@code schema} gets when the writer names none, chosen by
+     * measurement (bench/codecs.py, bench/RESULTS.md): raster tiles (docs/FORMAT.md section 8)
+     * {@code zstd-raster}; other value columns none, since a look-up then copies no bytes.
+     */
+    public static ValueCompression defaultFor(TileSchema schema) {
+        return RasterLayout.of(schema) != null ? ZSTD_RASTER : NONE;
+    }
+
     /**
      * The compression named {@code value} (case-insensitive).
      *
@@ -66,11 +83,19 @@ public enum ValueCompression {
             }
         }
         throw new SfcLayerException.InvalidArgument("invalid compression "
-                + (value == null ? "null" : "'" + value + "'") + "; choose one of: none, deflate, zstd");
+                + (value == null ? "null" : "'" + value + "'") + "; choose one of: none, deflate, zstd, zstd-raster");
     }
 
-    /** The stored form of {@code b[off .. off+len)}. */
+    /** The stored form of {@code b[off .. off+len)}, with no raster filter for {@link #ZSTD_RASTER}. */
     public byte[] compress(byte[] b, int off, int len) {
+        return compress(b, off, len, null);
+    }
+
+    /**
+     * The stored form of the group {@code b[off .. off+len)}; {@code raster}: where its pixels are,
+     * for {@link #ZSTD_RASTER} (null: a layer that is not a raster layer; the others ignore it).
+     */
+    public byte[] compress(byte[] b, int off, int len, RasterLayout raster) {
         checkSlice(b, off, len);
         switch (this) {
             case NONE:
@@ -79,6 +104,8 @@ public enum ValueCompression {
                 return deflate(b, off, len);
             case ZSTD:
                 return zstd(b, off, len);
+            case ZSTD_RASTER:
+                return RasterZstd.compress(b, off, len, raster);
             default:
                 throw new IllegalStateException(name());
         }
@@ -98,6 +125,8 @@ public enum ValueCompression {
                 return inflate(b, off, len);
             case ZSTD:
                 return unzstd(b, off, len);
+            case ZSTD_RASTER:
+                return RasterZstd.decompress(b, off, len);
             default:
                 throw new IllegalStateException(name());
         }

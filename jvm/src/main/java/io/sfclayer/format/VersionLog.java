@@ -96,10 +96,12 @@ public final class VersionLog {
 
     /**
      * Parsed version documents, shared by every reader in this JVM (the driver's planning of each query
-     * opened and parsed the document again). A version document is written once and never changed, so
-     * its path, length and modification time identify its content; a layer deleted and rewritten at the
-     * same path gets new documents, hence new keys. Callers treat cached metadata as read-only (updates
-     * work on a {@link LayerMetadata#copy()}).
+     * opened and parsed the document again). Owned by this class; bounded to the 256 used last. Keyed by
+     * content, the SHA-256 of the document's bytes (also {@link LayerMetadata#digest}): a path with its
+     * length and modification time is no identity where clocks are coarse (object stores count whole
+     * seconds: a layer deleted and rewritten within one has documents of the same path, length and time)
+     * or where bytes change in place (a damaged document must be read as damaged, not as it was).
+     * Callers treat cached metadata as read-only (updates work on a {@link LayerMetadata#copy()}).
      */
     private static final int CACHED_DOCUMENTS = 256;
     private static final java.util.Map<String, LayerMetadata> DOCUMENTS = java.util.Collections.synchronizedMap(
@@ -116,21 +118,19 @@ public final class VersionLog {
         if (hinted > 0) {
             return read(hinted);
         }
-        FileStatus newest = null;
         long newestVersion = -1;
         try {
             for (FileStatus st : fs.listStatus(logDir())) {
                 Matcher m = VERSION_FILE.matcher(st.getPath().getName());
                 if (m.matches() && Long.parseLong(m.group(1)) > newestVersion) {
                     newestVersion = Long.parseLong(m.group(1));
-                    newest = st;
                 }
             }
         } catch (FileNotFoundException e) {
             // no log: below
         }
-        if (newest != null) {
-            return read(newestVersion, newest);
+        if (newestVersion >= 0) {
+            return read(newestVersion);
         }
         List<Long> vs = versions();
         if (vs.isEmpty()) {
@@ -144,33 +144,6 @@ public final class VersionLog {
     }
 
     public LayerMetadata read(long version) throws IOException {
-        FileStatus st;
-        try {
-            st = fs.getFileStatus(new Path(logDir(), versionFileName(version)));
-        } catch (FileNotFoundException e) {
-            st = null;
-        }
-        return read(version, st);
-    }
-
-    /** Reads a version document, from the cache when {@code st} (its status, or null) matches an entry. */
-    private LayerMetadata read(long version, FileStatus st) throws IOException {
-        String key = st == null ? null
-            : fs.makeQualified(st.getPath()) + "#" + st.getLen() + "#" + st.getModificationTime();
-        if (key != null) {
-            LayerMetadata cached = DOCUMENTS.get(key);
-            if (cached != null) {
-                return cached;
-            }
-        }
-        LayerMetadata md = parse(version);
-        if (key != null) {
-            DOCUMENTS.put(key, md);
-        }
-        return md;
-    }
-
-    private LayerMetadata parse(long version) throws IOException {
         Path p = new Path(logDir(), versionFileName(version));
         byte[] bytes;
         try (FSDataInputStream in = fs.open(p)) {
@@ -178,13 +151,33 @@ public final class VersionLog {
         } catch (FileNotFoundException e) {
             throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version " + version + " (" + p + ")");
         }
+        String digest = digest(bytes);
+        LayerMetadata cached = DOCUMENTS.get(digest);
+        if (cached != null && cached.version == version) {
+            return cached;
+        }
+        LayerMetadata md = parse(version, p, bytes);
+        md.digest = digest;
+        DOCUMENTS.put(digest, md);
+        return md;
+    }
+
+    /** The hex SHA-256 of a document's bytes: its key in {@link #DOCUMENTS}. */
+    static String digest(byte[] bytes) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JVM has SHA-256", e);
+        }
+    }
+
+    private LayerMetadata parse(long version, Path p, byte[] bytes) {
         LayerMetadata md;
         try {
             md = LayerMetadata.fromJsonBytes(bytes, p.toString());
+        } catch (SfcLayerException.UnsupportedFormat e) {
+            throw e; // not damage: a newer sfclayer reads it
         } catch (SfcLayerException.CorruptLayer e) {
-            if (e.getMessage().contains("upgrade sfclayer")) {
-                throw e;
-            }
             throw new SfcLayerException.CorruptLayer(e.getMessage() + ". Other versions of the layer are not affected"
                 + (version > 1 ? " (read version " + (version - 1) + " with option versionAsOf=" + (version - 1) + ")" : "")
                 + "; `sfclayer verify " + layer + "` checks the whole layer", e);
@@ -251,7 +244,7 @@ public final class VersionLog {
      * ({@link CandidateCheck}) before it is published.
      *
      * <p>Outcomes (docs/FORMAT.md, section 6): returns only when the version is published; after that
-     * nothing throws. ConcurrentUpdate, CorruptLayer (a bad candidate), InvalidArgument (a store that
+     * nothing throws. ConcurrentUpdate, SfcLayerException itself (a bad candidate), InvalidArgument (a store that
      * cannot publish atomically) and StorageError mean nothing was published: the caller may delete its
      * data. {@link SfcLayerException.CommitStateUnknown} means the outcome could not be decided: the
      * caller must keep its data (the version may reference it).

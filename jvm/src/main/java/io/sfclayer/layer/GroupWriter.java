@@ -6,6 +6,7 @@ import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.FileStats;
+import io.sfclayer.format.RasterLayout;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.Varint;
@@ -44,6 +45,8 @@ public final class GroupWriter implements Closeable {
 
     private final DataFileWriter files;
     private final ValueCompression compression;
+    /** Where raster tiles keep their pixels (for zstd-raster), or null. */
+    private final RasterLayout raster;
     private final boolean spaceTime;
     private final long maxGroupBytes;
 
@@ -85,6 +88,7 @@ public final class GroupWriter implements Closeable {
         this.spaceTime = keyIndex.isSpaceTime();
         this.maxGroupBytes = maxGroupBytes;
         this.collector = schema == null ? null : new FileStats.Collector(schema);
+        this.raster = schema == null ? null : RasterLayout.of(schema);
     }
 
     /** The statistics of an uncompressed group, or null without a collector. */
@@ -153,7 +157,7 @@ public final class GroupWriter implements Closeable {
         if (compression == ValueCompression.NONE) {
             files.append(currentIndex, buf, start, len - start, count, stats);
         } else {
-            byte[] stored = compression.compress(buf, start, len - start);
+            byte[] stored = compression.compress(buf, start, len - start, raster);
             files.append(currentIndex, stored, 0, stored.length, count, stats);
         }
         count = 0;

@@ -6,6 +6,7 @@ import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.TimeBounds;
 import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 
 import java.io.Serializable;
@@ -243,6 +244,27 @@ public final class LayerWriteOptions implements Serializable {
             o.bloomFpp = p;
         }
         return o;
+    }
+
+    /**
+     * The compression of a new layer (a write or overwrite) of {@code schema}: the option, or when not
+     * given {@link ValueCompression#defaultFor} the schema (none when the formatVersion option asks for
+     * a format without that default).
+     *
+     * @throws SfcLayerException.InvalidArgument for a compression the asked formatVersion lacks
+     */
+    public ValueCompression compressionFor(TileSchema schema) {
+        boolean versionGiven = given.containsKey("formatVersion");
+        if (!given.containsKey("compression")) {
+            ValueCompression d = ValueCompression.defaultFor(schema);
+            return versionGiven && d.formatVersion() > formatVersion ? ValueCompression.NONE : d;
+        }
+        if (versionGiven && compression.formatVersion() > formatVersion) {
+            throw new SfcLayerException.InvalidArgument("option compression: '" + compression.optionName()
+                + "' needs format version " + compression.formatVersion() + " but option formatVersion asks for "
+                + formatVersion + "; nothing was written");
+        }
+        return compression;
     }
 
     /**

@@ -158,6 +158,7 @@ public final class SfcLayerWrite {
             return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting);
         }
 
+        ValueCompression compression = opts.compressionFor(tileSchema);
         KeyIndex keyIndex = buildKeyIndex(data, opts, spaceTime);
         JavaRDD<InternalRow> rows = data.queryExecution().toRdd().toJavaRDD();
         int partitions = opts.partitions > 0 ? opts.partitions : Math.max(1, rows.getNumPartitions());
@@ -169,7 +170,7 @@ public final class SfcLayerWrite {
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(conf));
         Encode encode = new Encode(keyIndex, tileSchema, schema, valueNames);
         UpdateTask task = new UpdateTask(confB, log.layerPath().toString(), job.dataDirName, blockSize,
-            opts.indexInterval, job.writeId, opts.compression, keyIndex, valueSchema.json(), null, Set.of(),
+            opts.indexInterval, job.writeId, compression, keyIndex, valueSchema.json(), null, Set.of(),
             MergeWriter.OnExisting.REPLACE, List.of()).withFormatVersion(opts.formatVersion);
         task.maxGroupBytes = opts.maxGroupBytes;
         task.bloomFpp = opts.bloomFppForNewLayer();
@@ -183,7 +184,7 @@ public final class SfcLayerWrite {
             md.keyIndex = keyIndex;
             md.valueSchemaJson = valueSchema.json();
             md.tileSchemaJson = tileSchema.avroSchemaJson();
-            md.compression = opts.compression.optionName();
+            md.compression = compression.optionName();
             md.blockSize = blockSize;
             md.indexInterval = opts.indexInterval;
             md.extent = opts.extent;

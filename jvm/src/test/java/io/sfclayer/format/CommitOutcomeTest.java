@@ -26,7 +26,7 @@ import static org.junit.Assert.assertTrue;
 /**
  * The outcomes of a commit (docs/FORMAT.md, section 6) on each kind of store, under injected faults:
  * published (returns, and nothing after the publish may throw), not published (ConcurrentUpdate,
- * StorageError, CorruptLayer for a bad candidate: the caller may delete its data), or unknown
+ * StorageError, SfcLayerException for a bad candidate: the caller may delete its data), or unknown
  * (CommitStateUnknown: the caller keeps its data). A lost acknowledgement is recognised by the
  * document's writeId. Two publishes colliding on one version number exercise the retry loop.
  */
@@ -231,14 +231,15 @@ public class CommitOutcomeTest {
         first(log);
         LayerMetadata base = log.current();
         DataFile overlapping = file("w2", 10, 20);
-        SfcLayerException.CorruptLayer e = assertThrows(SfcLayerException.CorruptLayer.class, () -> log.commit(
+        SfcLayerException e = assertThrows(SfcLayerException.class, () -> log.commit(
             doc("w2", 1, "append", base.files, List.of(overlapping)), List.of(overlapping)));
+        assertEquals("a writer's bug, not damage on disk", SfcLayerException.class, e.getClass());
         assertTrue(e.getMessage(), e.getMessage().contains("not sorted and disjoint")
             && e.getMessage().contains("nothing was published"));
         DataFile f = file("w3", 32, 47);
         LayerMetadata wrongTotals = doc("w3", 1, "append", base.files, List.of(f));
         wrongTotals.recordCount += 5;
-        e = assertThrows(SfcLayerException.CorruptLayer.class, () -> log.commit(wrongTotals, List.of(f)));
+        e = assertThrows(SfcLayerException.class, () -> log.commit(wrongTotals, List.of(f)));
         assertTrue(e.getMessage(), e.getMessage().contains("recordCount 7"));
         assertEquals(List.of(1L), log.versions());
         assertArrayEquals(new String[] {"_last_version", "v00000001.json"}, logEntries(dir).toArray());
