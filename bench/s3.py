@@ -142,7 +142,8 @@ def main(argv=None):
           f"{args.latency_ms:g} ms before each answer, against local files",
           "",
           "Reproduce: `.venv/bin/python bench/s3.py` (needs `make s3-jars`; "
-          f"`--side {args.side} --latency-ms {args.latency_ms:g}`). Medians; a loaded 2-core machine.",
+          f"`--side {args.side} --latency-ms {args.latency_ms:g}`). Medians on 2 cores, load average "
+          f"{os.getloadavg()[0]:.1f} at the end of the run (other work shares the machine: compare within a row).",
           "",
           "| operation | local files | S3 (+latency) | S3 / local |",
           "|---|---:|---:|---:|"]
