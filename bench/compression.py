@@ -276,8 +276,10 @@ def verdict(results):
 
 
 def render(results, command, seconds, machine):
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = [f"## {SECTION} (bench/compression.py, issue 23)", "",
-             f"`{command}` — {seconds / 60:.1f} min on {machine}. Ratio: pixel bytes ÷ stored bytes. Write: the "
+             f"`{command}` — {seconds / 60:.1f} min on {machine}, load average at the end {load} (a shared "
+             "machine: times are comparable within this run only). Ratio: pixel bytes ÷ stored bytes. Write: the "
              "Spark write of the whole layer (local[2]). Encode/decode: the codec alone in the JVM over the "
              "layer's first 4,096 groups (best of 5). Warm: median JVM look-up of a tile already read once (no transport); "
              "cold: a new reader per key (index and data read).", ""]
