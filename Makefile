@@ -8,14 +8,14 @@ BENCH_JAR := build/libs/sfclayer-bench.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
 
-.PHONY: setup jar test test-jvm test-py test-hdfs demo bench clean hdfs-jars chromium-installed bench-ingest
+.PHONY: setup jar test test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest
 
 setup: $(VENV)/.installed $(JAR) $(BENCH_JAR)
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,demo]'
+	$(PY) -m pip install --quiet -e '.[test,demo,geo,xarray]'
 	touch $@
 
 gradle-installed:
@@ -40,16 +40,23 @@ jar: $(JAR)
 hdfs-jars: | gradle-installed
 	bash integration/fetch-jars.sh
 
+# The S3A connector (hadoop-aws + the AWS SDK's s3 modules) and S3Proxy, for the S3 tests and users
+s3-jars:
+	bash integration/fetch-s3-jars.sh
+
 test-jvm: setup
 	$(GRADLE) test
 
-test-py: setup hdfs-jars | chromium-installed
+test-py: setup hdfs-jars s3-jars | chromium-installed
 	$(PY) -m pytest -q tests integration
 
 test: test-jvm test-py
 
 test-hdfs: setup hdfs-jars
 	$(PY) -m pytest -q -m hdfs tests integration
+
+test-s3: setup s3-jars
+	$(PY) -m pytest -q -m s3 tests integration
 
 demo: setup
 	$(VENV)/bin/sfclayer demo

@@ -5,6 +5,9 @@
 - ``hdfs``: a real HDFS for tests marked ``@pytest.mark.hdfs``; a MiniHdfs started once for the
   session, or the cluster named by ``SFCLAYER_HDFS_URL``. See integration/hdfs.py and
   integration/README.md.
+- ``s3``: a real S3 server (moto) on loopback, reached through S3A, for tests marked
+  ``@pytest.mark.s3``; ``s3_race``: S3Proxy (atomic conditional writes) behind a fault-injecting
+  proxy. Each started once for the session; see integration/s3.py.
 """
 
 import os
@@ -20,6 +23,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from integration import hdfs as hdfs_helpers  # noqa: E402
+from integration import s3 as s3_helpers  # noqa: E402
 
 _PYTHON_SRC = os.path.join(ROOT, "python")
 
@@ -69,8 +73,15 @@ def spark(tmp_path_factory):
         snapshot = os.path.join(tmp_dir, "sfclayer.jar")
         shutil.copyfile(sfclayer.jar_path(), snapshot)
         bench_jar = os.path.join(os.path.dirname(os.path.abspath(__file__)), "build", "libs", "sfclayer-bench.jar")
+        extra = []
         if os.path.exists(bench_jar):  # the benchmark's JVM helpers (tests/test_bench_smoke.py)
-            conf["spark.jars"] = shutil.copyfile(bench_jar, os.path.join(tmp_dir, "sfclayer-bench.jar"))
+            extra.append(shutil.copyfile(bench_jar, os.path.join(tmp_dir, "sfclayer-bench.jar")))
+        try:  # S3A (hadoop-aws and the AWS SDK's s3 modules) for the s3 tests; `make s3-jars`
+            extra += s3_helpers.s3a_jars(fetch=False)
+        except s3_helpers.S3Unavailable as e:
+            print(f"\nspark fixture: no S3A on the class path, the s3 tests will skip ({e})")
+        if extra:
+            conf["spark.jars"] = ",".join(extra)
         with mock.patch.object(sfclayer, "jar_path", lambda: snapshot):
             session = sfclayer.session("local[2]", app_name="sfclayer-tests", **conf)
     else:
@@ -164,3 +175,54 @@ def _delete_run_dir(cluster):
             hdfs_helpers.Hdfs.delete(active, cluster.url + cluster.run_dir)
     except Exception as e:  # cleanup only
         print(f"could not delete {cluster.url}{cluster.run_dir}: {e}")
+
+
+def _s3_unavailable(e):
+    if hdfs_helpers.running_in_ci():
+        pytest.fail(f"no S3 server for the s3 tests (CI=true, so this fails instead of skipping): {e}",
+                    pytrace=False)
+    pytest.skip(f"no S3 server for the s3 tests: {e}")
+
+
+def _s3a_loaded(spark):
+    try:
+        spark._jvm.java.lang.Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem", False,
+                                           spark._jvm.java.lang.Thread.currentThread().getContextClassLoader())
+    except Exception as e:
+        raise s3_helpers.S3Unavailable(f"S3A is not on the Spark session's class path (`make s3-jars`): {e}")
+
+
+@pytest.fixture(scope="session")
+def s3(spark):
+    """moto's S3 server for the session, bucket ``sfclayer-tests``: ``.path(name)`` gives a fresh
+    ``s3a://`` path, ``.server`` the :class:`integration.s3.MotoS3` (request counts, latency)."""
+    try:
+        _s3a_loaded(spark)
+        server = s3_helpers.MotoS3().start()
+    except s3_helpers.S3Unavailable as e:
+        _s3_unavailable(e)
+    bucket = s3_helpers.S3Bucket(server, "sfclayer-tests")
+    server.create_bucket(bucket.name)
+    s3_helpers.configure_spark(spark, s3_helpers.s3a_settings(bucket.name, server.endpoint))
+    yield bucket
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_race(spark, tmp_path_factory):
+    """S3Proxy (transient-nio2: conditional writes decided atomically) behind a
+    :class:`integration.s3.FaultProxy`, bucket ``sfclayer-race``: ``.path(name)``, ``.proxy``."""
+    try:
+        _s3a_loaded(spark)
+        server = s3_helpers.S3Proxy(tmp_path_factory.mktemp("s3proxy")).start()
+    except s3_helpers.S3Unavailable as e:
+        _s3_unavailable(e)
+    proxy = s3_helpers.FaultProxy(server.endpoint).start()
+    bucket = s3_helpers.S3Bucket(server, "sfclayer-race", proxy=proxy)
+    try:
+        server.create_bucket(bucket.name, spark)
+        s3_helpers.configure_spark(spark, s3_helpers.s3a_settings(bucket.name, proxy.endpoint))
+        yield bucket
+    finally:
+        proxy.stop()
+        server.stop()

@@ -104,6 +104,20 @@ def test_no_module_imports_one_that_imports_it_back_even_inside_a_function(top, 
     assert _circles(graph) == []
 
 
+#: What stands on top of the core: the command line, the map server, the demo and the pictures.
+APPLICATIONS = ("sfclayer.cli", "sfclayer.__main__", "sfclayer.server", "sfclayer.demo", "sfclayer.viz")
+
+
+def test_the_core_imports_neither_the_facade_nor_the_applications_on_top():
+    """Arrows point down: a core module (layer, pyramids, ingestion, curves...) that needs something
+    takes it from the module that defines it, never from ``sfclayer`` itself or from an application."""
+    graph = _graph(os.path.join(ROOT, "python/sfclayer"), "sfclayer.")
+    up = {m: sorted(d for d in deps if d == "sfclayer" or d.startswith(APPLICATIONS))
+          for m, deps in graph.items() if m != "sfclayer" and not m.startswith(APPLICATIONS)}
+    assert {m: d for m, d in up.items() if d} == {}
+    assert "sfclayer.layer" in up and "sfclayer.server.catalog" not in up
+
+
 def test_the_circle_check_sees_function_level_imports_and_the_package_facade():
     graph = {"sfclayer": {"sfclayer.layer"}, "sfclayer.layer": {"sfclayer.curves"}, "sfclayer.curves": set()}
     assert _circles(graph) == []

@@ -29,7 +29,9 @@ from .errors import (
     LayerNotFound,
     LayerExists,
     CorruptLayer,
+    UnsupportedFormat,
     ConcurrentUpdate,
+    CommitStateUnknown,
     StorageError,
 )
 
@@ -38,6 +40,9 @@ from .integrity import verify, repair, VerifyReport, RepairReport
 from .maintenance import Version, history, delete, compact, vacuum
 from .ingestion import ingest
 from .pyramids import pyramid, pyramid_levels
+from . import _s3a
+from .zonal import zonal_stats
+from .arrays import to_xarray
 
 __version__ = "0.1.0"
 
@@ -75,6 +80,8 @@ __all__ = [
     "ingest",
     "pyramid",
     "pyramid_levels",
+    "zonal_stats",
+    "to_xarray",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -83,7 +90,9 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "UnsupportedFormat",
     "ConcurrentUpdate",
+    "CommitStateUnknown",
     "StorageError",
 ]
 
@@ -145,7 +154,7 @@ def configure(builder):
     return builder
 
 
-def session(master="local[*]", app_name="sfclayer", **conf):
+def session(master="local[*]", app_name="sfclayer", s3=None, **conf):
     """A classic (non-Connect) SparkSession with the connector loaded and its SQL procedures
     (``CALL sfclayer.system.compact(...)``, see :data:`CATALOG`) registered.
 
@@ -154,6 +163,13 @@ def session(master="local[*]", app_name="sfclayer", **conf):
     master : str
         Spark master URL, ``local[*]`` by default.
     app_name : str
+    s3 : bool or str, optional
+        Put the S3A connector (``hadoop-aws`` 3.5.0 and the AWS SDK v2 2.35.4 ``s3`` modules) on the
+        class path, for layers at ``s3a://``: a directory of its jars (``make s3-jars`` leaves them
+        in ``integration/target/s3-jars``), or True (``$SFCLAYER_S3A_JARS``, a checkout's
+        ``integration/target/s3-jars``, else ``spark.jars.packages`` from Maven Central). S3A's own
+        settings (endpoint, credentials) go in ``conf`` as ``spark.hadoop.fs.s3a.*``; README, "Layers
+        on S3".
     **conf
         Extra Spark settings; underscores may stand for dots
         (``spark_sql_shuffle_partitions=4``). When ``PYSPARK_PYTHON`` is unset, it is set to
@@ -173,8 +189,13 @@ def session(master="local[*]", app_name="sfclayer", **conf):
         os.environ["PYSPARK_PYTHON"] = sys.executable
     # Spark's console progress bar shows how far long writes and scans are.
     builder = builder.config("spark.ui.showConsoleProgress", "true")
+    conf = {key if "." in key else key.replace("_", "."): str(value) for key, value in conf.items()}
+    for key, value in _s3a.spark_conf(s3).items():
+        if key == "spark.jars" and conf.get("spark.jars"):
+            value = f"{conf['spark.jars']},{value}"
+        conf[key] = value
     for key, value in conf.items():
-        builder = builder.config(key if "." in key else key.replace("_", "."), str(value))
+        builder = builder.config(key, value)
     return configure(builder).getOrCreate()
 
 

@@ -20,7 +20,9 @@ _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException$LayerNotFound": errors.LayerNotFound,
     "io.sfclayer.SfcLayerException$LayerExists": errors.LayerExists,
     "io.sfclayer.SfcLayerException$CorruptLayer": errors.CorruptLayer,
+    "io.sfclayer.SfcLayerException$UnsupportedFormat": errors.UnsupportedFormat,
     "io.sfclayer.SfcLayerException$ConcurrentUpdate": errors.ConcurrentUpdate,
+    "io.sfclayer.SfcLayerException$CommitStateUnknown": errors.CommitStateUnknown,
     "io.sfclayer.SfcLayerException$StorageError": errors.StorageError,
 }
 
@@ -251,11 +253,18 @@ def hadoop_file_status(spark, path):
     ------
     InvalidInput
         If there is no such file (or it is a directory).
+    StorageError
+        If the file system failed (the file may well be there).
     """
     p, fs = _hadoop_path(spark, path)
     try:
         st = fs.getFileStatus(p)
-    except Exception as e:  # java.io.FileNotFoundException through py4j
+    except Exception as e:
+        java = _java_throwable(e)
+        if java is None:
+            raise
+        if not spark.sparkContext._jvm.java.lang.Class.forName("java.io.FileNotFoundException").isInstance(java):
+            raise errors.StorageError(f"cannot open {path}: {_first_line(e)}") from e
         raise errors.InvalidInput(f"cannot open {path}: no such file ({_first_line(e)})") from e
     if st.isDirectory():
         raise errors.InvalidInput(f"cannot open {path}: it is a directory")

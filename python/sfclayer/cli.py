@@ -322,10 +322,11 @@ def _cmd_vacuum(args, spark_factory):
     report = _with_spark(spark_factory, lambda spark: sfclayer.vacuum(
         spark, args.path, retain=args.retain, dry_run=args.dry_run, enforce_retention=not args.force))
     verb = "would remove" if args.dry_run else "removed"
-    for f in report["filesRemoved"]:
+    other = report.get("otherRemoved", [])  # temporary documents, stray files, empty directories
+    for f in report["filesRemoved"] + other:
         print(f"{verb} {f}")
     print(f"{verb} {len(report['versionsRemoved'])} versions {report['versionsRemoved']}, "
-          f"{len(report['filesRemoved'])} data files, {human_bytes(report['bytesFreed'])}")
+          f"{len(report['filesRemoved'])} data files, {len(other)} other entries, {human_bytes(report['bytesFreed'])}")
     return 0
 
 

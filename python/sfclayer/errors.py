@@ -12,7 +12,9 @@ __all__ = [
     "LayerNotFound",
     "LayerExists",
     "CorruptLayer",
+    "UnsupportedFormat",
     "ConcurrentUpdate",
+    "CommitStateUnknown",
     "StorageError",
 ]
 
@@ -60,9 +62,20 @@ class CorruptLayer(SfcLayerError):
     """Something on disk is not what docs/FORMAT.md says."""
 
 
+class UnsupportedFormat(CorruptLayer):
+    """A layer in a format version this sfclayer does not read (newer than it knows): nothing is known
+    to be damaged; a newer sfclayer reads it."""
+
+
 class ConcurrentUpdate(SfcLayerError):
     """A write lost a race with another: a version committed since it read the layer changed what it
     changed (or replaced the layer). Nothing of the write was published; retrying it is safe."""
+
+
+class CommitStateUnknown(SfcLayerError):
+    """A commit whose outcome is unknown: publishing the version document failed in a way that may
+    have taken effect, and reading it back did not tell. The write's data was kept; check the layer's
+    history (the message names the version document) before retrying."""
 
 
 class StorageError(SfcLayerError, OSError):

@@ -43,9 +43,22 @@ _OPTION_NAMES = {
     "raster": "raster",
     "bloom_filter": "bloomFilter",
     "bloom_fpp": "bloomFpp",
+    "single_writer": "singleWriter",
 }
 # read()'s own arguments that become read options.
-_READ_ARGUMENTS = {"bbox": "bbox", "version": "versionAsOf", "as_of": "timestampAsOf"}
+_READ_ARGUMENTS = {"bbox": "bbox", "version": "versionAsOf", "as_of": "timestampAsOf", "geometry": "geometry"}
+
+
+def _geometry_option(geometry, geometry_crs, layer_crs):
+    """The hex WKB of a query geometry in the layer's CRS (``layer_crs()`` asked only when reprojecting)."""
+    from .geometry import query_wkb
+
+    return query_wkb(geometry, geometry_crs, layer_crs() if geometry_crs is not None else None)
+
+
+def _layer_crs(spark, path, version):
+    """The CRS in a layer version's document (None when it has none)."""
+    return json.loads(_jvm.layer_metadata_json(spark, path, version)).get("crs")
 
 
 def _micros(t):
@@ -79,7 +92,9 @@ def write_options(**options):
         ``extent`` (xmin, ymin, xmax, ymax), ``crs``, ``index_interval``, ``on_existing`` (append: replace, keep, error),
         ``raster`` (a dict: the raster layer description, docs/FORMAT.md "Raster layers"),
         ``bloom_filter`` (bool, default True: a bloom filter per data file, so look-up misses skip it),
-        ``bloom_fpp`` (its false-positive probability, default 0.01);
+        ``bloom_fpp`` (its false-positive probability, default 0.01),
+        ``single_writer`` (bool: only one writer at a time writes the layer, which allows commits on a store
+        without atomic create-if-absent; docs/FORMAT.md section 6);
         connector names (``keyIndex``) are accepted as they are.
 
     Examples
@@ -136,7 +151,8 @@ def _as_of_options(version, as_of):
     return {}
 
 
-def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None, zoom=None, **options):
+def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None, zoom=None, geometry=None,
+         geometry_crs=None, **options):
     """Read a layer as a DataFrame, optionally restricted to a box.
 
     Parameters
@@ -157,6 +173,12 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
         Read the newest version committed at or before this time (read option ``timestampAsOf``).
     zoom : int, optional
         For raster layers with a pyramid: read that zoom level (:func:`sfclayer.pyramid_levels`).
+    geometry : shapely geometry, WKT, WKB or GeoJSON, optional
+        The tiles whose envelope meets it (exactly), read through its own tile cover: a thin
+        diagonal polygon reads the tiles it crosses, not its bounding box (:mod:`sfclayer.geometry`).
+        Needs a layer with an extent.
+    geometry_crs : str, optional
+        The geometry's CRS (``"EPSG:4326"``) when not the layer's: reprojected with pyproj.
     **options
         Other read options, e.g. ``max_ranges``.
 
@@ -188,6 +210,11 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     opts.update(_as_of_options(version, as_of))
     if bbox is not None:
         opts[_READ_ARGUMENTS["bbox"]] = _option_value("bbox", bbox)
+    if geometry is not None:
+        opts[_READ_ARGUMENTS["geometry"]] = _geometry_option(geometry, geometry_crs,
+                                                             lambda: _layer_crs(spark, path, version))
+    elif geometry_crs is not None:
+        raise InvalidArgument(f"geometry_crs: {geometry_crs!r} given without a geometry")
     with _jvm.translated():
         df = reader.options(**opts).load(path)
         if keys is not None:
@@ -404,7 +431,7 @@ class Layer:
         records = self._client.get_many(bytes(packed))
         return [None if r is None else self._decode(r) for r in records]
 
-    def _spec(self, bbox, keys, time, limit):
+    def _spec(self, bbox, keys, time, limit, geometry=None, geometry_crs=None):
         """The text form of a box query (``io.sfclayer.layer.BoxQuery``), checked as :func:`read` checks."""
         bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
         keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
@@ -418,13 +445,17 @@ class Layer:
             if not self.space_time:
                 raise InvalidArgument(f"time: layer {self.path} is spatial: its keys have no time")
             lines.append("time=" + ",".join(str(_micros(t)) for t in time))
+        if geometry is not None:
+            lines.append("geometry=" + _geometry_option(geometry, geometry_crs, lambda: self.metadata.get("crs")))
+        elif geometry_crs is not None:
+            raise InvalidArgument(f"geometry_crs: {geometry_crs!r} given without a geometry")
         if limit is not None:
             if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
                 raise InvalidArgument(f"limit: {limit!r} must be a whole number >= 0")
             lines.append(f"limit={limit}")
         return "\n".join(lines)
 
-    def query(self, bbox=None, keys=None, time=None, limit=None):
+    def query(self, bbox=None, keys=None, time=None, limit=None, geometry=None, geometry_crs=None):
         """The tiles in a box, read by the driver JVM without a Spark job.
 
         The same box rules as :func:`read` (files pruned by name, the ranges traversed with this
@@ -441,6 +472,10 @@ class Layer:
             (start, end), inclusive, for space-time layers.
         limit : int, optional
             Stop after this many tiles.
+        geometry : shapely geometry, WKT, WKB or GeoJSON, optional
+            Tiles whose envelope meets it, read through its tile cover (as :func:`read`).
+        geometry_crs : str, optional
+            The geometry's CRS when not the layer's.
 
         Returns
         -------
@@ -453,7 +488,7 @@ class Layer:
         ...     [t["col"] for t in layer.query(keys=(0, 0, 1, 0))]
         [0, 1]
         """
-        spec = self._spec(bbox, keys, time, limit)  # checked now, not at the first next()
+        spec = self._spec(bbox, keys, time, limit, geometry, geometry_crs)  # checked now, not at the first next()
         self._require_open()
         return self._stream(spec)
 
@@ -469,7 +504,7 @@ class Layer:
                                    "tile schema)")
             yield from tiles
 
-    def count(self, bbox=None, keys=None, time=None):
+    def count(self, bbox=None, keys=None, time=None, geometry=None, geometry_crs=None):
         """How many tiles :meth:`query` would return (keys are read, values never decoded).
 
         Examples
@@ -477,9 +512,37 @@ class Layer:
         >>> layer.count(keys=(0, 0, 9, 9))  # doctest: +SKIP
         100
         """
-        spec = self._spec(bbox, keys, time, None)
+        spec = self._spec(bbox, keys, time, None, geometry, geometry_crs)
         self._require_open()
         return self._client.count(spec)
+
+    def to_xarray(self, bbox, time=None, bands=None):
+        """A window of a raster layer as an ``xarray.DataArray`` (:mod:`sfclayer.arrays`), its tiles read
+        by the driver as :meth:`query` reads them.
+
+        Parameters
+        ----------
+        bbox : tuple of float
+            ``(xmin, ymin, xmax, ymax)`` in the layer's CRS: the whole pixels meeting it.
+        time : tuple, optional
+            (start, end) for space-time layers (a ``time`` dimension, one slice per tile time).
+        bands : list of int, optional
+            1-based band numbers; all by default.
+
+        Returns
+        -------
+        xarray.DataArray
+            ``(band, y, x)``, pixel-centre coordinates, nodata as ``_FillValue`` (NaN for floats), the
+            CRS written with rioxarray when it is installed. Needs the ``xarray`` extra.
+        """
+        from ._windows import Window, window
+
+        bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
+        if bbox is None:
+            raise InvalidArgument("bbox: None must be four numbers (xmin, ymin, xmax, ymax)")
+        w = Window(self.metadata, bbox)
+        tiles = self.query(keys=w.keys, time=time)
+        return window(self.metadata, tiles, bbox, bands, "time" if self.space_time else None)
 
     def _require_open(self):
         if self._handle is None:

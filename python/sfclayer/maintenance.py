@@ -158,7 +158,8 @@ def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=
     Returns
     -------
     dict
-        ``versionsRemoved``, ``filesRemoved`` (paths relative to the layer), ``bytesFreed``, ``dryRun``.
+        ``versionsRemoved``, ``filesRemoved`` (data files, relative to the layer), ``otherRemoved``
+        (temporary documents, stray files and empty directories), ``bytesFreed`` (all of it), ``dryRun``.
     """
     if not isinstance(retain, _dt.timedelta):
         raise InvalidArgument(f"retain: {retain!r} is not a duration (a datetime.timedelta, at least 7 days unless "

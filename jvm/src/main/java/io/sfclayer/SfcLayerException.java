@@ -74,11 +74,31 @@ public class SfcLayerException extends RuntimeException {
     }
 
     /**
+     * A layer (or file) in a format version this sfclayer does not read, newer than it knows: nothing is
+     * known to be damaged, a newer sfclayer reads it. A {@link CorruptLayer} to callers that do not ask.
+     */
+    public static class UnsupportedFormat extends CorruptLayer {
+        private static final long serialVersionUID = 1L;
+        public UnsupportedFormat(String message) { super(message); }
+    }
+
+    /**
      * A write lost a race: a version committed since the write read the layer changed what it
      * changed (or replaced the layer). Nothing of the write was published.
      */
     public static class ConcurrentUpdate extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         public ConcurrentUpdate(String message) { super(message); }
+    }
+
+    /**
+     * A commit whose outcome could not be decided: publishing the version document failed in a way
+     * that may or may not have taken effect, and reading the document back did not tell (docs/FORMAT.md,
+     * section 6). The write's data is kept (the version may reference it); the message names the
+     * version document to look at. As Iceberg's CommitStateUnknownException: do not retry blindly.
+     */
+    public static class CommitStateUnknown extends SfcLayerException {
+        private static final long serialVersionUID = 1L;
+        public CommitStateUnknown(String message, Throwable cause) { super(message, cause); }
     }
 }

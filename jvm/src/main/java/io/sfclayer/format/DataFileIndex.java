@@ -32,6 +32,18 @@ public final class DataFileIndex {
     public final long[] keys;
     public final long[] offsets;
 
+    /**
+     * The index file's bytes are not a valid index (checksum, truncation, order, not a SequenceFile):
+     * damage, told apart by its class from the file system's own IOExceptions, which are not.
+     */
+    public static final class BadIndex extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        BadIndex(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     private DataFileIndex(long[] keys, long[] offsets) {
         this.keys = keys;
         this.offsets = offsets;
@@ -103,8 +115,9 @@ public final class DataFileIndex {
     }
 
     /**
-     * Reads and checks an index file. Throws IOException saying what is wrong (missing, checksum,
-     * unreadable, out of order); FileNotFoundException when it is missing.
+     * Reads and checks an index file: {@link BadIndex} saying what is wrong with its bytes (checksum,
+     * unreadable, out of order), FileNotFoundException when it is missing; any other IOException is the
+     * file system's.
      *
      * @param expectedCrc the recorded CRC32C, or null when the version records none (formats 1, 2)
      */
@@ -114,6 +127,17 @@ public final class DataFileIndex {
         try (FSDataInputStream in = fs.open(index)) {
             bytes = in.readAllBytes();
         }
+        try {
+            return parse(conf, bytes, expectedCrc, dataStart, dataEnd);
+        } catch (BadIndex e) {
+            throw e;
+        } catch (IOException e) { // the bytes are in memory: whatever fails now is their fault
+            throw new BadIndex(e.getMessage() == null ? e.toString() : e.getMessage(), e);
+        }
+    }
+
+    private static DataFileIndex parse(Configuration conf, byte[] bytes, Long expectedCrc, long dataStart,
+                                       long dataEnd) throws IOException {
         if (expectedCrc != null && crc32c(bytes) != expectedCrc) {
             throw new IOException("checksum mismatch: CRC32C " + Long.toHexString(crc32c(bytes)) + ", the version records "
                 + Long.toHexString(expectedCrc) + " (" + bytes.length + " bytes)");

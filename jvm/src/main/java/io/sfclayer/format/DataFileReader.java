@@ -403,11 +403,10 @@ public final class DataFileReader implements Closeable {
             indexDamaged("it is missing");
         } catch (ChecksumException e) {
             indexDamaged("unreadable (" + e.getMessage() + ")");
-        } catch (IOException e) {
-            if (e.getMessage() == null || e instanceof org.apache.hadoop.fs.PathIOException) {
-                throw e;
-            }
+        } catch (DataFileIndex.BadIndex e) {
             indexDamaged(e.getMessage());
+        } catch (IOException e) { // the file system failed: the index may be intact
+            throw failure("cannot read index file " + ip, e);
         }
     }
 
@@ -621,7 +620,7 @@ public final class DataFileReader implements Closeable {
             return (SfcLayerException) e;
         }
         boolean damaged = e instanceof RuntimeException || e instanceof ChecksumException || e instanceof EOFException
-            || e instanceof DataFileHeader.BadHeader || String.valueOf(e.getMessage()).contains("not a SequenceFile");
+            || e instanceof DataFileHeader.BadHeader || e instanceof DataFileIndex.BadIndex;
         return damaged ? new SfcLayerException.CorruptLayer(what + ": " + e, e)
             : new SfcLayerException.StorageError(what + ": " + e, e);
     }

@@ -75,6 +75,12 @@ public final class LayerMetadata implements Serializable {
 
     public int formatVersion = FORMAT_VERSION;
     public long version;
+    /**
+     * The SHA-256 of the document bytes this was read from, set by {@link VersionLog#read} (null for a
+     * document built or copied in memory, which may change): the content key of what the JVM caches
+     * about the document (the listing of its files, {@code io.sfclayer.layer.Layer#listing}).
+     */
+    public transient String digest;
     public String writeId;
     public String createdAt;
     public String dataDir;
@@ -238,7 +244,7 @@ public final class LayerMetadata implements Serializable {
             LayerMetadata md = new LayerMetadata();
             md.formatVersion = num(m, "formatVersion").intValue();
             if (md.formatVersion > MAX_FORMAT_VERSION || md.formatVersion < 1) {
-                throw new SfcLayerException.CorruptLayer("layer version document " + source + " has format version "
+                throw new SfcLayerException.UnsupportedFormat("layer version document " + source + " has format version "
                     + md.formatVersion + "; this sfclayer reads format versions 1.." + MAX_FORMAT_VERSION
                     + " (upgrade sfclayer to read it)");
             }

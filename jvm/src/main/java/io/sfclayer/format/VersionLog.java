@@ -5,11 +5,8 @@ import io.sfclayer.curve.TimeText;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
-import org.apache.hadoop.fs.FileAlreadyExistsException;
-import org.apache.hadoop.fs.FileContext;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 
 import java.io.FileNotFoundException;
@@ -27,8 +24,9 @@ import java.util.regex.Pattern;
 /**
  * A layer's commit log, the directory {@code <layer>/_sfclayer/} of version documents
  * {@code v<8-digit version>.json}. The highest version present is the layer; publishing a version
- * is one atomic, non-overwriting rename of a fully written temporary document, so a reader sees
- * the old layer or the new one and never a partial one (docs/FORMAT.md, "Commit protocol").
+ * is one atomic create-if-absent of its complete document (how depends on the filesystem:
+ * {@link CommitPublisher}), so a reader sees the old layer or the new one and never a partial one
+ * (docs/FORMAT.md, section 6).
  */
 public final class VersionLog {
     public static final String LOG_DIR = "_sfclayer";
@@ -98,10 +96,12 @@ public final class VersionLog {
 
     /**
      * Parsed version documents, shared by every reader in this JVM (the driver's planning of each query
-     * opened and parsed the document again). A version document is written once and never changed, so
-     * its path, length and modification time identify its content; a layer deleted and rewritten at the
-     * same path gets new documents, hence new keys. Callers treat cached metadata as read-only (updates
-     * work on a {@link LayerMetadata#copy()}).
+     * opened and parsed the document again). Owned by this class; bounded to the 256 used last. Keyed by
+     * content, the SHA-256 of the document's bytes (also {@link LayerMetadata#digest}): a path with its
+     * length and modification time is no identity where clocks are coarse (object stores count whole
+     * seconds: a layer deleted and rewritten within one has documents of the same path, length and time)
+     * or where bytes change in place (a damaged document must be read as damaged, not as it was).
+     * Callers treat cached metadata as read-only (updates work on a {@link LayerMetadata#copy()}).
      */
     private static final int CACHED_DOCUMENTS = 256;
     private static final java.util.Map<String, LayerMetadata> DOCUMENTS = java.util.Collections.synchronizedMap(
@@ -118,21 +118,19 @@ public final class VersionLog {
         if (hinted > 0) {
             return read(hinted);
         }
-        FileStatus newest = null;
         long newestVersion = -1;
         try {
             for (FileStatus st : fs.listStatus(logDir())) {
                 Matcher m = VERSION_FILE.matcher(st.getPath().getName());
                 if (m.matches() && Long.parseLong(m.group(1)) > newestVersion) {
                     newestVersion = Long.parseLong(m.group(1));
-                    newest = st;
                 }
             }
         } catch (FileNotFoundException e) {
             // no log: below
         }
-        if (newest != null) {
-            return read(newestVersion, newest);
+        if (newestVersion >= 0) {
+            return read(newestVersion);
         }
         List<Long> vs = versions();
         if (vs.isEmpty()) {
@@ -146,33 +144,6 @@ public final class VersionLog {
     }
 
     public LayerMetadata read(long version) throws IOException {
-        FileStatus st;
-        try {
-            st = fs.getFileStatus(new Path(logDir(), versionFileName(version)));
-        } catch (FileNotFoundException e) {
-            st = null;
-        }
-        return read(version, st);
-    }
-
-    /** Reads a version document, from the cache when {@code st} (its status, or null) matches an entry. */
-    private LayerMetadata read(long version, FileStatus st) throws IOException {
-        String key = st == null ? null
-            : fs.makeQualified(st.getPath()) + "#" + st.getLen() + "#" + st.getModificationTime();
-        if (key != null) {
-            LayerMetadata cached = DOCUMENTS.get(key);
-            if (cached != null) {
-                return cached;
-            }
-        }
-        LayerMetadata md = parse(version);
-        if (key != null) {
-            DOCUMENTS.put(key, md);
-        }
-        return md;
-    }
-
-    private LayerMetadata parse(long version) throws IOException {
         Path p = new Path(logDir(), versionFileName(version));
         byte[] bytes;
         try (FSDataInputStream in = fs.open(p)) {
@@ -180,13 +151,33 @@ public final class VersionLog {
         } catch (FileNotFoundException e) {
             throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version " + version + " (" + p + ")");
         }
+        String digest = digest(bytes);
+        LayerMetadata cached = DOCUMENTS.get(digest);
+        if (cached != null && cached.version == version) {
+            return cached;
+        }
+        LayerMetadata md = parse(version, p, bytes);
+        md.digest = digest;
+        DOCUMENTS.put(digest, md);
+        return md;
+    }
+
+    /** The hex SHA-256 of a document's bytes: its key in {@link #DOCUMENTS}. */
+    static String digest(byte[] bytes) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JVM has SHA-256", e);
+        }
+    }
+
+    private LayerMetadata parse(long version, Path p, byte[] bytes) {
         LayerMetadata md;
         try {
             md = LayerMetadata.fromJsonBytes(bytes, p.toString());
+        } catch (SfcLayerException.UnsupportedFormat e) {
+            throw e; // not damage: a newer sfclayer reads it
         } catch (SfcLayerException.CorruptLayer e) {
-            if (e.getMessage().contains("upgrade sfclayer")) {
-                throw e;
-            }
             throw new SfcLayerException.CorruptLayer(e.getMessage() + ". Other versions of the layer are not affected"
                 + (version > 1 ? " (read version " + (version - 1) + " with option versionAsOf=" + (version - 1) + ")" : "")
                 + "; `sfclayer verify " + layer + "` checks the whole layer", e);
@@ -249,76 +240,139 @@ public final class VersionLog {
      * Publishes {@code md} (whose data files are fully written) as the next version and returns the
      * committed document. {@code md.readVersion} is the version the write read; if newer versions
      * exist, the write is checked against them ({@link Conflicts}) and rebased on the newest, or fails
-     * with ConcurrentUpdate. Never overwrites a version document.
+     * with ConcurrentUpdate. Never overwrites a version document. The candidate is checked
+     * ({@link CandidateCheck}) before it is published.
+     *
+     * <p>Outcomes (docs/FORMAT.md, section 6): returns only when the version is published; after that
+     * nothing throws. ConcurrentUpdate, SfcLayerException itself (a bad candidate), InvalidArgument (a store that
+     * cannot publish atomically) and StorageError mean nothing was published: the caller may delete its
+     * data. {@link SfcLayerException.CommitStateUnknown} means the outcome could not be decided: the
+     * caller must keep its data (the version may reference it).
      *
      * @param added the files the write added (what a rebase keeps on top of the newest version)
      */
     public LayerMetadata commit(LayerMetadata md, List<DataFile> added) throws IOException {
-        fs.mkdirs(logDir());
-        Path tmp = new Path(logDir(), ".tmp-" + md.writeId + ".json");
+        CommitPublisher publisher = publisher();
+        publisher.prepare(logDir());
         long based = Math.max(0, md.readVersion);
         LayerMetadata candidate = md;
-        try {
-            for (int attempt = 0; ; attempt++) {
-                List<Long> vs = versions();
-                long latest = vs.isEmpty() ? 0 : vs.get(vs.size() - 1);
-                if (latest > based) {
-                    List<LayerMetadata> newer = new ArrayList<>();
-                    for (long v = based + 1; v <= latest; v++) {
-                        newer.add(read(v));
-                    }
-                    Conflicts.check(layer.toString(), md, newer);
-                    candidate = Conflicts.rebase(md, added, newer.get(newer.size() - 1));
+        for (int attempt = 0; ; attempt++) {
+            List<Long> vs = versions();
+            long latest = vs.isEmpty() ? 0 : vs.get(vs.size() - 1);
+            if (latest > based) {
+                List<LayerMetadata> newer = new ArrayList<>();
+                for (long v = based + 1; v <= latest; v++) {
+                    newer.add(read(v));
                 }
-                candidate.version = latest + 1;
-                try (FSDataOutputStream out = fs.create(tmp, true)) {
-                    out.write(candidate.toJsonBytes());
-                }
-                if (publish(tmp, new Path(logDir(), versionFileName(latest + 1)))) {
-                    writeHint(latest + 1);
-                    return candidate;
-                }
-                if (attempt >= COMMIT_RETRIES) {
-                    throw new SfcLayerException.ConcurrentUpdate("could not commit to layer " + layer + ": version "
-                        + (latest + 1) + " was taken by another writer " + (attempt + 1)
-                        + " times in a row; nothing was published");
-                }
-                long backoff = Math.min(BACKOFF_MAX_MILLIS, BACKOFF_MIN_MILLIS << attempt);
-                try {
-                    Thread.sleep(backoff / 2 + (long) (Math.random() * backoff / 2));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new SfcLayerException("commit to layer " + layer + " interrupted; nothing was published");
-                }
+                Conflicts.check(layer.toString(), md, newer);
+                candidate = Conflicts.rebase(md, added, newer.get(newer.size() - 1));
             }
-        } finally {
-            fs.delete(tmp, false);
+            candidate.version = latest + 1;
+            CandidateCheck.check(layer.toString(), candidate);
+            if (publishOnce(publisher, new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
+                    candidate.writeId)) {
+                writeHint(latest + 1);
+                return candidate;
+            }
+            if (attempt >= COMMIT_RETRIES) {
+                throw new SfcLayerException.ConcurrentUpdate("could not commit to layer " + layer + ": version "
+                    + (latest + 1) + " was taken by another writer " + (attempt + 1)
+                    + " times in a row; nothing was published");
+            }
+            long backoff = Math.min(BACKOFF_MAX_MILLIS, BACKOFF_MIN_MILLIS << attempt);
+            try {
+                Thread.sleep(backoff / 2 + (long) (Math.random() * backoff / 2));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SfcLayerException("commit to layer " + layer + " interrupted; nothing was published");
+            }
         }
     }
 
-    /**
-     * Makes {@code tmp} the version document {@code target} unless {@code target} exists; false if
-     * another writer took it. HDFS (and FileContext filesystems): a rename without OVERWRITE,
-     * atomic. The local filesystem: its rename replaces an existing target, so a hard link instead
-     * (creating a link fails atomically when the name exists).
-     */
-    private boolean publish(Path tmp, Path target) throws IOException {
-        if ("file".equals(fs.getScheme())) {
-            java.nio.file.Path from = java.nio.file.Paths.get(tmp.toUri().getPath());
-            java.nio.file.Path to = java.nio.file.Paths.get(target.toUri().getPath());
-            try {
-                java.nio.file.Files.createLink(to, from);
-                return true;
-            } catch (java.nio.file.FileAlreadyExistsException e) {
-                return false;
-            }
+    private CommitPublisher publisher;
+
+    /** The layer's commit primitive, chosen once (its filesystem's capability; docs/FORMAT.md, section 6). */
+    public synchronized CommitPublisher publisher() throws IOException {
+        if (publisher == null) {
+            publisher = CommitPublisher.forLayer(fs, conf, layer);
         }
-        FileContext fc = FileContext.getFileContext(layer.toUri(), conf);
+        return publisher;
+    }
+
+    /**
+     * One attempt to publish {@code document} as {@code target}: true when it is published (by this
+     * attempt, or by an earlier one whose answer was lost), false when another writer's document holds
+     * the name. When publishing fails, the document is read back and its writeId decides: ours is
+     * committed, another's is a lost race; absent, the attempt is fenced off (not committed:
+     * StorageError) or, when it cannot be, tried once more; what cannot be decided is CommitStateUnknown.
+     */
+    private boolean publishOnce(CommitPublisher publisher, Path target, byte[] document, String writeId)
+            throws IOException {
+        boolean published;
         try {
-            fc.rename(tmp, target, Options.Rename.NONE);
+            published = publisher.publish(target, document, writeId);
+        } catch (IOException | RuntimeException e) {
+            return afterFailure(publisher, target, document, writeId, e);
+        }
+        if (published) {
             return true;
-        } catch (FileAlreadyExistsException e) {
-            return false;
+        }
+        // the name is taken: by another writer, or by us if an earlier answer was lost (S3: a retried PUT got 412)
+        String holder;
+        try {
+            holder = writeIdAt(target);
+        } catch (IOException | RuntimeException e) {
+            throw unknown(target, "it exists but could not be read back", e);
+        }
+        return writeId.equals(holder);
+    }
+
+    private boolean afterFailure(CommitPublisher publisher, Path target, byte[] document, String writeId,
+                                 Exception failure) throws IOException {
+        String holder;
+        try {
+            holder = writeIdAt(target);
+            if (holder == null && publisher.fence(target, writeId)) {
+                holder = writeIdAt(target); // a rename may have landed before the fence
+                if (holder == null) {
+                    throw new SfcLayerException.StorageError("could not publish version document " + target + " ("
+                        + publisher.describe() + "): " + failure + "; nothing was published", failure);
+                }
+            } else if (holder == null) {
+                // cannot fence (an object store's PUT): try once more; 412 or success then decide
+                boolean again = publisher.publish(target, document, writeId);
+                holder = again ? writeId : writeIdAt(target);
+            }
+        } catch (SfcLayerException.StorageError e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            e.addSuppressed(failure);
+            throw unknown(target, "publishing failed (" + failure + ") and reading it back failed too", e);
+        }
+        if (holder == null) {
+            throw unknown(target, "publishing failed (" + failure + ") and it is absent", failure);
+        }
+        return writeId.equals(holder);
+    }
+
+    private SfcLayerException.CommitStateUnknown unknown(Path target, String why, Throwable cause) {
+        return new SfcLayerException.CommitStateUnknown("the commit to layer " + layer + " has an unknown outcome: "
+            + "version document " + target + " " + why + "; the write's data was kept. Check the layer's history"
+            + " (a version with this write's writeId is committed) before writing again", cause);
+    }
+
+    /** The writeId of the version document at {@code p}, or null when there is none (an unparsable one is not ours). */
+    private String writeIdAt(Path p) throws IOException {
+        byte[] bytes;
+        try (FSDataInputStream in = fs.open(p)) {
+            bytes = in.readAllBytes();
+        } catch (FileNotFoundException e) {
+            return null;
+        }
+        try {
+            return LayerMetadata.fromJsonBytes(bytes, p.toString()).writeId;
+        } catch (SfcLayerException.CorruptLayer e) {
+            return ""; // this write's documents are complete and valid: a damaged one is someone else's
         }
     }
 
@@ -350,7 +404,7 @@ public final class VersionLog {
     private void writeHint(long version) {
         try (FSDataOutputStream out = fs.create(new Path(logDir(), HINT_FILE), true)) {
             out.write(Long.toString(version).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             // readers list the log instead
         }
     }

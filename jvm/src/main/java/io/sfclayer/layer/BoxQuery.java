@@ -13,7 +13,8 @@ import java.util.List;
  *
  * <p>Its text form, one {@code name=value} per line (what the look-up socket carries):
  * {@code bbox=xmin,ymin,xmax,ymax}, {@code keys=colMin,rowMin,colMax,rowMax} (inclusive),
- * {@code time=start,end} (inclusive, epoch microseconds), {@code limit=n}; each optional. Ranges are
+ * {@code time=start,end} (inclusive, epoch microseconds), {@code geometry=<WKT or hex WKB>} (the
+ * read option's rule: its tile cover), {@code limit=n}; each optional. Ranges are
  * capped as a Spark read's are by default (a superset; refinement keeps the answer exact).
  */
 public final class BoxQuery {
@@ -36,6 +37,7 @@ public final class BoxQuery {
     public static BoxQuery parse(String spec, LayerMetadata md, Path layer) {
         QueryBox box = QueryBox.of(md.keyIndex.bounds());
         long limit = -1;
+        List<QueryBox> cover = null;
         for (String line : spec.split("\n")) {
             if (line.isBlank()) {
                 continue;
@@ -65,6 +67,9 @@ public final class BoxQuery {
                         Integer.MAX_VALUE, t[0], t[1]));
                     break;
                 }
+                case "geometry":
+                    cover = GeometryCover.boxes(value, TileGrid.of(md), layer);
+                    break;
                 case "limit":
                     limit = numbers(name, value, 1)[0];
                     if (limit < 0) {
@@ -73,10 +78,14 @@ public final class BoxQuery {
                     break;
                 default:
                     throw new SfcLayerException.InvalidArgument("box query: unknown part '" + name
-                        + "' (known: bbox, keys, time, limit)");
+                        + "' (known: bbox, keys, time, geometry, limit)");
             }
         }
-        return new BoxQuery(box == null ? List.of() : List.of(box), limit, DEFAULT_MAX_RANGES);
+        List<QueryBox> boxes = box == null ? List.of() : List.of(box);
+        if (cover != null) {
+            boxes = GeometryCover.intersect(boxes, cover);
+        }
+        return new BoxQuery(boxes, limit, DEFAULT_MAX_RANGES);
     }
 
     /**

@@ -88,23 +88,30 @@ public final class Layer {
     }
 
     /**
-     * Listings of format 2+ documents, by document (parsed documents are cached and immutable, so a
-     * layer opened again in this JVM builds no listing: building one parses a path per file).
+     * Listings of format 2+ documents read by {@link VersionLog} (building one parses a path per file, so a
+     * layer opened again in this JVM builds none). Owned by this class; keyed by content, the layer's path
+     * and its document's digest ({@link LayerMetadata#digest}); bounded to the 64 used last.
      */
-    private static final java.util.Map<LayerMetadata, Object[]> LISTINGS =
-        java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+    private static final java.util.Map<String, DataFileListing> LISTINGS = java.util.Collections.synchronizedMap(
+        new java.util.LinkedHashMap<String, DataFileListing>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(java.util.Map.Entry<String, DataFileListing> eldest) {
+                return size() > 64;
+            }
+        });
 
     /** The version's data files as a listing: from the document, or (version 1) the directory. */
     public synchronized DataFileListing listing() throws IOException {
         if (listing == null) {
             String source = "layer " + path + " version " + metadata.version;
             if (metadata.formatVersion >= 2) {
-                Object[] cached = LISTINGS.get(metadata); // {layer path, listing}: WeakHashMap keys by identity here
-                if (cached != null && cached[0].equals(path)) {
-                    listing = (DataFileListing) cached[1];
-                } else {
+                String key = metadata.digest == null ? null : path + "#" + metadata.digest;
+                listing = key == null ? null : LISTINGS.get(key);
+                if (listing == null) {
                     listing = DataFileListing.of(path, metadata.files, source);
-                    LISTINGS.put(metadata, new Object[] {path, listing});
+                    if (key != null) {
+                        LISTINGS.put(key, listing);
+                    }
                 }
             } else {
                 Path dataDir = new Path(path, metadata.dataDir);

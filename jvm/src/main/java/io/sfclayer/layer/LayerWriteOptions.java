@@ -29,7 +29,7 @@ public final class LayerWriteOptions implements Serializable {
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
         "compression", "extent", "crs", "indexInterval", "onExisting", "raster",
-        "maxGroupBytes", "formatVersion", "repair", "bloomFilter", "bloomFpp",
+        "maxGroupBytes", "formatVersion", "repair", "bloomFilter", "bloomFpp", "singleWriter",
     };
     public static final int DEFAULT_INDEX_INTERVAL = 4;
     public static final long DEFAULT_TIME_RESOLUTION_MICROS = 86_400_000_000L;
@@ -79,6 +79,11 @@ public final class LayerWriteOptions implements Serializable {
     public static final double DEFAULT_BLOOM_FPP = 0.01;
     /** The bloomFilter option, or null when not given (a first write takes the default, an append the layer's). */
     public Boolean bloomFilter;
+    /**
+     * The singleWriter option: the user declares that no other writer writes the layer at the same
+     * time, which allows commits on a store without atomic create-if-absent (format.CommitPublisher).
+     */
+    public boolean singleWriter;
     /** The bloomFpp option, or null when not given. */
     public Double bloomFpp;
 
@@ -217,6 +222,13 @@ public final class LayerWriteOptions implements Serializable {
                 throw new SfcLayerException.InvalidArgument("option bloomFilter: '" + v + "' is not true or false");
             }
             o.bloomFilter = t.equals("true");
+        }
+        if ((v = lower.get("singlewriter")) != null) {
+            String t = v.trim().toLowerCase(Locale.ROOT);
+            if (!t.equals("true") && !t.equals("false")) {
+                throw new SfcLayerException.InvalidArgument("option singleWriter: '" + v + "' is not true or false");
+            }
+            o.singleWriter = t.equals("true");
         }
         if ((v = lower.get("bloomfpp")) != null) {
             double p;

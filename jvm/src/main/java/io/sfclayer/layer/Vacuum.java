@@ -20,20 +20,39 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Deletes what no retained version needs (docs/FORMAT.md, "Vacuum"), the only code that deletes
- * committed data: version documents committed before the retention horizon (never the newest),
- * data files no remaining version references that are older than the horizon (files of dropped
- * versions, failed or duplicate task attempts, killed writes), and then empty data directories.
- * Younger unreferenced files may belong to a write in progress and are kept. As Delta does, a
- * retention under 7 days is refused unless the caller says it knows better.
+ * Deletes what no retained version needs (docs/FORMAT.md, section 6, "Vacuum"), the only code that
+ * deletes committed data. In this order, so that a crash part-way never leaves a version whose files
+ * are gone: first the version documents committed before the retention horizon (never the newest),
+ * then the data files no remaining version references that were written before the horizon (files of
+ * dropped versions, failed or duplicate task attempts, killed writes), stale temporary documents of
+ * the log, and data directories left empty.
+ *
+ * <p>Age is the write's, never a directory's own timestamp (on S3 a directory's time is the listing's
+ * time): a file was written at its modification time (real on every store), a data file (a
+ * {@code part-*} directory) at its newest file's, and an empty directory is as old as the write start
+ * time in its {@code data-<writeId>} name. A write in progress keeps its files by rule:
+ * it holds a {@link #PENDING} marker in its data directory until its commit, and vacuum skips a data
+ * directory whose marker is younger than {@link #PENDING_GRACE_MILLIS} (or the retention, if longer). As
+ * Delta does, a retention under 7 days is refused unless the caller says it knows better.
  */
 public final class Vacuum {
     public static final long DEFAULT_RETAIN_MILLIS = 7L * 24 * 3600 * 1000;
+    /** The marker a write in progress keeps in its data directory (created first, removed at its end). */
+    public static final String PENDING = "_pending";
+    /** How long a pending marker protects its directory at least: a killed write's marker expires. */
+    public static final long PENDING_GRACE_MILLIS = 24L * 3600 * 1000;
+    private static final java.util.regex.Pattern WRITE_TIME =
+        java.util.regex.Pattern.compile(VersionLog.DATA_DIR_PREFIX + "(\\d{8}T\\d{6})-.*");
 
     private Vacuum() {
     }
 
-    /** What was (or, in a dry run, would be) removed: {versionsRemoved, filesRemoved, bytesFreed, dryRun}. */
+    /**
+     * What was (or, in a dry run, would be) removed: {@code dryRun}, {@code versionsRemoved},
+     * {@code filesRemoved} (data files, as {@code dir/name} relative to the layer), {@code otherRemoved}
+     * (temporary documents, stray files and empty directories, relative to the layer), {@code bytesFreed}
+     * (all of it).
+     */
     public static Map<String, Object> run(Configuration conf, String path, long retainMillis, boolean dryRun,
                                           boolean enforceRetention) throws IOException {
         if (retainMillis < 0) {
@@ -47,7 +66,8 @@ public final class Vacuum {
         if (versions.isEmpty()) {
             log.current(); // LayerNotFound naming the path
         }
-        long horizon = System.currentTimeMillis() - retainMillis;
+        long now = System.currentTimeMillis();
+        long horizon = now - retainMillis;
         Set<String> referenced = new HashSet<>();
         List<Long> dropped = new ArrayList<>();
         for (int i = 0; i < versions.size(); i++) {
@@ -64,25 +84,45 @@ public final class Vacuum {
                 dropped.add(md.version);
             }
         }
-        List<String> removed = new ArrayList<>();
-        long[] bytes = {0};
-        for (FileStatus st : fs.listStatus(log.layerPath())) {
-            String name = st.getPath().getName();
-            if (st.isDirectory() && name.startsWith(VersionLog.DATA_DIR_PREFIX)) {
-                sweep(fs, st, name, referenced, horizon, dryRun, removed, bytes);
-            }
-        }
+        // documents first: a crash after this leaves unreferenced files (removed next time), never a
+        // version whose files are gone
         if (!dryRun) {
             for (long v : dropped) {
                 log.deleteVersion(v);
             }
         }
+        Sweep sweep = new Sweep(fs, referenced, horizon, now - Math.max(retainMillis, PENDING_GRACE_MILLIS), dryRun);
+        for (FileStatus st : fs.listStatus(log.layerPath())) {
+            String name = st.getPath().getName();
+            if (st.isDirectory() && name.startsWith(VersionLog.DATA_DIR_PREFIX)) {
+                sweep.dataDirectory(st.getPath(), name);
+            }
+        }
+        sweep.temporaryDocuments(new Path(log.layerPath(), VersionLog.LOG_DIR));
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("dryRun", dryRun);
         out.put("versionsRemoved", dropped);
-        out.put("filesRemoved", removed);
-        out.put("bytesFreed", bytes[0]);
+        out.put("filesRemoved", sweep.files);
+        out.put("otherRemoved", sweep.other);
+        out.put("bytesFreed", sweep.bytes);
         return out;
+    }
+
+    /**
+     * The start time (epoch ms) in a {@code data-<writeId>} directory's name; Long.MAX_VALUE (never
+     * old) when the name carries none, so only the files' own times decide.
+     */
+    static long writeStartMillis(String dataDirName) {
+        java.util.regex.Matcher m = WRITE_TIME.matcher(dataDirName);
+        if (!m.matches()) {
+            return Long.MAX_VALUE;
+        }
+        try {
+            return java.time.LocalDateTime.parse(m.group(1), java.time.format.DateTimeFormatter.ofPattern(
+                "yyyyMMdd'T'HHmmss")).toInstant(java.time.ZoneOffset.UTC).toEpochMilli();
+        } catch (java.time.format.DateTimeParseException e) {
+            return Long.MAX_VALUE;
+        }
     }
 
     /**
@@ -97,42 +137,107 @@ public final class Vacuum {
         }
     }
 
-    /** Walks a data directory (and its attempt directories); returns whether it is now empty. */
-    private static boolean sweep(FileSystem fs, FileStatus dirStatus, String rel, Set<String> referenced, long horizon,
-                                 boolean dryRun, List<String> removed, long[] bytes) throws IOException {
-        if (referenced.contains(rel + "/*")) {
-            return false;
+    /** One vacuum's walk over the data directories and the log, collecting what it removes. */
+    private static final class Sweep {
+        final FileSystem fs;
+        final Set<String> referenced;
+        final long horizon;
+        final long pendingHorizon;
+        final boolean dryRun;
+        final List<String> files = new ArrayList<>();
+        final List<String> other = new ArrayList<>();
+        long bytes;
+
+        Sweep(FileSystem fs, Set<String> referenced, long horizon, long pendingHorizon, boolean dryRun) {
+            this.fs = fs;
+            this.referenced = referenced;
+            this.horizon = horizon;
+            this.pendingHorizon = pendingHorizon;
+            this.dryRun = dryRun;
         }
-        Path dir = dirStatus.getPath();
-        boolean empty = true;
-        for (FileStatus st : fs.listStatus(dir)) {
-            String name = st.getPath().getName();
-            String id = rel + "/" + name;
-            if (st.isDirectory() && DataFileName.looksLikeDataFile(name)) {
-                if (referenced.contains(id) || st.getModificationTime() >= horizon) {
-                    empty = false;
-                    continue;
+
+        /** A {@code data-<writeId>} directory: skipped while its write is in progress, else walked. */
+        void dataDirectory(Path dir, String name) throws IOException {
+            if (referenced.contains(name + "/*")) {
+                return;
+            }
+            try {
+                if (fs.getFileStatus(new Path(dir, PENDING)).getModificationTime() >= pendingHorizon) {
+                    return; // a write in progress
                 }
-                bytes[0] += fs.getContentSummary(st.getPath()).getLength();
-                removed.add(id);
-                if (!dryRun) {
-                    fs.delete(st.getPath(), true);
-                }
-            } else if (st.isDirectory()) {
-                if (!sweep(fs, st, id, referenced, horizon, dryRun, removed, bytes)) {
-                    empty = false;
-                }
-            } else if (st.getModificationTime() >= horizon) {
-                empty = false;
-            } else if (!dryRun) {
-                fs.delete(st.getPath(), false);
+            } catch (java.io.FileNotFoundException e) {
+                // no marker: a committed, failed or killed write, or one from before markers
+            }
+            long written = writeStartMillis(name);
+            if (walk(dir, name, written) && written < horizon) {
+                remove(dir, name, 0, true);
             }
         }
-        // an empty directory younger than the horizon may be a write that has not written yet
-        empty = empty && dirStatus.getModificationTime() < horizon;
-        if (empty && !dryRun) {
-            fs.delete(dir, true);
+
+        /** Walks a data or attempt directory of a write started at {@code written}; whether it is now empty. */
+        private boolean walk(Path dir, String rel, long written) throws IOException {
+            boolean empty = true;
+            for (FileStatus st : fs.listStatus(dir)) {
+                String name = st.getPath().getName();
+                String id = rel + "/" + name;
+                if (st.isDirectory() && DataFileName.looksLikeDataFile(name)) {
+                    if (referenced.contains(id)) {
+                        empty = false;
+                        continue;
+                    }
+                    long size = 0;
+                    FileStatus[] parts = fs.listStatus(st.getPath());
+                    long newest = parts.length == 0 ? written : Long.MIN_VALUE; // an empty one is as old as its write
+                    for (FileStatus f : parts) {
+                        size += f.isDirectory() ? fs.getContentSummary(f.getPath()).getLength() : f.getLen();
+                        newest = Math.max(newest, f.isDirectory() ? Long.MAX_VALUE : f.getModificationTime());
+                    }
+                    if (newest >= horizon) {
+                        empty = false; // written after the horizon: may be a write in progress
+                        continue;
+                    }
+                    files.add(id);
+                    remove(st.getPath(), null, size, true);
+                } else if (st.isDirectory()) {
+                    if (!walk(st.getPath(), id, written) || written >= horizon) {
+                        empty = false;
+                    } else {
+                        remove(st.getPath(), id, 0, true);
+                    }
+                } else if (st.getModificationTime() >= horizon) {
+                    empty = false;
+                } else {
+                    remove(st.getPath(), id, st.getLen(), false);
+                }
+            }
+            return empty;
         }
-        return empty;
+
+        /** Stale temporary documents of commits that never finished ({@code _sfclayer/.tmp-*.json}). */
+        void temporaryDocuments(Path logDir) throws IOException {
+            FileStatus[] entries;
+            try {
+                entries = fs.listStatus(logDir);
+            } catch (java.io.FileNotFoundException e) {
+                return;
+            }
+            for (FileStatus st : entries) {
+                String name = st.getPath().getName();
+                if (!st.isDirectory() && name.startsWith(".tmp-") && st.getModificationTime() < horizon) {
+                    remove(st.getPath(), VersionLog.LOG_DIR + "/" + name, st.getLen(), false);
+                }
+            }
+        }
+
+        /** Counts (and unless a dry run deletes) {@code p}; {@code otherId} lists it among the others. */
+        private void remove(Path p, String otherId, long size, boolean recursive) throws IOException {
+            if (otherId != null) {
+                other.add(otherId);
+            }
+            bytes += size;
+            if (!dryRun) {
+                fs.delete(p, recursive);
+            }
+        }
     }
 }

@@ -13,7 +13,8 @@ import java.util.Map;
  * again in the same session (a second {@code sfclayer.open}, a {@code refresh} that keeps most files)
  * reads no index it has read before. A data file is written once and never changed; it is known by its
  * path, its length and its index's CRC32C as the version document records them (format 3; files of
- * older formats, with no recorded CRC, are not shared). Least recently used first out, bounded by bytes.
+ * older formats, with no recorded CRC, are not shared): content, not a modification time. Owned by
+ * {@link ValueReader}, its only user; least recently used first out, bounded by bytes.
  */
 final class IndexCache {
     /** Memory for shared indexes: 16 bytes an entry, so 64 MiB keeps the indexes of ~4M index entries. */

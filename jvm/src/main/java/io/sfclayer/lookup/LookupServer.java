@@ -72,8 +72,8 @@ public final class LookupServer implements Closeable {
     public static final long DEFAULT_IO_TIMEOUT_MILLIS = 30_000;
     /** Most keys one 'M' request may carry (the Python client splits larger batches). */
     public static final int MAX_KEYS = 1 << 16;
-    /** Most bytes of a query spec. */
-    public static final int MAX_QUERY_BYTES = 4096;
+    /** Most bytes of a query spec: 1 MiB, room for a query geometry (hex WKB) of some 30,000 vertices. */
+    public static final int MAX_QUERY_BYTES = 1 << 20;
     public static final int TOKEN_BYTES = 16;
     static final int MISSING = -1;
     static final int ERROR = -2;

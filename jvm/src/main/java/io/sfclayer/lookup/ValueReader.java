@@ -173,7 +173,10 @@ public final class ValueReader implements Closeable {
         }
     }
 
-    /** Parsed tile schemas by value schema (Spark's JSON parser costs a fraction of a millisecond per open). */
+    /**
+     * Parsed tile schemas (Spark's JSON parser costs a fraction of a millisecond per open). Owned by this
+     * class; keyed by content, the value schema's JSON text; bounded to the 64 used last.
+     */
     private static final Map<String, TileSchema> SCHEMAS = java.util.Collections.synchronizedMap(
         new LinkedHashMap<String, TileSchema>(16, 0.75f, true) {
             @Override

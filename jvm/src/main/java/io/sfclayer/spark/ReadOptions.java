@@ -28,6 +28,8 @@ public final class ReadOptions {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("path", "the layer's directory (load(path))");
         m.put(SfcLayerScanBuilder.OPTION_BBOX, "xmin,ymin,xmax,ymax in map units: tiles whose envelope meets it");
+        m.put(SfcLayerScanBuilder.OPTION_GEOMETRY, "WKT or hex WKB in the layer's CRS: tiles whose envelope meets it,"
+            + " read through its tile cover");
         m.put(SfcLayerScanBuilder.OPTION_MAX_RANGES, "most SFC ranges a query decomposes into (0: exact)");
         m.put(SfcLayerTable.OPTION_VERSION_AS_OF, "the layer version to read (1, 2, ...)");
         m.put(SfcLayerTable.OPTION_TIMESTAMP_AS_OF, "read the newest version committed at or before this instant");

@@ -4,7 +4,9 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.spark.procedures.CompactProcedure;
 import io.sfclayer.spark.procedures.HistoryProcedure;
 import io.sfclayer.spark.procedures.VacuumProcedure;
+import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.connector.catalog.FunctionCatalog;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
@@ -13,6 +15,7 @@ import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.TableInfo;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -34,8 +37,11 @@ import java.util.function.Supplier;
  * {@code TIMESTAMP AS OF '2026-01-01'}); {@code DELETE FROM sfclayer.`/layers/dem` WHERE ...} works as
  * on any sfclayer table. It lists no tables and creates, alters, renames and drops none: layers are
  * written with {@code df.write.format("sfclayer")}.
+ *
+ * <p>Its one function, {@code <catalog>.system.intersects(xmin, ymin, xmax, ymax, 'POLYGON((...))')}
+ * ({@link IntersectsFunction}), is the geometry predicate sfclayer scans take pushed down.
  */
-public final class SfcLayerCatalog implements ProcedureCatalog, TableCatalog {
+public final class SfcLayerCatalog implements ProcedureCatalog, TableCatalog, FunctionCatalog {
     /** The one namespace of procedures. */
     public static final String SYSTEM = "system";
 
@@ -78,6 +84,20 @@ public final class SfcLayerCatalog implements ProcedureCatalog, TableCatalog {
             return new Identifier[0];
         }
         return PROCEDURES.keySet().stream().map(n -> Identifier.of(new String[] {SYSTEM}, n)).toArray(Identifier[]::new);
+    }
+
+    @Override
+    public Identifier[] listFunctions(String[] namespace) {
+        return isSystem(namespace) ? new Identifier[] {Identifier.of(new String[] {SYSTEM}, IntersectsFunction.NAME)}
+            : new Identifier[0];
+    }
+
+    @Override
+    public UnboundFunction loadFunction(Identifier ident) throws NoSuchFunctionException {
+        if (isSystem(ident.namespace()) && ident.name().equalsIgnoreCase(IntersectsFunction.NAME)) {
+            return new IntersectsFunction();
+        }
+        throw new NoSuchFunctionException(ident);
     }
 
     /** The layer at the path {@code ident} names (no namespace), newest version. */

@@ -59,10 +59,17 @@ public final class SfcLayerUpdate {
         /** The largest group of tiles sharing an index its tasks write (write option maxGroupBytes). */
         long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
 
-        Job(SparkSession spark, VersionLog log, Configuration conf) {
+        /**
+         * Refuses, before any work, a layer whose filesystem cannot publish a version atomically
+         * (CommitPublisher); then marks the write as in progress for vacuum ({@link Vacuum#PENDING} in its
+         * data directory, removed with the attempts no result named after the commit, or with the directory).
+         */
+        Job(SparkSession spark, VersionLog log, Configuration conf) throws IOException {
+            log.publisher();
             this.spark = spark;
             this.log = log;
             this.conf = conf;
+            log.fileSystem().create(new Path(log.dataDir(dataDirName), io.sfclayer.layer.Vacuum.PENDING), false).close();
         }
 
         JavaSparkContext jsc() {
@@ -95,8 +102,17 @@ public final class SfcLayerUpdate {
         /** The Spark jobs this write ran (a failed job's tasks may still be running when it fails). */
         private final List<Integer> jobIds = new ArrayList<>();
 
-        /** Removes this write's data directory (it failed, or lost a race). */
+        /**
+         * Set once the commit published a version, or could not tell whether it did: from then on the
+         * write's data directory may be referenced and is never deleted here (issue 27).
+         */
+        private boolean keepData;
+
+        /** Removes this write's data directory (it failed, or lost a race), unless its commit may have published it. */
         void discard() {
+            if (keepData) {
+                return;
+            }
             awaitTasks();
             try {
                 log.fileSystem().delete(log.dataDir(dataDirName), true);
@@ -140,6 +156,8 @@ public final class SfcLayerUpdate {
          * Builds the new version from {@code md} (its shape fields set) with {@code baseFiles} minus
          * what the tasks removed (all of them when {@code replaceAll}) plus what they added, and commits it.
          */
+        /** Index spans the write covers beyond its files' (a delete's boxes): recorded as changed. */
+        final List<long[]> coveredRanges = new ArrayList<>();
         /** The format of the version committed. */
         int formatVersion = LayerMetadata.FORMAT_VERSION;
         /** What a repair dropped, recorded in the version's history entry; null for other writes. */
@@ -178,7 +196,8 @@ public final class SfcLayerUpdate {
             md.setFiles(files);
             md.removedFiles = new ArrayList<>(removedIds);
             md.removedFiles.sort(null);
-            md.changedRanges = spans(added, replaceAll ? List.of() : removed);
+            md.changedRanges = coarsen(spans(added, replaceAll ? List.of() : removed, coveredRanges),
+                MAX_CHANGED_RANGES);
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("filesAdded", added.size());
             m.put("filesRemoved", removed.size());
@@ -196,12 +215,22 @@ public final class SfcLayerUpdate {
             }
             md.metrics = m;
             TestHooks.beforeCommit(conf);
-            LayerMetadata committed = log.commit(md, added);
+            LayerMetadata committed;
+            try {
+                committed = log.commit(md, added);
+            } catch (SfcLayerException.CommitStateUnknown e) {
+                keepData = true;
+                throw e;
+            }
+            keepData = true;
             removeOtherAttempts(added);
             return committed;
         }
 
-        /** Best effort: attempt directories of this write that no result named (failed or duplicate attempts). */
+        /**
+         * Best effort: attempt directories of this write that no result named (failed or duplicate
+         * attempts), and its pending marker (the write is over).
+         */
         private void removeOtherAttempts(List<DataFile> added) {
             Set<String> used = new HashSet<>();
             for (DataFile f : added) {
@@ -221,15 +250,21 @@ public final class SfcLayerUpdate {
                 if (used.isEmpty()) {
                     fs.delete(dir, true);
                 }
-            } catch (IOException ignored) {
-                // never referenced: vacuum removes it
+            } catch (IOException | RuntimeException ignored) {
+                // never referenced: vacuum removes it (after a publish nothing may throw)
             }
         }
     }
 
-    /** The sorted, merged index spans of {@code a} and {@code b}'s files. */
-    static List<long[]> spans(List<DataFile> a, List<DataFile> b) {
+    /** At most this many {@code changedRanges} in a version document (more are coarsened). */
+    static final int MAX_CHANGED_RANGES = 64;
+
+    /** The sorted, merged index spans of {@code a} and {@code b}'s files and of {@code extra}. */
+    static List<long[]> spans(List<DataFile> a, List<DataFile> b, List<long[]> extra) {
         List<long[]> all = new ArrayList<>();
+        for (long[] r : extra) {
+            all.add(r.clone());
+        }
         for (DataFile f : a) {
             all.add(new long[] {f.firstIndex, f.lastIndex});
         }
@@ -246,6 +281,39 @@ public final class SfcLayerUpdate {
                 out.add(s.clone());
             }
         }
+        return out;
+    }
+
+    /**
+     * {@code spans} (sorted, disjoint) as at most {@code max} spans covering them: the smallest gaps
+     * are closed. A superset is safe for the conflict rules (a false conflict is a retry, never a loss).
+     */
+    static List<long[]> coarsen(List<long[]> spans, int max) {
+        if (spans.size() <= max) {
+            return spans;
+        }
+        Integer[] gaps = new Integer[spans.size() - 1];
+        for (int i = 0; i < gaps.length; i++) {
+            gaps[i] = i;
+        }
+        // close the size() - max smallest gaps (gap i lies between span i and span i + 1)
+        Arrays.sort(gaps, (x, y) -> Long.compare(spans.get(x + 1)[0] - spans.get(x)[1],
+            spans.get(y + 1)[0] - spans.get(y)[1]));
+        boolean[] close = new boolean[gaps.length];
+        for (int k = 0; k < spans.size() - max; k++) {
+            close[gaps[k]] = true;
+        }
+        List<long[]> out = new ArrayList<>();
+        long[] cur = spans.get(0).clone();
+        for (int i = 1; i < spans.size(); i++) {
+            if (close[i - 1]) {
+                cur[1] = spans.get(i)[1];
+            } else {
+                out.add(cur);
+                cur = spans.get(i).clone();
+            }
+        }
+        out.add(cur);
         return out;
     }
 
@@ -296,8 +364,13 @@ public final class SfcLayerUpdate {
             md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
         task.maxGroupBytes = job.maxGroupBytes;
         task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
-        return runAndCommit(job, base, encoded.repartitionAndSortWithinPartitions(new IndexPartitioner(breaks)),
-            task, "append", "sfclayer: append to " + base.path(), results -> false, confB, perTask);
+        // An append that inserted and replaced no tile (no rows, or only keys kept by onExisting=ignore)
+        // publishes nothing: a version without a change would only conflict with concurrent writers.
+        LayerMetadata out = runAndCommit(job, base,
+            encoded.repartitionAndSortWithinPartitions(new IndexPartitioner(breaks)), task, "append",
+            "sfclayer: append to " + base.path(),
+            results -> results.stream().allMatch(r -> r.counts[0] == 0 && r.counts[1] == 0), confB, perTask);
+        return out == null ? md0 : out;
     }
 
     /**
@@ -397,6 +470,12 @@ public final class SfcLayerUpdate {
         Set<String> ids = new HashSet<>();
         for (DataFile f : touched) {
             ids.add(f.id());
+        }
+        // The delete's boxes count as changed (as ranges, coarsened): an append inserting into a gap
+        // inside a box while the delete runs then conflicts with it (no write skew; docs/FORMAT.md,
+        // "Conflicts and isolation").
+        for (IndexRange r : ranges) {
+            job.coveredRanges.add(new long[] {r.lo, r.hi});
         }
         LayerMetadata out = rewrite(job, base, groups, ids, boxes, "delete");
         return out == null ? base.metadata() : out;

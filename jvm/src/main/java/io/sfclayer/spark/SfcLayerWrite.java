@@ -121,6 +121,9 @@ public final class SfcLayerWrite {
         TileSchema tileSchema = TileSchema.fromSpark(valueSchema, spaceTime);
 
         Configuration conf = HadoopConfs.forOptions(spark, options);
+        if (opts.singleWriter) {
+            conf.setBoolean(io.sfclayer.format.CommitPublisher.SINGLE_WRITER, true);
+        }
         VersionLog log = new VersionLog(conf, new Path(path));
         FileSystem fs = log.fileSystem();
         List<Long> versions = log.versions();

@@ -108,7 +108,10 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
             // with the rewritten file before it (docs/FORMAT.md, "Updates")
             groups.mergeSmallTails(blockSize / 4);
         }
-        MergeWriter merge = new MergeWriter(c, layerPath, files, rewrite, groups, schema, compression, onExisting,
+        // a delete rewrites only the files holding a tile it deletes (issue 27), not every file its box's spans meet
+        Set<String> toRewrite = deleteBoxes.isEmpty() ? rewrite
+            : io.sfclayer.layer.DeleteProbe.holdingDeleted(c, layerPath, files, rewrite, deleteBoxes, schema, compression);
+        MergeWriter merge = new MergeWriter(c, layerPath, files, toRewrite, groups, schema, compression, onExisting,
             deleteBoxes);
         try {
             while (records.hasNext()) {

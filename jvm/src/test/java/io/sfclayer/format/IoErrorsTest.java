@@ -31,6 +31,8 @@ public class IoErrorsTest {
 
     /** What the file system throws on open; set by each test. */
     static volatile IOException failure;
+    /** The one file name whose open fails (null: every open); set by each test. */
+    static volatile String failing;
 
     /** The local file system under the scheme "faulty", failing every open with {@link #failure}. */
     public static class FaultyFs extends RawLocalFileSystem {
@@ -46,7 +48,10 @@ public class IoErrorsTest {
 
         @Override
         public FSDataInputStream open(Path f, int bufferSize) throws IOException {
-            throw failure;
+            if (failing == null || failing.equals(f.getName())) {
+                throw failure;
+            }
+            return super.open(f, bufferSize);
         }
     }
 
@@ -80,6 +85,7 @@ public class IoErrorsTest {
 
     private void assertStorageError(IOException cause) throws IOException {
         failure = cause;
+        failing = null;
         File mapFile = written();
         Path p = new Path("faulty://" + mapFile.getAbsolutePath());
         try {
@@ -132,6 +138,46 @@ public class IoErrorsTest {
         } catch (SfcLayerException.CorruptLayer e) {
             assertTrue(e.getMessage(), e.getMessage().contains("missing"));
         }
+    }
+
+    @Test
+    public void aTimeoutReadingTheIndexIsAStorageErrorNotADamagedIndex() throws IOException {
+        SocketTimeoutException cause = new SocketTimeoutException("60000 millis timeout while waiting for channel");
+        failure = cause;
+        failing = "index";
+        File mapFile = written();
+        try {
+            DataFileIndex.read(faultyConf(), new Path("faulty://" + mapFile.getAbsolutePath()));
+            fail("read");
+        } catch (SfcLayerException.StorageError e) {
+            assertTrue(e.getMessage(), e.getMessage().contains(new File(mapFile, "index").getAbsolutePath()));
+            assertSame(cause, e.getCause());
+        }
+    }
+
+    @Test
+    public void indexBytesThatAreNotASequenceFileAreABadIndex() throws IOException {
+        File mapFile = written();
+        try (RandomAccessFile f = new RandomAccessFile(new File(mapFile, "index"), "rw")) {
+            f.seek(0);
+            f.write(new byte[] {'X', 'Y', 'Z'});
+        }
+        new File(mapFile, ".index.crc").delete();
+        Path index = new Path(new Path(mapFile.toURI()), "index");
+        Configuration conf = new Configuration();
+        try {
+            DataFileIndex.read(conf, index.getFileSystem(conf), index, null, 0, Long.MAX_VALUE);
+            fail("read");
+        } catch (DataFileIndex.BadIndex e) {
+            assertTrue(DataFileReader.failure("f", e) instanceof SfcLayerException.CorruptLayer);
+        }
+    }
+
+    @Test
+    public void failureSortsCausesByClassNotByMessage() {
+        // Hadoop's words in a message are no evidence of damage: a file system may say anything
+        assertTrue(DataFileReader.failure("f", new IOException("x is not a SequenceFile"))
+            instanceof SfcLayerException.StorageError);
     }
 
     @Test

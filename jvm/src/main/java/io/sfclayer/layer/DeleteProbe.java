@@ -1,0 +1,59 @@
+package io.sfclayer.layer;
+
+import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.DataFileReader;
+import io.sfclayer.format.TileCursor;
+import io.sfclayer.format.TileSchema;
+import io.sfclayer.format.ValueCompression;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Which of a delete's candidate files hold a tile it deletes. A delete selects files by their index
+ * spans, which can meet a box without holding any tile in it; rewriting those would make new files with
+ * the same tiles (and count as changes for the conflict rules). A file is read until its first tile in
+ * a box, so a file that is rewritten is read once more than before and one that is kept is only read.
+ */
+public final class DeleteProbe {
+    private DeleteProbe() {
+    }
+
+    /** The ids among {@code candidates} (of {@code files}) of files holding a tile inside one of {@code boxes}. */
+    public static Set<String> holdingDeleted(Configuration conf, Path layer, List<DataFile> files, Set<String> candidates,
+                                             List<QueryBox> boxes, TileSchema schema, ValueCompression compression)
+            throws IOException {
+        Set<String> out = new HashSet<>();
+        TileCursor cursor = new TileCursor(schema);
+        for (DataFile f : files) {
+            if (candidates.contains(f.id()) && holds(conf, new Path(new Path(layer, f.dir), f.name), boxes, cursor,
+                    compression)) {
+                out.add(f.id());
+            }
+        }
+        return out;
+    }
+
+    private static boolean holds(Configuration conf, Path file, List<QueryBox> boxes, TileCursor cursor,
+                                 ValueCompression compression) throws IOException {
+        try (DataFileReader r = new DataFileReader(conf, file)) {
+            while (r.next()) {
+                byte[] group = compression.decompress(r.bytes(), r.offset(), r.length());
+                cursor.reset(group, 0, group.length);
+                while (cursor.next()) {
+                    for (QueryBox b : boxes) {
+                        if (b.contains(cursor.col(), cursor.row(), cursor.timeMicros())) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        return false;
+    }
+}

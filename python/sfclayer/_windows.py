@@ -1,0 +1,153 @@
+"""A window of a raster layer as an ``xarray.DataArray``: its tiles' pixels mosaicked, with coordinates.
+
+The window is the layer's pixels that meet a map box (whole pixels: the box's edges rounded outwards
+to the pixel grid), ``(band, y, x)`` (and ``time`` first for space-time layers), coordinates at pixel
+centres, missing tiles and nodata as the layer's ``nodata`` (``_FillValue``; NaN for float layers), and
+the CRS attached the rioxarray way (``rio.write_crs``) when rioxarray is installed. On a layer cut on a
+source's own grid (``tms=None``) the pixels are the source's: the same as a rasterio window read.
+
+Needs the ``xarray`` extra (xarray, rioxarray). Below ``layer`` (whose ``Layer.to_xarray`` uses it);
+:mod:`sfclayer.arrays` above it reads windows through Spark.
+"""
+
+import math
+
+import numpy as np
+
+from .errors import InvalidArgument
+
+__all__ = ["Window", "window"]
+
+
+class Window:
+    """The pixel window of a map box on a raster layer's grid, and the tiles it needs.
+
+    Parameters
+    ----------
+    metadata : dict
+        The layer's version document (``raster`` and ``extent`` needed).
+    bbox : tuple of float
+        ``(xmin, ymin, xmax, ymax)`` in the layer's CRS.
+    """
+
+    def __init__(self, metadata, bbox):
+        from .grid import TileGrid
+
+        raster = metadata.get("raster")
+        grid = TileGrid.from_metadata(metadata)
+        if not raster or grid is None:
+            raise InvalidArgument("layer: not a raster layer with an extent (write one with sfclayer.ingest)")
+        self.grid, self.raster = grid, raster
+        self.tw, self.th = int(raster["tileWidth"]), int(raster["tileHeight"])
+        self.px = grid.tile_width / self.tw
+        self.py = grid.tile_height / self.th
+        b = grid.bounds
+        self.x0, self.y1 = grid.xmin(b.col_min), grid.ymax(b.row_min)
+        width, height = b.width * self.tw, b.height * self.th
+        xmin, ymin, xmax, ymax = bbox
+        # whole pixels meeting the box's interior; a box edge on a pixel edge takes no extra pixel
+        self.i0 = max(0, math.floor((xmin - self.x0) / self.px + 1e-9))
+        self.i1 = min(width, math.ceil((xmax - self.x0) / self.px - 1e-9))
+        self.j0 = max(0, math.floor((self.y1 - ymax) / self.py + 1e-9))
+        self.j1 = min(height, math.ceil((self.y1 - ymin) / self.py - 1e-9))
+        if self.i0 >= self.i1 or self.j0 >= self.j1:
+            raise InvalidArgument(f"bbox: {tuple(bbox)!r} holds no pixel of the layer (its extent is "
+                                  f"{grid.envelope(b.col_min, b.row_max)[:2] + grid.envelope(b.col_max, b.row_min)[2:]})")
+
+    @property
+    def keys(self):
+        """``(col_min, row_min, col_max, row_max)`` of the tiles the window needs."""
+        b = self.grid.bounds
+        return (b.col_min + self.i0 // self.tw, b.row_min + self.j0 // self.th,
+                b.col_min + (self.i1 - 1) // self.tw, b.row_min + (self.j1 - 1) // self.th)
+
+    def place(self, out, tile, array):
+        """Copy a tile's overlap with the window into ``out`` (``(bands, h, w)``)."""
+        b = self.grid.bounds
+        ti0 = (tile["col"] - b.col_min) * self.tw
+        tj0 = (tile["row"] - b.row_min) * self.th
+        a0, a1 = max(self.i0, ti0), min(self.i1, ti0 + array.shape[2])
+        c0, c1 = max(self.j0, tj0), min(self.j1, tj0 + array.shape[1])
+        if a0 >= a1 or c0 >= c1:
+            return
+        out[:, c0 - self.j0:c1 - self.j0, a0 - self.i0:a1 - self.i0] = array[:, c0 - tj0:c1 - tj0, a0 - ti0:a1 - ti0]
+
+
+def _time64(v):
+    """A tile's time as numpy datetime64[us] (UTC): from epoch microseconds or an aware datetime."""
+    if isinstance(v, (int, np.integer)):
+        return np.datetime64(int(v), "us")
+    if getattr(v, "tzinfo", None) is not None:
+        import datetime as dt
+
+        v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return np.datetime64(v, "us")
+
+
+def window(metadata, tiles, bbox, bands=None, time_key=None):
+    """Mosaic ``tiles`` (dicts with ``col``, ``row``, maybe ``time``, and raster values) into a DataArray.
+
+    Parameters
+    ----------
+    metadata : dict
+    tiles : iterable of dict
+    bbox : tuple of float
+    bands : list of int, optional
+        1-based band numbers; all by default.
+    time_key : str, optional
+        ``"time"`` for space-time layers: one slice per distinct time, sorted.
+    """
+    import xarray as xr
+
+    from .raster import to_numpy
+
+    w = Window(metadata, bbox)
+    r = w.raster
+    n_bands = int(r.get("bands", 1))
+    bands = list(range(1, n_bands + 1)) if bands is None else [int(b) for b in bands]
+    bad = [b for b in bands if not 1 <= b <= n_bands]
+    if bad or not bands:
+        raise InvalidArgument(f"bands: {bad or bands!r} are not the layer's bands (1..{n_bands})")
+    dtype = np.dtype(r.get("dtype", "float64"))
+    nodata = r.get("nodata")
+    nodata = float("nan") if nodata == "NaN" else nodata
+    floats = dtype.kind == "f"
+    fill = (np.nan if floats else (0 if nodata is None else nodata))
+    shape = (len(bands), w.j1 - w.j0, w.i1 - w.i0)
+    slices = {}
+    for t in tiles:
+        key = _time64(t.get(time_key)) if time_key else None
+        out = slices.get(key)
+        if out is None:
+            out = slices[key] = np.full(shape, fill, dtype=dtype)
+        a = to_numpy(t)[[b - 1 for b in bands]]
+        if floats and nodata is not None and not np.isnan(nodata):
+            a = np.where(a == dtype.type(nodata), np.nan, a)
+        w.place(out, t, a)
+    x = w.x0 + (np.arange(w.i0, w.i1) + 0.5) * w.px
+    y = w.y1 - (np.arange(w.j0, w.j1) + 0.5) * w.py
+    coords = {"band": bands, "y": y, "x": x}
+    if time_key:
+        times = sorted(slices)
+        data = np.stack([slices[k] for k in times]) if times else np.full((0,) + shape, fill, dtype=dtype)
+        da = xr.DataArray(data, dims=("time", "band", "y", "x"),
+                          coords=dict(coords, time=np.array(times, dtype="datetime64[us]")))
+    else:
+        data = slices.get(None)
+        da = xr.DataArray(np.full(shape, fill, dtype=dtype) if data is None else data, dims=("band", "y", "x"),
+                          coords=coords)
+    fill_value = np.nan if floats else nodata
+    if fill_value is not None:
+        da.attrs["_FillValue"] = fill_value
+    crs = metadata.get("crs")
+    try:
+        import rioxarray  # noqa: F401  (registers the .rio accessor)
+    except ImportError:
+        if crs:
+            da.attrs["crs"] = crs
+        return da
+    if crs:
+        da = da.rio.write_crs(crs)
+    if fill_value is not None:
+        da = da.rio.write_nodata(fill_value, encoded=False)
+    return da
