@@ -8,7 +8,8 @@
     sfclayer layout PATH [-o OUT.png]
     sfclayer verify PATH [--version N] [--json]
     sfclayer repair PATH
-    sfclayer serve PATH [PATH...] [--host 127.0.0.1] [--port 8000] [--coalesce-ms MS]
+    sfclayer serve PATH [PATH...] [--host 127.0.0.1] [--port 8000] [--coalesce-ms MS] [--cors-origin ORIGIN]
+                   [--allowed-host NAME]
     sfclayer history PATH [--json]
     sfclayer compact PATH
     sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
@@ -421,7 +422,7 @@ def _cmd_serve(args, spark_factory):
     spark, created = spark_factory()
     try:
         server.serve(spark, args.paths, host=args.host, port=args.port, coalesce_ms=args.coalesce_ms,
-                     workers=args.workers)
+                     workers=args.workers, allowed_hosts=args.allowed_host, cors_origins=args.cors_origin)
     finally:
         if created:
             spark.stop()
@@ -623,6 +624,12 @@ def build_parser():
                          f"milliseconds) into one look-up in curve order (default {DEFAULT_COALESCE_MS:g}: off; "
                          "see bench/RESULTS.md)")
     sv.add_argument("--workers", type=_positive_int, default=8, help="threads for look-ups and rendering (default 8)")
+    sv.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                    help="let web pages of ORIGIN (e.g. https://example.org, or * for any) read tiles and JSON "
+                         "across origins (CORS, preflight answered); repeatable; default: none")
+    sv.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                    help="answer requests whose Host header is NAME (besides IP addresses, localhost and --host; "
+                         "* for any); others are refused against DNS rebinding; repeatable")
     sv.set_defaults(func=_cmd_serve)
     return p
 
