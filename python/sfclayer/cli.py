@@ -202,11 +202,14 @@ def _info_text(path, md):
     else:
         add("extent       none (no bbox queries in map units; key boxes work)")
     r = md.get("raster")
+    fields = (md.get("valueSchema") or {}).get("fields", [])
     if r:
         grid = f"{r.get('tms')} zoom {r.get('zoom')}" if r.get("tms") else "its source's own grid"
+        masks = any(f["name"] == "mask" for f in fields)
+        nodata = f"nodata {r['nodata']}" if r.get("nodata") is not None else \
+            "no nodata (missing pixels by tile masks)" if masks else "no nodata"
         add(f"raster       {r.get('tileWidth')} × {r.get('tileHeight')} px tiles, {r.get('bands')} × {r.get('dtype')}, "
-            f"nodata {r.get('nodata')}; {grid}")
-    fields = (md.get("valueSchema") or {}).get("fields", [])
+            f"{nodata}; {grid}")
     add("values       " + (", ".join(f"{f['name']} {_spark_type(f['type'])}" for f in fields) or "none"))
     add(f"records      {md.get('recordCount')} tiles in {md.get('indexCount')} indexes")
     add(f"files        {md.get('fileCount')} data files, {human_bytes(md.get('dataBytes', 0))} "
@@ -445,7 +448,7 @@ def _cmd_ingest(args, spark_factory):
     g = r.grid
     where = f"{g.tms} zoom {g.zoom} ({g.width} × {g.height} tiles)" if g.tms else \
         f"the source's own grid ({g.width} × {g.height} tiles of {g.tile_width} px)"
-    print(f"{args.path}: {r.tiles} tiles of {r.candidates} the sources touch (the others hold only nodata), "
+    print(f"{args.path}: {r.tiles} tiles of {r.candidates} the sources touch (the others hold no valid pixel), "
           f"on {where}, in {r.seconds:.1f} s")
     return 0
 
@@ -587,7 +590,8 @@ def build_parser():
     ing.add_argument("--resampling", choices=RESAMPLING, default="bilinear")
     ing.add_argument("--tile-size", type=_positive_int, default=256, metavar="N",
                      help="tile side in pixels with --tms none (default 256)")
-    ing.add_argument("--nodata", type=float, help="the layer's nodata value (default: the first source's, else 0 or NaN)")
+    ing.add_argument("--nodata", type=float, help="the value missing pixels hold (default: the first source's nodata, else none: "
+                     "tile masks say which pixels are missing; a valid pixel equal to it stays valid)")
     ing.add_argument("--mode", choices=["errorifexists", "overwrite", "ignore"], default="errorifexists")
     ing.add_argument("--key-index", choices=["z", "hilbert", "rowmajor"])
     ing.add_argument("--block-size", metavar="SIZE", help="data file roll size, e.g. 64m")
