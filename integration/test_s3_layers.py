@@ -150,14 +150,15 @@ def test_updates_time_travel_compact_verify_vacuum(spark, s3):
     assert values(spark, path) == v3 and sfclayer.verify(spark, path).clean
 
 
-def test_vacuum_during_a_write_in_progress_on_s3_keeps_its_files(spark, s3):
-    """The append's files are on S3, its commit is held back (the commit-delay test hook, as in
-    tests/test_isolation.py): vacuum with zero retention keeps them, and the append then commits."""
-    path = s3.path("in-progress")
+def test_vacuum_during_a_write_in_progress_on_s3_keeps_its_files(spark, s3_race):
+    """The append's files are on S3 and its commit (the PUT of ``v00000002.json``) is held at the
+    server's proxy: vacuum with zero retention keeps them, and the append then commits."""
+    path = s3_race.path("in-progress")
+    proxy = s3_race.proxy
     sfclayer.write(tiles(spark), path, bounds=BOUNDS, extent=EXTENT, partitions=2, block_size=BLOCK)
     before = set(objects(spark, path))
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    conf.set("sfclayer.test.commitDelayMillis", "4000")
+    # n=2 never comes: the one commit waits out the timeout, then goes on to the server
+    proxy.hold(r"_sfclayer/v00000002\.json", n=2, timeout=8)
     error = []
 
     def append():
@@ -176,13 +177,16 @@ def test_vacuum_during_a_write_in_progress_on_s3_keeps_its_files(spark, s3):
                 break
             assert time.monotonic() < deadline, "the append wrote no files"
             time.sleep(0.1)
+        assert sfclayer.history(spark, path)[-1].version == 1, "the commit was not held back"
         report = sfclayer.vacuum(spark, path, retain=dt.timedelta(0), enforce_retention=False)
         removed = report["filesRemoved"] + report["otherRemoved"]
         assert not [f for f in removed if any(k.startswith(f.rstrip("/")) for k in new)], report
     finally:
         t.join(120)
-        conf.unset("sfclayer.test.commitDelayMillis")
+        held = list(proxy.held)
+        proxy.clear()
     assert error == []
+    assert [h for h in held if "v00000002" in h[0]], "the commit never went through the proxy's hold"
     want = everything()
     want.update({(1, 1): 1001 + 5, (2, 2): 2002 + 5})
     assert values(spark, path) == want and sfclayer.verify(spark, path).clean
