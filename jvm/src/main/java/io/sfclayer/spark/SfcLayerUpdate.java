@@ -214,7 +214,6 @@ public final class SfcLayerUpdate {
                 m.put("dropped", repair);
             }
             md.metrics = m;
-            TestHooks.beforeCommit(conf);
             LayerMetadata committed;
             try {
                 committed = log.commit(md, added);
@@ -364,6 +363,7 @@ public final class SfcLayerUpdate {
             md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
         task.maxGroupBytes = job.maxGroupBytes;
         task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
+        task.baseFormat = md0.formatVersion;
         // An append that inserted and replaced no tile (no rows, or only keys kept by onExisting=ignore)
         // publishes nothing: a version without a change would only conflict with concurrent writers.
         LayerMetadata out = runAndCommit(job, base,
@@ -411,6 +411,12 @@ public final class SfcLayerUpdate {
      */
     private static LayerMetadata rewrite(Job job, Layer base, List<List<DataFile>> groups, Set<String> ids,
                                          List<QueryBox> deleteBoxes, String operation) throws IOException {
+        return rewrite(job, base, groups, ids, deleteBoxes, operation, false);
+    }
+
+    private static LayerMetadata rewrite(Job job, Layer base, List<List<DataFile>> groups, Set<String> ids,
+                                         List<QueryBox> deleteBoxes, String operation, boolean skipDamage)
+            throws IOException {
         LayerMetadata md0 = base.metadata();
         if (groups.isEmpty()) {
             return null;
@@ -422,6 +428,8 @@ public final class SfcLayerUpdate {
             md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
             md0.valueSchemaJson, perTask, ids, MergeWriter.OnExisting.REPLACE, deleteBoxes);
         task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
+        task.baseFormat = md0.formatVersion;
+        task.skipDamage = skipDamage;
         JavaPairRDD<Long, byte[]> none = JavaPairRDD.fromJavaRDD(
             jsc.<scala.Tuple2<Long, byte[]>>parallelize(new ArrayList<>(), groups.size()));
         // A delete that removed no tile publishes nothing.
@@ -479,6 +487,43 @@ public final class SfcLayerUpdate {
         }
         LayerMetadata out = rewrite(job, base, groups, ids, boxes, "delete");
         return out == null ? base.metadata() : out;
+    }
+
+    /**
+     * Repairs version {@code version} of the layer at {@code path} as an update based on it: the data
+     * files named in {@code damagedNames} (those a verify of that version found damaged; all of them
+     * when empty) are rewritten without their damaged records, every other file and every field of
+     * the document (a raster description, ...) is kept. The commit is checked against versions
+     * committed since {@code version} like any update's, so none of them is erased: it rebases over
+     * them, or fails with ConcurrentUpdate when one changed the same files. {@code dropped} goes into
+     * the history entry. Returns the new version's metadata.
+     */
+    public static LayerMetadata repair(SparkSession spark, String path, long version, List<String> damagedNames,
+                                       Object dropped) throws IOException {
+        Configuration conf = HadoopConfs.forOptions(spark, java.util.Map.of());
+        Layer base = Layer.open(conf, path, version, -1);
+        List<DataFile> all = base.files();
+        List<DataFile> touched = new ArrayList<>();
+        for (DataFile f : all) {
+            if (damagedNames.isEmpty() || damagedNames.contains(f.name)) {
+                touched.add(f);
+            }
+        }
+        if (touched.isEmpty()) {
+            throw new SfcLayerException.InvalidArgument("repair of layer " + path + " version " + version
+                + ": none of the files " + damagedNames + " is in that version");
+        }
+        List<List<DataFile>> groups = new ArrayList<>();
+        for (List<DataFile> c : chunks(touched, spark.sparkContext().defaultParallelism())) {
+            groups.add(new ArrayList<>(all.subList(all.indexOf(c.get(0)), all.indexOf(c.get(c.size() - 1)) + 1)));
+        }
+        Set<String> ids = new HashSet<>();
+        for (DataFile f : touched) {
+            ids.add(f.id());
+        }
+        Job job = new Job(spark, new VersionLog(conf, new Path(path)), conf);
+        job.repair = dropped;
+        return rewrite(job, base, groups, ids, List.of(), "repair", true);
     }
 
     /**
