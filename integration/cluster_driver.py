@@ -121,6 +121,8 @@ def speculation(master, hdfs_dir, extra_conf, event_dir):
         # the stalled attempts: a test filesystem of the test jar (io.sfclayer.testing.Faults)
         "spark.jars": test_jar,
         "spark.hadoop.fs.hdfs.impl": "io.sfclayer.testing.FaultHdfs",  # set before any HDFS client is cached
+        # a client per job's configuration: a cached one would keep the first step's fault settings
+        "spark.hadoop.fs.hdfs.impl.disable.cache": "true",
         "spark.speculation": "true",
         "spark.speculation.interval": "50ms",
         "spark.speculation.quantile": "0.5",

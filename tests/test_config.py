@@ -56,7 +56,7 @@ def test_a_per_write_hadoop_option_reaches_the_write(spark, tmp_path):
 def test_an_unknown_read_option_is_an_error_listing_the_valid_ones(spark, layer_dir):
     # fails at load(), before any job, naming the option as written
     with pytest.raises(InvalidArgument, match=r"unknown sfclayer read option 'maxRange'; valid options: path, bbox, "
-                                              r"maxRanges"):
+                                              r"geometry, maxRanges"):
         with sfclayer._jvm.translated():
             spark.read.format("sfclayer").option("maxRange", 3).load(layer_dir)
     with pytest.raises(InvalidArgument, match="unknown sfclayer read option 'colour'"):
@@ -69,4 +69,4 @@ def test_an_unknown_read_option_is_an_error_listing_the_valid_ones(spark, layer_
 def test_the_read_option_table_is_what_the_error_lists(spark):
     known = spark.sparkContext._jvm.io.sfclayer.spark.ReadOptions.KNOWN
     assert list(known.keySet()) == [
-        "path", "bbox", "maxRanges", "versionAsOf", "timestampAsOf", "onCorrupt"]
+        "path", "bbox", "geometry", "maxRanges", "versionAsOf", "timestampAsOf", "onCorrupt"]

@@ -236,7 +236,7 @@ def _cmd_demo(args, spark_factory):
     from . import demo
 
     t0 = time.perf_counter()
-    print("[0/5] start Spark (local)", flush=True)
+    print(f"[0/{demo.run.step_count()}] start Spark (local)", flush=True)
     spark, created = spark_factory()
     print(f"      {time.perf_counter() - t0:6.2f} s  Spark {spark.version}, master {spark.sparkContext.master}",
           flush=True)

@@ -145,6 +145,11 @@ def _default_bbox(raster):
     return (x0 + 0.3137 * w, y0 + 0.3318 * h, x0 + 0.6421 * w, y0 + 0.7093 * h)
 
 
+def step_count(zonal=True):
+    """How many numbered steps :func:`run_demo` logs (the CLI's ``[0/N]`` line counts the same)."""
+    return 6 if zonal else 5
+
+
 def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90, crop=None, bbox=None,
              key_index="z", block_size=None, partitions=4, lookup_sample=200, zonal=True, log=print):
     """Run the demo on ``spark``: write a layer of the raster's tiles, query it, draw pictures.
@@ -187,7 +192,7 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
 
     seconds = {}
     start = time.perf_counter()
-    n_steps = 6 if zonal else 5
+    n_steps = step_count(zonal)
     step_no = [0]
 
     def step(text):
