@@ -16,11 +16,12 @@ def session(request):
     return request.getfixturevalue("spark" if request.param == "classic" else "connect")
 
 
-def grid(spark, side=16, mult=1):
-    """side x side tiles, value = (col * 100 + row) * mult: expressions only, the same on both kinds."""
+def grid(spark, side=16, mult=1, col0=0, row0=0):
+    """side x side tiles from (col0, row0), value = (col * 100 + row) * mult: SQL expressions only, the
+    same on both kinds of session."""
     return spark.range(side * side).selectExpr(
-        f"int(id % {side}) AS col", f"int(id DIV {side}) AS row", f"int(id % {side}) * 100 + int(id DIV {side}) AS v",
-    ).selectExpr("col", "row", f"v * {mult} AS value")
+        f"int(id % {side}) + {col0} AS col", f"int(id DIV {side}) + {row0} AS row",
+    ).selectExpr("col", "row", f"(col * 100 + row) * {mult} AS value")
 
 
 def rows(df):
@@ -68,6 +69,23 @@ def test_sql_and_procedures(session, tmp_path):
             session.sql(f"CALL sfclayer.system.history(path => '{tmp_path / 'missing'}')").collect()
 
 
+def test_history_and_compact_on_connect_are_classics(spark, connect, tmp_path):
+    path = str(tmp_path / "layer")
+    sfclayer.write(grid(connect, 16), path, bounds=(0, 0, 15, 15), block_size="64k", partitions=4)
+    for i in range(3):  # small appends: runs of small files to compact
+        sfclayer.write(grid(connect, 2, 3, 4 * i, 4 * i), path, mode="append", on_existing="replace", partitions=4)
+    assert sfclayer.history(connect, path) == sfclayer.history(spark, path)
+    assert [v.operation for v in sfclayer.history(connect, path)] == ["write"] + ["append"] * 3
+    v = sfclayer.compact(connect, path)
+    assert v.operation == "compact" and v.metrics["filesRemoved"] > v.metrics["filesAdded"] >= 1
+    assert sfclayer.history(spark, path)[-1] == v == sfclayer.history(connect, path)[-1]
+    assert sfclayer.compact(connect, path) == v  # nothing more to do: the newest version, unchanged
+    assert rows(sfclayer.read(connect, path, keys=(4, 4, 5, 5))) == [
+        (c, r, (c * 100 + r) * 3) for c in (4, 5) for r in (4, 5)]
+    with pytest.raises(sfclayer.LayerNotFound, match="no sfclayer layer at .*missing"):
+        sfclayer.history(connect, str(tmp_path / "missing"))
+
+
 def test_connect_clients_see_sfclayer_conditions(connect, tmp_path):
     # what a Connect user (or any client) sees without the facade: Spark's error with sfclayer's condition
     from pyspark.errors import PySparkException
@@ -93,7 +111,7 @@ def test_condition_table_is_the_jars(spark):
 
 @pytest.mark.parametrize("name, call", [
     ("sfclayer.open", lambda s, p: sfclayer.open(s, p)),
-    ("sfclayer.history", lambda s, p: sfclayer.history(s, p)),
+    ("sfclayer.delete", lambda s, p: sfclayer.delete(s, p, keys=(0, 0, 0, 0))),
     ("sfclayer.vacuum", lambda s, p: sfclayer.vacuum(s, p)),
     ("sfclayer.verify", lambda s, p: sfclayer.verify(s, p)),
     ("sfclayer.ingest", lambda s, p: sfclayer.ingest(s, "/nowhere.tif", p, zoom=3)),

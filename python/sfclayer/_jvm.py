@@ -216,14 +216,38 @@ def lookup_call(spark, method, handle):
         return _lookup_sessions(spark)[method](int(handle))
 
 
+# Commands a Spark Connect session runs as the SQL procedure of the same name (CALL sfclayer.system.*),
+# whose rows carry what the command's JSON answer does.
+_PROCEDURES = ("history", "compact")
+
+
 def command(spark, name, *args):
-    """Call ``io.sfclayer.spark.SfcLayerCommands.<name>(spark, *args)``; its JSON answer, parsed."""
+    """Call ``io.sfclayer.spark.SfcLayerCommands.<name>(spark, *args)``; its JSON answer, parsed.
+
+    On a Spark Connect session, ``history`` and ``compact`` run as the catalog's SQL procedures
+    instead (registered as ``sfclayer`` if the session has no such catalog), with the same answer.
+    """
     import json
 
+    if is_connect(spark) and name in _PROCEDURES:
+        return _procedure(spark, name, *args)
     jvm = _jvm_of(spark)
     with translated():
         answer = getattr(jvm.io.sfclayer.spark.SfcLayerCommands, name)(spark._jsparkSession, *args)
     return json.loads(answer)
+
+
+def _procedure(spark, name, path):
+    """``CALL sfclayer.system.<name>(path)`` on a Connect session, its rows as the command's JSON."""
+    if spark.conf.get("spark.sql.catalog.sfclayer", None) is None:
+        spark.conf.set("spark.sql.catalog.sfclayer", "io.sfclayer.spark.SfcLayerCatalog")  # sfclayer.CATALOG
+    with translated():
+        rows = spark.sql(f"CALL sfclayer.system.{name}(path => :path)", args={"path": path}).selectExpr(
+            "*", "unix_micros(created_at) AS created_micros").collect()
+    answer = [{"version": r.version, "createdAt": r.created_micros, "operation": r.operation,
+               "readVersion": r.read_version, "recordCount": r.records, "fileCount": r.files,
+               "dataBytes": r.data_bytes, "metrics": dict(r.metrics or {})} for r in rows]
+    return answer if name == "history" else answer[0]
 
 
 def verify_layer(spark, path, version=None):
