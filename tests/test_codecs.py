@@ -50,7 +50,8 @@ def raster_layer(spark, tmp_path_factory):
 def test_raster_layers_default_to_zstd_raster_in_format_4(raster_layer):
     path, _ = raster_layer
     md = helpers.metadata(path)
-    assert md["compression"] == "zstd-raster" and md["formatVersion"] == 4
+    # 5, not 4: the tiles have the mask column (format 5); zstd-raster alone says 4 (below)
+    assert md["compression"] == "zstd-raster" and md["formatVersion"] == 5
 
 
 def test_pure_python_decode_matches_the_jvm(spark, raster_layer):
@@ -83,7 +84,7 @@ def test_scan_and_append_keep_zstd_raster(spark, raster_layer, tmp_path):
     sfclayer.write(spark.createDataFrame(tiles[:8], raster.spark_schema()), copy, bounds=(0, 0, 3, 3))
     sfclayer.write(spark.createDataFrame(tiles[8:], raster.spark_schema()), copy, mode="append")
     md = helpers.metadata(copy)
-    assert md["compression"] == "zstd-raster" and md["formatVersion"] == 4 and md["operation"]["name"] == "append"
+    assert md["compression"] == "zstd-raster" and md["formatVersion"] == 5 and md["operation"]["name"] == "append"
     with sfclayer.open(spark, copy) as layer:
         assert layer.get(3, 3)["pixels"] == tiles[-1]["pixels"]
 
@@ -93,11 +94,18 @@ def test_generic_layers_keep_their_default_and_options_are_checked(spark, tmp_pa
     path = str(tmp_path / "generic")
     sfclayer.write(df, path, bounds=(0, 0, 1, 1))
     assert helpers.metadata(path)["compression"] == "none" and helpers.metadata(path)["formatVersion"] == 3
-    rdf = spark.createDataFrame(_tiles(2), raster.spark_schema())
+    # Raster tiles without the mask column (the convention before format 5): zstd-raster is format 4.
+    rdf = spark.createDataFrame(_tiles(2), raster.spark_schema()).drop("mask")
+    sfclayer.write(rdf, str(tmp_path / "v4"), bounds=(0, 0, 1, 1))
+    md = helpers.metadata(str(tmp_path / "v4"))
+    assert md["compression"] == "zstd-raster" and md["formatVersion"] == 4
     with pytest.raises(InvalidArgument, match="zstd-raster.*format version 4.*formatVersion asks for 2"):
         sfclayer.write(rdf, str(tmp_path / "v2"), bounds=(0, 0, 1, 1), compression="zstd-raster", format_version=2)
     sfclayer.write(rdf, str(tmp_path / "v2"), bounds=(0, 0, 1, 1), format_version=2)
     assert helpers.metadata(str(tmp_path / "v2"))["compression"] == "none"
+    masked = spark.createDataFrame(_tiles(2), raster.spark_schema())
+    with pytest.raises(InvalidArgument, match="formatVersion: '2' cannot hold raster tiles with a mask column"):
+        sfclayer.write(masked, str(tmp_path / "m2"), bounds=(0, 0, 1, 1), format_version=2)
 
 
 def test_damaged_stored_forms_raise_corrupt_layer():

@@ -60,11 +60,26 @@ def test_demo_on_a_blue_marble_crop(spark, tmp_path):
     assert "identical to the source pixels" in text
     assert f"files selected {result.query['files_selected']} of {result.files}" in text
     assert os.path.exists(os.path.join(result.layer_path, "_sfclayer"))
+    # the zonal-statistics step: per-hexagon means equal rasterstats' on the demo's GeoTIFF (band 1)
+    rasterstats = pytest.importorskip("rasterstats")
+    from sfclayer.demo.run import _hexagons
+
+    hexes = _hexagons(result.raster.extent, across=12)
+    import sfclayer
+
+    with sfclayer.open(spark, result.layer_path) as layer:
+        nodata = layer.metadata["raster"].get("nodata")  # the layer's, as ingest chose it
+    want = rasterstats.zonal_stats(hexes, str(tmp_path / "bluemarble.tif"), band=1, stats=["count", "mean"],
+                                   nodata=nodata)
+    got = {r["id"]: r for r in result.zonal if r["band"] == 1}
+    assert [got[i]["count"] for i in range(len(hexes))] == [w["count"] for w in want]
+    assert all(got[i]["mean"] == pytest.approx(w["mean"]) for i, w in enumerate(want) if w["count"])
+    assert _is_png(result.pictures["zonal"])
 
 
 def test_demo_on_the_int16_dem_with_hilbert(spark, tmp_path):
     result = demo.run_demo(spark, str(tmp_path), source="jacksboro", tile_size=48, key_index="hilbert",
-                           partitions=2, lookup_sample=20, log=lambda *_: None)
+                           partitions=2, lookup_sample=20, zonal=False, log=lambda *_: None)
     assert result.raster.data.dtype == np.int16
     assert result.grid == (9, 8)
     _check(result, "jacksboro", None)
@@ -108,7 +123,7 @@ def test_demo_box_on_tile_edges_counts_the_touching_tiles(spark, tmp_path):
     # tiles cols 2..4, rows 2..4, its edges where the ring of tiles around them ends
     bbox = (grid.xmax(1), grid.ymax(5), grid.xmin(5), grid.ymin(1))
     result = demo.run_demo(spark, str(tmp_path), source="jacksboro", tile_size=ts, key_index="rowmajor", bbox=bbox,
-                           partitions=2, lookup_sample=10, log=lambda *_: None)
+                           partitions=2, lookup_sample=10, zonal=False, log=lambda *_: None)
     # cols 1..5, rows 1..5: the box's 3 x 3 and the ring touching it
     assert result.query["rows"] == result.query["tiles_expected"] == 5 * 5
     assert result.region_tiles == (1, 1, 5, 5) and result.region_matches

@@ -99,7 +99,7 @@ def test_europe_to_web_mercator_nearest_is_exact(spark, europe_tif, tmp_path):
     tiles, _ = check_against_reference(spark, path, [europe_tif], "WebMercatorQuad", 5, "nearest", 0, 0)
     assert report.tiles == len(tiles) > 10 and report.grid.zoom == 5
     with sfclayer.open(spark, path) as layer:
-        check_grid_metadata(layer.metadata, "WebMercatorQuad", 5, 3, "uint8", 0.0)
+        check_grid_metadata(layer.metadata, "WebMercatorQuad", 5, 3, "uint8", None)  # no nodata declared
         # A look-up by XYZ numbers: Paris is in tile x=16, y=11 at zoom 5.
         paris = morecantile.tms.get("WebMercatorQuad").tile(2.35, 48.86, 5)
         assert (paris.x, paris.y) == (16, 11)
@@ -115,7 +115,7 @@ def test_europe_to_web_mercator_bilinear_zoom_from_resolution(spark, europe_tif,
     path = str(tmp_path / "europe")
     report = sfclayer.ingest(spark, europe_tif, path)  # bilinear, zoom chosen
     # 1/15° is 7.4 km east-west in Web Mercator metres: zoom 4 (9.8 km) is closer than 5 (4.9 km).
-    assert report.grid.zoom == 4 and report.nodata == 0
+    assert report.grid.zoom == 4 and report.nodata is None  # the source declares none: masks say it
     check_against_reference(spark, path, [europe_tif], "WebMercatorQuad", 4, "bilinear", 0, 1)
 
 
@@ -127,7 +127,7 @@ def test_world_to_world_crs84_quad(spark, world_tif, tmp_path):
     tiles, absent = check_against_reference(spark, path, [world_tif], "WorldCRS84Quad", 1, "bilinear", 0, 1)
     assert set(tiles) == {(x, y) for x in range(4) for y in range(2)} and absent == 0
     with sfclayer.open(spark, path) as layer:
-        check_grid_metadata(layer.metadata, "WorldCRS84Quad", 1, 3, "uint8", 0.0)
+        check_grid_metadata(layer.metadata, "WorldCRS84Quad", 1, 3, "uint8", None)
         assert layer.metadata["extent"] == {"xmin": -180.0, "ymin": -90.0, "xmax": 180.0, "ymax": 90.0}
 
 
@@ -182,7 +182,7 @@ def test_mosaic_last_source_wins_native_grid(spark, tmp_path):
         with sfclayer.open(spark, path) as layer:
             md = layer.metadata
         assert md["raster"] == {"tileWidth": 64, "tileHeight": 64, "bands": 3, "dtype": "uint8",
-                                "nodata": 0.0, "tms": None, "zoom": None}
+                                "nodata": None, "tms": None, "zoom": None}  # a, the first, declares none
         assert md["extent"] == {"xmin": -12.0, "ymin": 62 - 7 * 64 / 15, "xmax": -12 + 10 * 64 / 15, "ymax": 62.0}
 
     # Reversed, a wins where both have data; b still fills where only b covers.

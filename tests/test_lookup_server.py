@@ -54,6 +54,10 @@ def raw(started, token=None, rcvbuf=None):
     s.connect((host, port))
     if token is not None:
         s.sendall(tok if token is True else token)
+        if token is True:  # the handshake: int 0
+            s.settimeout(10)
+            assert s.recv(4, socket.MSG_WAITALL) == b"\0\0\0\0"
+            s.settimeout(None)
     return s
 
 
@@ -229,7 +233,9 @@ def test_short_answers_are_detected():
 
     def serve():
         conn, _ = listener.accept()
-        conn.recv(16 + 17)
+        conn.recv(16, socket.MSG_WAITALL)
+        conn.sendall(struct.pack(">i", 0))  # the handshake
+        conn.recv(17, socket.MSG_WAITALL)
         conn.sendall(struct.pack(">i", 1000) + b"only a few bytes")
         # End the answer with a FIN, then read whatever the client still sends until it hangs up:
         # closing with unread bytes would send a reset, and the client would see that instead.
@@ -346,3 +352,108 @@ def test_metadata_is_the_version_document_read_on_demand(spark, layer):
         assert md["keyIndex"]["kind"] == lay.key_index.kind
         assert len(md["files"]) == md["fileCount"] > 1
         assert lay.metadata is md
+
+
+def test_a_refused_busy_connection_is_never_pooled(spark, layer):
+    started = _jvm.start_lookup_server(spark, layer._reader, max_connections=1)
+    try:
+        holder = raw(started, token=True)  # takes the server's one connection
+        c = client(started)
+        with pytest.raises(sfclayer.SfcLayerError, match="busy"):
+            c.get(1, 1, 0)
+        assert c.open_connections() == 0
+        holder.close()
+        assert eventually(lambda: started[0].openConnections() == 0)
+        assert layer._decode(c.get(1, 1, 0)) == expected(1, 1)  # a fresh connection, not the refused one
+        c.close()
+    finally:
+        started[0].close()
+
+
+def test_a_server_that_never_answers_times_out():
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    accepted = []
+
+    def serve():
+        conn, _ = listener.accept()
+        conn.recv(16, socket.MSG_WAITALL)
+        conn.sendall(struct.pack(">i", 0))  # handshake, then silence
+        accepted.append(conn)
+
+    t = threading.Thread(target=serve)
+    t.start()
+    c = LookupClient("127.0.0.1", port, b"t" * 16, _jvm.error_from_payload, read_timeout=0.5)
+    with pytest.raises(sfclayer.SfcLayerError, match=r"no answer from the JVM's look-up server within 0.5 s"):
+        c.get(1, 1, 0)
+    assert c.open_connections() == 0  # the timed-out connection is closed, not pooled
+    t.join()
+    c.close()
+    for conn in accepted:
+        conn.close()
+    listener.close()
+
+
+def test_many_layers_share_one_bounded_pool_of_connections(spark, layer):
+    """A tile server opens a layer per pyramid level: connections must not grow with the layers."""
+    from sfclayer import _lookup
+
+    layers = [sfclayer.open(spark, layer.path) for _ in range(40)]
+    try:
+        errors = []
+
+        def work(i):
+            try:
+                for k in range(i, i + 40):
+                    lay = layers[k % len(layers)]
+                    assert lay.get(k % 64, 3) == expected(k % 64, 3)
+            except Exception as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert layers[0]._client.pool_connections() <= _lookup.POOL_SIZE
+        assert _sessions(spark).openConnections() <= _lookup.POOL_SIZE  # the JVM side: no more threads either
+    finally:
+        for lay in layers:
+            lay.close()
+
+
+def test_refresh_does_not_fail_look_ups_running_meanwhile(spark, layer):
+    before = _sessions(spark).openReaders()
+    lay = sfclayer.open(spark, layer.path)
+    stop = threading.Event()
+    errors, done = [], [0]
+
+    def work(seed):
+        rng = random.Random(seed)
+        while not stop.is_set():
+            k = (rng.randrange(64), rng.randrange(64))
+            try:
+                assert lay.get(*k) == expected(*k)
+                assert lay.get_many([k]) == [expected(*k)]
+                done[0] += 1
+            except Exception as e:
+                errors.append(e)
+                return
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(30):
+            lay.refresh()
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert errors == []
+    assert done[0] > 0
+    lay.close()
+    assert _sessions(spark).openReaders() == before  # every version it pinned is closed
+    with pytest.raises(sfclayer.InvalidArgument, match="is closed"):
+        lay.get(1, 1)

@@ -16,23 +16,22 @@ from tests.test_ingest import check_grid_metadata
 morecantile = pytest.importorskip("morecantile")
 
 
-def reference_parent(children, size, bands, dtype, nodata, resampling):
-    """The parent of up to four children {(dx, dy): (bands, size, size)}: mean / top-left of each 2 × 2."""
-    block = np.full((bands, 2 * size, 2 * size), nodata, dtype=dtype)
+def reference_parent(children, size, bands, dtype, resampling):
+    """The parent of up to four children {(dx, dy): masked (bands, size, size)}: numpy's masked mean
+    (rounded half to even) or the top-left pixel of each 2 × 2 block; absent children masked."""
+    block = np.ma.masked_all((bands, 2 * size, 2 * size), dtype=dtype)
     for (dx, dy), a in children.items():
         block[:, dy * size:(dy + 1) * size, dx * size:(dx + 1) * size] = a
     if resampling == "nearest":
         return block[:, ::2, ::2]
-    # numpy's masked mean over each 2 × 2 block, masking pixels where every band is nodata.
-    invalid = np.broadcast_to((block == nodata).all(axis=0), block.shape)
-    blocks = np.ma.masked_array(block, mask=invalid).reshape(bands, size, 2, size, 2).astype(np.float64)
-    out = np.rint(blocks.mean(axis=(2, 4))).filled(nodata).astype(dtype)
-    return out
+    blocks = block.astype(np.float64).reshape(bands, size, 2, size, 2)
+    return np.rint(blocks.mean(axis=(2, 4)))
 
 
 def tiles_at(spark, path, zoom):
+    """The level's tiles as masked arrays (their validity mask, or nodata, applied)."""
     rows = sfclayer.read(spark, path, zoom=zoom).select("col", "row", *raster.COLUMNS).collect()
-    return {(r["col"], r["row"]): raster.to_numpy(r) for r in rows}
+    return {(r["col"], r["row"]): raster.to_numpy(r, masked=True) for r in rows}
 
 
 def check_levels(spark, path, tms_name, base, levels, nodata, resampling, bands, dtype):
@@ -45,13 +44,17 @@ def check_levels(spark, path, tms_name, base, levels, nodata, resampling, bands,
             kids = {(dx, dy): children[(2 * c + dx, 2 * r + dy)] for dx in (0, 1) for dy in (0, 1)
                     if (2 * c + dx, 2 * r + dy) in children}
             size = next(iter(kids.values())).shape[1]
-            want = reference_parent(kids, size, bands, dtype, nodata, resampling)
-            if raster.is_empty(want, nodata):
+            want = reference_parent(kids, size, bands, dtype, resampling)
+            if want.count() == 0:
                 assert (c, r) not in parents
             else:
-                np.testing.assert_array_equal(parents[(c, r)], want, err_msg=f"zoom {z} tile {(c, r)}")
+                got = parents[(c, r)]
+                np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want),
+                                              err_msg=f"zoom {z} tile {(c, r)}: valid pixels")
+                np.testing.assert_array_equal(got.compressed(), want.compressed().astype(dtype),
+                                              err_msg=f"zoom {z} tile {(c, r)}")
         with sfclayer.open(spark, path, zoom=z) as layer:
-            check_grid_metadata(layer.metadata, tms_name, z, bands, dtype, float(nodata))
+            check_grid_metadata(layer.metadata, tms_name, z, bands, dtype, None if nodata is None else float(nodata))
             # Every tile of the level intersects the base's footprint, as morecantile's tiles say.
             assert layer.metadata["recordCount"] == len(parents)
         m = t.matrix(z)
@@ -69,7 +72,7 @@ def test_world_pyramid_average(spark, world_layer):
     before = sfclayer.read(spark, world_layer).count()
     assert sfclayer.pyramid(spark, world_layer) == [0, 1]
     assert sfclayer.pyramid_levels(spark, world_layer) == [0, 1, 2]
-    check_levels(spark, world_layer, "WorldCRS84Quad", 2, [0, 1], 0, "average", 3, "uint8")
+    check_levels(spark, world_layer, "WorldCRS84Quad", 2, [0, 1], None, "average", 3, "uint8")
     # Whole-world levels are whole tile matrices: 2 × 1 tiles at zoom 0, 4 × 2 at zoom 1.
     assert sorted(tiles_at(spark, world_layer, 0)) == [(0, 0), (1, 0)]
     assert len(tiles_at(spark, world_layer, 1)) == 8
@@ -77,7 +80,7 @@ def test_world_pyramid_average(spark, world_layer):
     assert sfclayer.read(spark, world_layer).count() == before == 32
     assert sfclayer.read(spark, world_layer, zoom=2).count() == 32
     with sfclayer.open(spark, world_layer, zoom=0) as layer:
-        np.testing.assert_array_equal(raster.to_numpy(layer.get(1, 0)), tiles_at(spark, world_layer, 0)[(1, 0)])
+        np.testing.assert_array_equal(raster.to_numpy(layer.get(1, 0)), tiles_at(spark, world_layer, 0)[(1, 0)].data)
     with pytest.raises(sfclayer.LayerNotFound, match=r"no zoom level 3; it has \[0, 1, 2\]"):
         sfclayer.read(spark, world_layer, zoom=3)
 
@@ -158,13 +161,13 @@ def test_cli_ingest_pyramid_info(spark, dem_tif, tmp_path, capsys):
 
 def test_parent_of_a_layer_without_nodata_averages_only_the_children_present():
     """A raster layer whose nodata is null: every stored pixel is data, and a missing child adds
-    nothing to its parent (it is not read as zeros)."""
+    nothing to its parent (it is not read as zeros): its parent pixels are missing, by the mask."""
     grid = type("G", (), {"tile_width": 2, "tile_height": 2})()
     child = np.array([[[10, 20], [30, 40]]], dtype="uint16")
-    item = ((0, 0), [(1, 0, raster.from_numpy(child)["pixels"], 2, 2, 1, "uint16")])  # only the top-right child
-    [(col, row, pixels, width, height, bands, dtype, nodata)] = list(
-        pyramids._parent_tile(grid, 1, "uint16", None, "average", item))
-    parent = raster.to_numpy({"pixels": pixels, "width": width, "height": height, "bands": bands, "dtype": dtype})
-    assert (col, row, nodata) == (0, 0, None)
+    item = ((0, 0), [(1, 0, raster.from_numpy(child)["pixels"], 2, 2, 1, "uint16", None, None)])  # top-right only
+    [out] = list(pyramids._parent_tile(grid, 1, "uint16", None, "average", item))
+    parent = dict(zip(raster.COLUMNS, out[2:]))
+    assert (out[0], out[1], parent["nodata"]) == (0, 0, None)
     # The top-right parent pixel is the mean of the child (25); the other three have no child under them.
-    assert parent.tolist() == [[[0, 25], [0, 0]]]
+    assert raster.to_numpy(parent).tolist() == [[[0, 25], [0, 0]]]
+    assert raster.valid_mask(parent).tolist() == [[False, True], [False, False]]

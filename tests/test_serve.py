@@ -2,6 +2,7 @@
 reach files (none does)."""
 
 import base64
+import io
 import json
 import os
 import sys
@@ -18,6 +19,8 @@ from sfclayer.server import catalog, render
 from . import serving as sv
 from .serving import TILE
 
+CORS_ORIGIN = "https://maps.example"
+
 
 @pytest.fixture(scope="module")
 def layers(spark, tmp_path_factory):
@@ -27,7 +30,8 @@ def layers(spark, tmp_path_factory):
 @pytest.fixture(scope="module")
 def running(spark, layers):
     lines = []
-    server = srv.serve(spark, [f"{n}={p}" for n, p in layers.items()], port=0, background=True, log=lines.append)
+    server = srv.serve(spark, [f"{n}={p}" for n, p in layers.items()], port=0, background=True, log=lines.append,
+                       cors_origins=[CORS_ORIGIN])
     server.lines = lines
     yield server
     server.stop()
@@ -127,15 +131,11 @@ def test_layers_and_tilejson(client):
     assert rgb["grid"]["keyBounds"] == [0, 0, 5, 3] and rgb["grid"]["tileWidth"] == TILE
     assert rgb["lonlatBounds"] == list(sv.EXTENT) and rgb["zooms"] == [0] and not rgb["spaceTime"]
     assert client.json("/layers/st")["timeBounds"]["resolution"] == 86_400_000_000
-    tj = client.json("/layers/rgb/tilejson.json")
-    assert tj["tilejson"] == "3.0.0"
-    assert tj["tiles"][0].endswith("/layers/rgb/tiles/{z}/{x}/{y}.png") and tj["tiles"][0].startswith("http://127.0.0.1:")
-    assert tj["minzoom"] == tj["maxzoom"] == 0
-    assert tj["bounds"] == list(sv.EXTENT) and tj["center"] == [30.0, 20.0, 0]
-    tj = client.json("/layers/dem/tilejson.json?colormap=terrain&rescale=0,10")
-    assert tj["tiles"][0].endswith(".png?colormap=terrain&rescale=0,10")
     merc = client.json("/layers/merc/tilejson.json")
+    assert merc["tilejson"] == "3.0.0" and merc["scheme"] == "xyz"
+    assert merc["tiles"][0].endswith("/layers/merc/tiles/{z}/{x}/{y}.png") and merc["tiles"][0].startswith("http://127.0.0.1:")
     assert merc["minzoom"] == merc["maxzoom"] == sv.MERCATOR_ZOOM and merc["tileMatrixSet"] == "WebMercatorQuad"
+    assert merc["center"][2] == sv.MERCATOR_ZOOM
     import morecantile
 
     tms = morecantile.tms.get("WebMercatorQuad")
@@ -176,6 +176,69 @@ def test_etag_and_304(client):
     assert client.get("/layers/dem/tiles/0/1/1.png")[1]["etag"] != client.get("/layers/dem/tiles/0/1/1.png?rescale=0,1")[1]["etag"]
     code, headers, _ = client.get("/layers/rgb/values/1/1")
     assert client.get("/layers/rgb/values/1/1", {"If-None-Match": headers["etag"]})[0] == 304
+
+
+def test_if_none_match_compares_weakly(client):
+    """RFC 9110 13.1.2: W/"x" matches "x" (nginx weakens the tags of responses it compresses)."""
+    etag = client.get("/layers/rgb/tiles/0/1/1.png")[1]["etag"]
+    assert client.get("/layers/rgb/tiles/0/1/1.png", {"If-None-Match": f'"other", W/{etag}'})[0] == 304
+    assert client.get("/layers/rgb/tiles/0/1/1.png", {"If-None-Match": 'W/"other"'})[0] == 200
+    values = client.get("/layers/rgb/values/1/1")[1]["etag"]
+    assert values.startswith('W/"')  # the JSON goes out gzipped or not: one weak tag for both
+    assert client.get("/layers/rgb/values/1/1", {"If-None-Match": values[2:]})[0] == 304
+
+
+def test_tilejson_only_for_layers_on_web_mercator(client):
+    # rgb is on a lon/lat grid of its own: a TileJSON would make every client fetch 0/0/0 as the world
+    code, headers, body = client.get("/layers/rgb/tilejson.json")
+    error = json.loads(body)["error"]
+    assert code == 404 and headers["content-type"] == "application/json"
+    assert "not WebMercatorQuad" in error and "/layers/rgb" in error
+    assert client.get("/layers/dem/tilejson.json?colormap=terrain")[0] == 404
+
+
+def test_cors_for_the_configured_origin_with_preflight(client):
+    code, headers, _ = client.get("/layers/merc/tilejson.json", {"Origin": CORS_ORIGIN})
+    assert code == 200 and headers["access-control-allow-origin"] == CORS_ORIGIN
+    assert "etag" in headers["access-control-expose-headers"].lower()
+    code, headers, _ = client.get("/layers/merc/tiles/3/4/2.png", {"Origin": CORS_ORIGIN})
+    assert code == 200 and headers["access-control-allow-origin"] == CORS_ORIGIN
+    code, headers, _ = client.get("/layers", {"Origin": "https://elsewhere.example"})
+    assert code == 200 and "access-control-allow-origin" not in headers
+    client.conn.request("OPTIONS", "/layers/merc/tilejson.json", headers={
+        "Origin": CORS_ORIGIN, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "if-none-match"})
+    r = client.conn.getresponse()
+    r.read()
+    assert r.status == 200 and r.getheader("access-control-allow-origin") == CORS_ORIGIN
+    assert "GET" in r.getheader("access-control-allow-methods")
+    assert "if-none-match" in r.getheader("access-control-allow-headers").lower()
+
+
+def test_json_is_gzipped_for_clients_that_accept_it_tiles_are_not(client):
+    import gzip
+
+    plain = client.get("/layers")[2]
+    code, headers, body = client.get("/layers", {"Accept-Encoding": "gzip"})
+    assert code == 200 and headers["content-encoding"] == "gzip" and "accept-encoding" in headers["vary"].lower()
+    assert gzip.decompress(body) == plain and len(body) < len(plain) / 2
+    code, headers, body = client.get("/layers/rgb/tiles/0/1/1.png", {"Accept-Encoding": "gzip"})
+    assert code == 200 and "content-encoding" not in headers and sv.decode_png(body).shape == (TILE, TILE, 4)
+
+
+def test_favicon(client):
+    from PIL import Image
+
+    code, headers, body = client.get("/favicon.ico")
+    assert code == 200 and headers["content-type"] == "image/x-icon"
+    assert Image.open(io.BytesIO(body)).format == "ICO"
+
+
+def test_host_header_must_name_this_server(client, running):
+    # DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 sends Host: evil.example
+    code, _, body = client.get("/layers/rgb/values/1/1", {"Host": f"evil.example:{running.port}"})
+    assert code == 400 and "evil.example" in json.loads(body)["error"] and "--allowed-host" in json.loads(body)["error"]
+    for host in (f"localhost:{running.port}", f"127.0.0.1:{running.port}", "LOCALHOST", f"[::1]:{running.port}"):
+        assert client.get("/layers", {"Host": host})[0] == 200, host
 
 
 def test_missing_tiles_404_and_transparent_option(client):
@@ -291,11 +354,11 @@ def test_coalescing_gathers_requests_behind_a_running_look_up_into_sorted_get_ma
         layer = server.served["rgb"].base.layer
         real = layer.get_many
 
-        def slow_first(keys):  # the first look-up takes a while: the other requests gather behind it
+        def slow_first(keys, **kw):  # the first look-up takes a while: the other requests gather behind it
             calls.append(list(keys))
             if len(calls) == 1:
                 time.sleep(0.3)
-            return real(keys)
+            return real(keys, **kw)
 
         layer.get_many = slow_first
         wanted = [(c, r) for c, r in sv.keys()][:12] + [(0, 0)] * 3

@@ -4,22 +4,33 @@ py4j moves a tile as base64 text in several writes, which Nagle's algorithm and 
 into ~40 ms per tile above a few KiB; this loopback socket moves it in one write. The protocol is
 described in ``LookupServer``'s Javadoc; this module is its only Python speaker.
 
-Connections: a small bounded pool per layer. A request borrows one connection and gives it back
-when its answer is read, so a thread-per-request web server uses at most ``pool_size`` sockets
-(and JVM threads), not one per thread it ever ran. A query iterator keeps its connection until it
-is exhausted or closed; an abandoned, half-read connection is closed, never reused.
+Connections: one small bounded pool per server address, shared by every layer of the process (a
+tile server with many pyramid levels opens one layer per level: per-layer pools would multiply the
+JVM's connections and threads by the levels). A connection is bound to one layer's reader by its
+token and moves to another with an ``'A'`` request sent in front of that layer's next request. A
+request borrows a connection and gives it back when its answer is read, so a thread-per-request
+web server uses at most ``pool_size`` sockets (and JVM threads). A query iterator keeps its
+connection until it is exhausted or closed. A connection whose handshake failed (the server was
+busy, the token unknown), that broke, timed out or was left half-read is closed, never pooled; an
+idle one the server closed meanwhile is noticed before it is reused.
 """
 
+import select
 import socket
 import struct
 import threading
 
 from . import errors
 
-__all__ = ["LookupClient", "MAX_KEYS"]
+__all__ = ["LookupClient", "MAX_KEYS", "POOL_SIZE", "READ_TIMEOUT"]
 
 #: Keys per 'M' request; the server refuses more (``LookupServer.MAX_KEYS``).
 MAX_KEYS = 1 << 16
+#: Connections of the pool each server address gets (shared by all layers on it).
+POOL_SIZE = 16
+#: Longest wait, in seconds, for the next bytes of an answer; the JVM's own work (a count over
+#: many files) happens before the answer starts, so this is generous: it catches a hung JVM.
+READ_TIMEOUT = 600.0
 _MISSING = -1
 _ERROR = -2
 _INT = struct.Struct(">i")
@@ -32,17 +43,61 @@ class _ConnectionLost(errors.SfcLayerError):
 
 
 class _Connection:
-    """One authenticated socket and its buffered reader."""
+    """One socket past its handshake, bound to a reader's token, and its buffered reader."""
 
-    def __init__(self, host, port, token, connect_timeout):
-        self.sock = socket.create_connection((host, port), timeout=connect_timeout)
-        self.sock.settimeout(None)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock.sendall(token)
-        self.stream = self.sock.makefile("rb", buffering=1 << 16)
+    def __init__(self, address, token, error_from_java, connect_timeout, read_timeout):
+        self.read_timeout = read_timeout
+        self.broken = False   # set when the server will close it (a failed re-binding)
+        self._rebinding = False
+        try:
+            self.sock = socket.create_connection(address, timeout=connect_timeout)
+        except OSError as e:
+            raise _ConnectionLost(f"the look-up connection to the JVM failed: cannot connect to "
+                                  f"{address[0]}:{address[1]}: {e}") from e
+        try:
+            self.sock.settimeout(read_timeout)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.stream = self.sock.makefile("rb", buffering=1 << 16)
+            self.sock.sendall(token)
+            self._acknowledged(error_from_java)  # busy or a wrong token: raised here, never pooled
+        except OSError as e:
+            self.close()
+            raise _ConnectionLost(f"the look-up connection to the JVM failed: {e}") from e
+        except BaseException:
+            self.close()
+            raise
+        self.token = token
+
+    def _acknowledged(self, error_from_java):
+        n = self.read_int()
+        if n == _ERROR:
+            self.broken = True
+            raise error_from_java(self.read_exact(self.read_int()))
+        if n != 0:
+            raise _ConnectionLost(f"the JVM's look-up server sent {n} in place of its handshake")
+
+    def send(self, token, payload):
+        """Sends a request for the reader of ``token``, moving the connection to it first if needed."""
+        if token != self.token:
+            payload = b"A" + token + payload
+            self._rebinding = True
+            self.token = None  # unknown until the server acknowledges it
+        self.sock.sendall(payload)
+
+    def start_answer(self, token, error_from_java):
+        """Reads the acknowledgement of a re-binding sent with the request, if there was one."""
+        if self._rebinding:
+            self._rebinding = False
+            self._acknowledged(error_from_java)
+            self.token = token
 
     def read_exact(self, n):
-        data = self.stream.read(n)
+        try:
+            data = self.stream.read(n)
+        except TimeoutError as e:
+            self.broken = True
+            raise _ConnectionLost(f"no answer from the JVM's look-up server within {self.read_timeout:g} s "
+                                  "(the connection is closed)") from e
         if data is None or len(data) < n:
             got = 0 if data is None else len(data)
             raise _ConnectionLost(
@@ -64,80 +119,175 @@ class _Connection:
             raise _ConnectionLost(f"the JVM's look-up server sent a bad answer length {n}")
         return self.read_exact(n)
 
+    def usable(self):
+        """Whether an idle connection can be reused: nothing to read on it (no EOF, no stray bytes)."""
+        if self.broken:
+            return False
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return not readable
+
     def close(self):
         try:
-            self.stream.close()
+            stream = getattr(self, "stream", None)
+            if stream is not None:
+                stream.close()
         finally:
             self.sock.close()
 
 
+class _Pool:
+    """The bounded connections to one server address, shared by the clients (layers) on it."""
+
+    def __init__(self, address, size, wait, connect_timeout, read_timeout):
+        self.address = address
+        self.size = size
+        self.wait = wait
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.slots = threading.BoundedSemaphore(size)
+        self.lock = threading.Lock()
+        self.idle = []        # most recently used last
+        self.borrowed = set()
+        self.clients = 0
+
+    def borrow(self, token, error_from_java):
+        if not self.slots.acquire(timeout=self.wait):
+            raise errors.SfcLayerError(
+                f"all {self.size} look-up connections stayed busy for {self.wait:g} s "
+                "(unfinished query iterators hold theirs until exhausted or closed)"
+            )
+        try:
+            while True:
+                with self.lock:
+                    if not self.idle:
+                        conn = None
+                        break
+                    # one already bound to this reader if there is one, else the most recently used
+                    pos = next((i for i in range(len(self.idle) - 1, -1, -1) if self.idle[i].token == token),
+                               len(self.idle) - 1)
+                    conn = self.idle.pop(pos)
+                if conn.usable():
+                    break
+                conn.close()  # the server closed it meanwhile (its layer closed, the server stopped)
+            if conn is None:
+                conn = _Connection(self.address, token, error_from_java, self.connect_timeout, self.read_timeout)
+            with self.lock:
+                self.borrowed.add(conn)
+            return conn
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def give_back(self, conn, healthy):
+        """Pools a connection whose answer was read whole; closes any other."""
+        keep = healthy and not conn.broken
+        with self.lock:
+            self.borrowed.discard(conn)
+            if keep:
+                self.idle.append(conn)
+        if not keep:
+            conn.close()
+        self.slots.release()
+
+    def forget(self, token):
+        """Closes the idle connections bound to ``token`` (its reader is going away)."""
+        with self.lock:
+            gone = [c for c in self.idle if c.token == token]
+            self.idle = [c for c in self.idle if c.token != token]
+        for conn in gone:
+            _close_quietly(conn)
+
+    def count(self, token=None):
+        with self.lock:
+            conns = self.idle + list(self.borrowed)
+        return sum(1 for c in conns if token is None or c.token == token)
+
+    def close(self):
+        with self.lock:
+            conns, self.idle = self.idle + list(self.borrowed), []
+        for conn in conns:
+            _close_quietly(conn)
+
+
+def _close_quietly(conn):
+    try:
+        conn.close()
+    except OSError:
+        pass
+
+
+_POOLS = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(address, size, wait, connect_timeout, read_timeout):
+    """The shared pool of ``address`` (and size), one more client on it."""
+    key = (address, size)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is None:
+            pool = _POOLS[key] = _Pool(address, size, wait, connect_timeout, read_timeout)
+        pool.clients += 1
+        return pool
+
+
+def _release(pool):
+    with _POOLS_LOCK:
+        pool.clients -= 1
+        last = pool.clients == 0
+        if last:
+            _POOLS.pop((pool.address, pool.size), None)
+    if last:
+        pool.close()
+
+
 class LookupClient:
-    """Look-ups, queries and counts through a ``LookupServer`` at ``host:port``.
+    """Look-ups, queries and counts for one reader (token) of a ``LookupServer`` at ``host:port``.
 
     Parameters
     ----------
     host, port : str, int
         The address the server reports (``127.0.0.1``, or ``::1`` on an IPv6-only loopback).
     token : bytes
-        The server's 16-byte token.
+        The reader's 16-byte token.
     error_from_java : callable
         ``payload bytes -> SfcLayerError`` for the server's ``"ErrorClass\\tmessage"`` answers.
-    pool_size : int
-        Most connections open at once; a caller beyond them waits up to ``wait`` seconds.
+    pool_size : int, optional
+        Most connections open at once to this address, shared by every client with the same size
+        (default :data:`POOL_SIZE`); a caller beyond them waits up to ``wait`` seconds.
+    read_timeout : float, optional
+        Longest wait for the next bytes of an answer (default :data:`READ_TIMEOUT`).
     """
 
-    def __init__(self, host, port, token, error_from_java, pool_size=4, wait=60.0, connect_timeout=10.0):
+    def __init__(self, host, port, token, error_from_java, pool_size=None, wait=60.0, connect_timeout=10.0,
+                 read_timeout=None):
         self._address = (host, int(port))
         self._token = bytes(token)
         self._error = error_from_java
-        self._wait = wait
-        self._connect_timeout = connect_timeout
-        self._pool_size = int(pool_size)
-        self._slots = threading.BoundedSemaphore(self._pool_size)
-        self._idle = []
+        self._pool_size = int(pool_size or POOL_SIZE)
+        self._pool = _pool(self._address, self._pool_size, wait, connect_timeout,
+                           READ_TIMEOUT if read_timeout is None else float(read_timeout))
         self._lock = threading.Lock()
         self._closed = False
-        self._borrowed = set()
 
     # ------------------------------------------------------------------ the pool
 
     def _borrow(self):
-        if not self._slots.acquire(timeout=self._wait):
-            raise errors.SfcLayerError(
-                f"all {self._pool_size} look-up connections stayed busy for {self._wait:g} s "
-                "(unfinished query iterators hold theirs until exhausted or closed)"
-            )
-        try:
-            with self._lock:
-                if self._closed:
-                    raise errors.SfcLayerError("the layer is closed")
-                conn = self._idle.pop() if self._idle else None
-            if conn is None:
-                conn = _Connection(*self._address, self._token, self._connect_timeout)
-            with self._lock:
-                self._borrowed.add(conn)
-            return conn
-        except BaseException:
-            self._slots.release()
-            raise
-
-    def _give_back(self, conn, healthy):
-        """Returns a connection whose answer was read whole; closes one left mid-answer."""
         with self._lock:
-            self._borrowed.discard(conn)
-            keep = healthy and not self._closed
-            if keep:
-                self._idle.append(conn)
-        if not keep:
-            conn.close()
-        self._slots.release()
+            if self._closed:
+                raise errors.SfcLayerError("the layer is closed")
+        return self._pool.borrow(self._token, self._error)
 
     def _request(self, payload, read):
         conn = self._borrow()
         healthy = False
         try:
             try:
-                conn.sock.sendall(payload)
+                conn.send(self._token, payload)
+                conn.start_answer(self._token, self._error)
                 out = read(conn)
             except OSError as e:
                 raise _ConnectionLost(f"the look-up connection to the JVM failed: {e}") from e
@@ -146,10 +296,10 @@ class LookupClient:
         except _ConnectionLost:
             raise
         except errors.SfcLayerError:
-            healthy = True  # an error answer: the connection is in step
+            healthy = True  # an error answer: the connection is in step (unless marked broken)
             raise
         finally:
-            self._give_back(conn, healthy)
+            self._pool.give_back(conn, healthy)
 
     def _answer(self, conn):
         return conn.read_answer(self._error)
@@ -160,8 +310,12 @@ class LookupClient:
         """The encoded tile record at the key, or None."""
         return self._request(_GET.pack(71, col, row, time_micros), self._answer)  # 71 = 'G'
 
-    def get_many(self, packed_keys):
-        """Records (or None) for keys packed as big-endian (int col, int row, long time)."""
+    def get_many(self, packed_keys, errors_as_values=False):
+        """Records (or None) for keys packed as big-endian (int col, int row, long time).
+
+        With ``errors_as_values`` a key whose look-up failed holds its error (an ``SfcLayerError``)
+        in place of a record, and nothing is raised for it: one damaged file fails its own keys only.
+        """
         n = len(packed_keys) // 16
         out = [None] * n
         first_error = None
@@ -181,11 +335,13 @@ class LookupClient:
                         raise
                     except errors.SfcLayerError as e:  # read every answer before raising
                         error = error or e
+                        if errors_as_values:
+                            out[start + i] = e
                 return error
 
             error = self._request(_HEAD.pack(77, m) + chunk, read)  # 77 = 'M'
             first_error = first_error or error
-        if first_error is not None:
+        if first_error is not None and not errors_as_values:
             raise first_error
         return out
 
@@ -197,7 +353,8 @@ class LookupClient:
         healthy = False
         try:
             try:
-                conn.sock.sendall(_HEAD.pack(81, len(payload)) + payload)  # 81 = 'Q'
+                conn.send(self._token, _HEAD.pack(81, len(payload)) + payload)  # 81 = 'Q'
+                conn.start_answer(self._token, self._error)
                 while True:
                     count = conn.read_int()
                     if count == 0:
@@ -214,7 +371,7 @@ class LookupClient:
                 raise _ConnectionLost(f"the look-up connection to the JVM failed: {e}") from e
             healthy = True
         finally:
-            self._give_back(conn, healthy)
+            self._pool.give_back(conn, healthy)
 
     def count(self, spec):
         """The number of records a box query matches."""
@@ -223,18 +380,20 @@ class LookupClient:
         return struct.unpack(">q", answer)[0]
 
     def open_connections(self):
-        """Sockets open now (idle and in use)."""
-        with self._lock:
-            return len(self._idle) + len(self._borrowed)
+        """Sockets open now bound to this client's reader (idle and in use)."""
+        return self._pool.count(self._token)
+
+    def pool_connections(self):
+        """Sockets open now in the pool this client shares with the other layers on its server."""
+        return self._pool.count()
 
     def close(self):
-        """Closes every connection; requests in flight fail."""
+        """Closes this client's idle connections and leaves the shared pool (closing it if last).
+
+        A request still in flight on another thread fails when the server drops the reader."""
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            conns = self._idle + list(self._borrowed)
-            self._idle = []
-        for conn in conns:
-            try:
-                conn.close()
-            except OSError:
-                pass
+        self._pool.forget(self._token)
+        _release(self._pool)

@@ -52,7 +52,7 @@ def _changed_base_keys(spark, path, old_version, md):
     boxes = [_file_box(f, md["keyIndex"]) for f in moved]
     old_df = _layer.read(spark, path, version=old_version).where(_boxes_condition(boxes))
     new_df = _layer.read(spark, path, version=new_version).where(_boxes_condition(boxes))
-    values = [c for c in raster.COLUMNS]
+    values = [c for c in raster.COLUMNS if c in new_df.columns]  # no mask column before format 4
     a = old_df.select("col", "row", _sql().struct(*values).alias("v"))
     b = new_df.select("col", "row", _sql().struct(*values).alias("w"))
     diff = a.join(b, ["col", "row"], "full_outer").where(~a["v"].eqNullSafe(b["w"])).select("col", "row")

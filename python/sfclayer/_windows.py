@@ -2,7 +2,10 @@
 
 The window is the layer's pixels that meet a map box (whole pixels: the box's edges rounded outwards
 to the pixel grid), ``(band, y, x)`` (and ``time`` first for space-time layers), coordinates at pixel
-centres, missing tiles and nodata as the layer's ``nodata`` (``_FillValue``; NaN for float layers), and
+centres, missing tiles and pixels as the layer's ``nodata`` (``_FillValue``; NaN for float layers; 0
+for an integer layer without nodata), a boolean coordinate ``valid`` (``(y, x)``, or ``(time, y, x)``)
+saying which pixels hold data by the tiles' validity masks (``da.where(da.valid)``: a black pixel of a
+layer without nodata is data, its missing pixels are not), and
 the CRS attached the rioxarray way (``rio.write_crs``) when rioxarray is installed. On a layer cut on a
 source's own grid (``tms=None``) the pixels are the source's: the same as a rasterio window read.
 
@@ -99,7 +102,7 @@ def window(metadata, tiles, bbox, bands=None, time_key=None):
     """
     import xarray as xr
 
-    from .raster import to_numpy
+    from .raster import to_numpy, valid_mask
 
     w = Window(metadata, bbox)
     r = w.raster
@@ -114,28 +117,33 @@ def window(metadata, tiles, bbox, bands=None, time_key=None):
     floats = dtype.kind == "f"
     fill = (np.nan if floats else (0 if nodata is None else nodata))
     shape = (len(bands), w.j1 - w.j0, w.i1 - w.i0)
-    slices = {}
+    slices, valids = {}, {}
     for t in tiles:
         key = _time64(t.get(time_key)) if time_key else None
         out = slices.get(key)
         if out is None:
             out = slices[key] = np.full(shape, fill, dtype=dtype)
-        a = to_numpy(t)[[b - 1 for b in bands]]
-        if floats and nodata is not None and not np.isnan(nodata):
-            a = np.where(a == dtype.type(nodata), np.nan, a)
+            valids[key] = np.zeros((1,) + shape[1:], dtype=bool)
+        a = to_numpy(t)
+        ok = valid_mask(t, a)  # the tile's mask, else its nodata (sfclayer.raster)
+        a = np.where(ok, a[[b - 1 for b in bands]], dtype.type(fill))  # missing pixels hold the fill value
         w.place(out, t, a)
+        w.place(valids[key], t, ok[np.newaxis])
     x = w.x0 + (np.arange(w.i0, w.i1) + 0.5) * w.px
     y = w.y1 - (np.arange(w.j0, w.j1) + 0.5) * w.py
     coords = {"band": bands, "y": y, "x": x}
     if time_key:
         times = sorted(slices)
         data = np.stack([slices[k] for k in times]) if times else np.full((0,) + shape, fill, dtype=dtype)
+        valid = np.stack([valids[k][0] for k in times]) if times else np.zeros((0,) + shape[1:], dtype=bool)
         da = xr.DataArray(data, dims=("time", "band", "y", "x"),
-                          coords=dict(coords, time=np.array(times, dtype="datetime64[us]")))
+                          coords=dict(coords, time=np.array(times, dtype="datetime64[us]"),
+                                      valid=(("time", "y", "x"), valid)))
     else:
         data = slices.get(None)
+        valid = valids[None][0] if None in valids else np.zeros(shape[1:], dtype=bool)
         da = xr.DataArray(np.full(shape, fill, dtype=dtype) if data is None else data, dims=("band", "y", "x"),
-                          coords=coords)
+                          coords=dict(coords, valid=(("y", "x"), valid)))
     fill_value = np.nan if floats else nodata
     if fill_value is not None:
         da.attrs["_FillValue"] = fill_value

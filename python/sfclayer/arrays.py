@@ -51,6 +51,6 @@ def to_xarray(spark, path, bbox, time=None, bands=None, zoom=None):
     from pyspark.sql import functions as F
 
     columns = ["col", "row"] + ([F.unix_micros("time").alias("time")] if space_time else []) + [
-        "pixels", "width", "height", "bands", "dtype", "nodata"]
+        "pixels", "width", "height", "bands", "dtype", "nodata"] + (["mask"] if "mask" in df.columns else [])
     tiles = (r.asDict() for r in df.select(*columns).toLocalIterator())
     return window(md, tiles, bbox, bands, "time" if space_time else None)

@@ -8,7 +8,8 @@
     sfclayer layout PATH [-o OUT.png]
     sfclayer verify PATH [--version N] [--json]
     sfclayer repair PATH
-    sfclayer serve PATH [PATH...] [--host 127.0.0.1] [--port 8000] [--coalesce-ms MS]
+    sfclayer serve PATH [PATH...] [--host 127.0.0.1] [--port 8000] [--coalesce-ms MS] [--cors-origin ORIGIN]
+                   [--allowed-host NAME]
     sfclayer history PATH [--json]
     sfclayer compact PATH
     sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
@@ -201,11 +202,14 @@ def _info_text(path, md):
     else:
         add("extent       none (no bbox queries in map units; key boxes work)")
     r = md.get("raster")
+    fields = (md.get("valueSchema") or {}).get("fields", [])
     if r:
         grid = f"{r.get('tms')} zoom {r.get('zoom')}" if r.get("tms") else "its source's own grid"
+        masks = any(f["name"] == "mask" for f in fields)
+        nodata = f"nodata {r['nodata']}" if r.get("nodata") is not None else \
+            "no nodata (missing pixels by tile masks)" if masks else "no nodata"
         add(f"raster       {r.get('tileWidth')} × {r.get('tileHeight')} px tiles, {r.get('bands')} × {r.get('dtype')}, "
-            f"nodata {r.get('nodata')}; {grid}")
-    fields = (md.get("valueSchema") or {}).get("fields", [])
+            f"{nodata}; {grid}")
     add("values       " + (", ".join(f"{f['name']} {_spark_type(f['type'])}" for f in fields) or "none"))
     add(f"records      {md.get('recordCount')} tiles in {md.get('indexCount')} indexes")
     add(f"files        {md.get('fileCount')} data files, {human_bytes(md.get('dataBytes', 0))} "
@@ -421,7 +425,7 @@ def _cmd_serve(args, spark_factory):
     spark, created = spark_factory()
     try:
         server.serve(spark, args.paths, host=args.host, port=args.port, coalesce_ms=args.coalesce_ms,
-                     workers=args.workers)
+                     workers=args.workers, allowed_hosts=args.allowed_host, cors_origins=args.cors_origin)
     finally:
         if created:
             spark.stop()
@@ -444,7 +448,7 @@ def _cmd_ingest(args, spark_factory):
     g = r.grid
     where = f"{g.tms} zoom {g.zoom} ({g.width} × {g.height} tiles)" if g.tms else \
         f"the source's own grid ({g.width} × {g.height} tiles of {g.tile_width} px)"
-    print(f"{args.path}: {r.tiles} tiles of {r.candidates} the sources touch (the others hold only nodata), "
+    print(f"{args.path}: {r.tiles} tiles of {r.candidates} the sources touch (the others hold no valid pixel), "
           f"on {where}, in {r.seconds:.1f} s")
     return 0
 
@@ -586,7 +590,8 @@ def build_parser():
     ing.add_argument("--resampling", choices=RESAMPLING, default="bilinear")
     ing.add_argument("--tile-size", type=_positive_int, default=256, metavar="N",
                      help="tile side in pixels with --tms none (default 256)")
-    ing.add_argument("--nodata", type=float, help="the layer's nodata value (default: the first source's, else 0 or NaN)")
+    ing.add_argument("--nodata", type=float, help="the value missing pixels hold (default: the first source's nodata, else none: "
+                     "tile masks say which pixels are missing; a valid pixel equal to it stays valid)")
     ing.add_argument("--mode", choices=["errorifexists", "overwrite", "ignore"], default="errorifexists")
     ing.add_argument("--key-index", choices=["z", "hilbert", "rowmajor"])
     ing.add_argument("--block-size", metavar="SIZE", help="data file roll size, e.g. 64m")
@@ -623,6 +628,12 @@ def build_parser():
                          f"milliseconds) into one look-up in curve order (default {DEFAULT_COALESCE_MS:g}: off; "
                          "see bench/RESULTS.md)")
     sv.add_argument("--workers", type=_positive_int, default=8, help="threads for look-ups and rendering (default 8)")
+    sv.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                    help="let web pages of ORIGIN (e.g. https://example.org, or * for any) read tiles and JSON "
+                         "across origins (CORS, preflight answered); repeatable; default: none")
+    sv.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                    help="answer requests whose Host header is NAME (besides IP addresses, localhost and --host; "
+                         "* for any); others are refused against DNS rebinding; repeatable")
     sv.set_defaults(func=_cmd_serve)
     return p
 

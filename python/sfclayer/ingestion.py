@@ -2,8 +2,9 @@
 
 The driver reads only the sources' headers (CRS, transform, size: their footprints) and lists the
 target tiles they touch; executors render one target tile at a time from a windowed read of each
-source it needs (``rasterio.warp.reproject`` onto the tile's pixel grid); tiles holding only nodata
-are dropped; then the ordinary one-shuffle write. So an executor holds a few tiles and windows,
+source it needs (``rasterio.warp.reproject`` onto the tile's pixel grid, with GDAL's alpha band
+saying which of its pixels hold data); tiles without a valid pixel are dropped; then the ordinary
+one-shuffle write. So an executor holds a few tiles and windows,
 whatever the sources' size.
 
 Sources on Hadoop filesystems (``hdfs://``...), which GDAL cannot read: the driver reads their
@@ -15,10 +16,15 @@ the whole tile matrix, so ``col``/``row`` are the matrix's own column/row: XYZ `
 ``WebMercatorQuad``; extent and CRS are the matrix's), or ``tms=None``: the first source's own
 pixel grid cut into ``tile_size`` tiles from its top-left corner.
 
+Validity is GDAL's: a source pixel holds data unless the source says otherwise, by its nodata value
+(missing where every band is nodata), an alpha band or a per-dataset mask (GDAL's mask band,
+rasterio's ``dataset_mask``); pixels no source covers are missing. A value is never taken to mean
+"missing" by default: a black pixel of an RGB image without nodata is data. Tiles whose validity
+the layer's nodata value cannot say on its own carry a mask (:mod:`sfclayer.raster`).
+
 Mosaic rule: sources are drawn in the order given, each over the previous ones, wherever it has a
-valid pixel (a pixel is valid when any band differs from nodata); so where sources overlap **the
-last one wins**, and nodata in a later source lets earlier ones show (as ``gdalwarp`` and
-``gdalbuildvrt`` order their inputs).
+valid pixel; so where sources overlap **the last one wins**, and missing pixels in a later source
+let earlier ones show (as ``gdalwarp`` and ``gdalbuildvrt`` order their inputs).
 
 Examples
 --------
@@ -117,8 +123,8 @@ class IngestReport:
     grid: Grid
     sources: list
     candidates: int  # target tiles the footprints touch
-    tiles: int  # tiles written (candidates less those holding only nodata)
-    nodata: float
+    tiles: int  # tiles written (candidates less those without a valid pixel)
+    nodata: float  # the layer's nodata value, or None (missing pixels are in the tiles' masks)
     seconds: float
 
 
@@ -149,9 +155,11 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     tile_size : int
         Tile side in pixels for ``tms=None``; with a tile matrix set it must equal the set's.
     nodata : float, optional
-        The layer's nodata value: by default the first source's, else 0 for integer rasters and
-        NaN for floating-point ones. Pixels no source covers get it; tiles holding only it are
-        not written.
+        The value missing pixels hold, recorded as the layer's nodata: by default the first
+        source's, else none (missing pixels hold 0, or NaN for floating-point rasters, and the
+        tiles that have any carry a mask saying which). It never makes a source's valid pixel
+        missing: a valid pixel equal to it stays valid (its tile carries a mask). Tiles without a
+        valid pixel are not written.
     mode : {'errorifexists', 'overwrite', 'ignore'}
     **write_options
         Other write options (``key_index``, ``block_size``, ``partitions``, ``compression``...);
@@ -186,9 +194,8 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
             raise InvalidInput(f"source {s.uri} has {s.bands} bands of {s.dtype}; {first.uri} has "
                                f"{first.bands} of {first.dtype}: sources of one layer must agree")
     if nodata is None:
-        nodata = first.nodata if first.nodata is not None else (
-            float("nan") if np.dtype(first.dtype).kind == "f" else 0)
-    nodata = float(nodata)
+        nodata = first.nodata
+    nodata = None if nodata is None else float(nodata)
 
     if tms is None:
         if zoom is not None:
@@ -319,45 +326,64 @@ def _native_plan(srcs, tile_size):
 def _render_partition(grid, srcs, resampling, dtype, nodata, tasks):
     import rasterio
 
+    fill = _fill(dtype, nodata)
     open_sets = {}
     try:
         with rasterio.Env(GDAL_CACHEMAX=_GDAL_CACHEMAX_MB):
             for col, row, ix in tasks:
-                tile = np.full((srcs[0].bands, grid.tile_height, grid.tile_width), nodata, dtype=dtype)
+                tile = np.full((srcs[0].bands, grid.tile_height, grid.tile_width), fill, dtype=dtype)
+                valid = np.zeros((grid.tile_height, grid.tile_width), dtype=bool)
                 for i in ix:
                     ds = open_sets.get(i)
                     if ds is None:
                         ds = open_sets[i] = rasterio.open(_dataset_path(srcs[i]))
-                    part = render_tile(ds, srcs[i], grid, col, row, resampling, nodata)
-                    if part is not None:
-                        valid = _valid(part, nodata)
-                        tile[:, valid] = part[:, valid]
-                if raster.is_empty(tile, nodata):
+                    drawn = render_tile(ds, srcs[i], grid, col, row, resampling, fill)
+                    if drawn is not None:
+                        part, part_valid = drawn
+                        tile[:, part_valid] = part[:, part_valid]
+                        valid |= part_valid
+                if not valid.any():
                     continue
-                v = raster.from_numpy(tile, nodata)
-                yield (col, row, v["pixels"], v["width"], v["height"], v["bands"], v["dtype"], v["nodata"])
+                v = raster.from_numpy(tile, nodata, valid=valid)
+                yield (col, row, *(v[k] for k in raster.COLUMNS))
     finally:
         for ds in open_sets.values():
             ds.close()
 
 
-def _valid(a, nodata):
-    """(h, w): pixels where any band holds data."""
-    invalid = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, dtype=bool)
-    if not math.isnan(nodata):
-        invalid |= a == a.dtype.type(nodata)
-    return ~invalid.all(axis=0)
+def _fill(dtype, nodata):
+    """What missing pixels hold: the layer's nodata, else NaN (floats) or 0."""
+    if nodata is not None:
+        return nodata
+    return float("nan") if np.dtype(dtype).kind == "f" else 0
 
 
-def _same(a, b):
-    return a == b or (math.isnan(a) and math.isnan(b))
+def _not_nan(a):
+    """(h, w): False where every band is NaN (never valid, whatever GDAL's mask says)."""
+    return ~np.isnan(a).all(axis=0) if a.dtype.kind == "f" else np.ones(a.shape[1:], dtype=bool)
 
 
-def render_tile(ds, src, grid, col, row, resampling, nodata):
+def _alpha_band(ds):
+    """The 1-based index of ``ds``'s alpha band, or None."""
+    from rasterio.enums import ColorInterp
+
+    for i, ci in enumerate(ds.colorinterp, start=1):
+        if ci == ColorInterp.alpha:
+            return i
+    return None
+
+
+def render_tile(ds, src, grid, col, row, resampling, fill):
     """Tile ``(col, row)`` of ``grid`` drawn from the open dataset ``ds`` alone, or None if it misses it.
 
-    Reads only the window of ``ds`` the tile needs (padded for the resampling kernel); pixels the
-    source does not cover hold ``nodata``; None when the source has nothing for the tile.
+    Reads only the window of ``ds`` the tile needs (padded for the resampling kernel).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray) or None
+        The pixels ``(bands, h, w)`` (``fill`` where missing) and which of them hold data
+        ``(h, w)``: GDAL's validity of the source (its nodata, alpha band or per-dataset mask),
+        carried onto the tile by the warper's alpha band. None when the source has nothing there.
     """
     from rasterio.enums import Resampling
     from rasterio.warp import reproject
@@ -372,19 +398,33 @@ def render_tile(ds, src, grid, col, row, resampling, nodata):
         ic1, ir1 = min(c0 + grid.tile_width, src.width), min(r0 + grid.tile_height, src.height)
         if ic0 >= ic1 or ir0 >= ir1:
             return None
-        data = ds.read(window=Window(ic0, ir0, ic1 - ic0, ir1 - ir0))
-        if src.nodata is not None and not _same(src.nodata, nodata):
-            data[data == data.dtype.type(src.nodata)] = nodata
-        out = np.full(shape, nodata, dtype=data.dtype)
-        out[:, ir0 - r0:ir1 - r0, ic0 - c0:ic1 - c0] = data
-        return out
+        window = Window(ic0, ir0, ic1 - ic0, ir1 - ir0)
+        data = ds.read(window=window)
+        data_valid = (ds.dataset_mask(window=window) != 0) & _not_nan(data)
+        out = np.full(shape, fill, dtype=data.dtype)
+        valid = np.zeros(shape[1:], dtype=bool)
+        sl = (slice(ir0 - r0, ir1 - r0), slice(ic0 - c0, ic1 - c0))
+        out[(slice(None),) + sl] = np.where(data_valid, data, out[(slice(None),) + sl])
+        valid[sl] = data_valid
+        return out, valid
     # GDAL's warper reads the source window the tile needs, padded for the kernel, itself: from
     # the dataset rather than from an array we cut, so the kernel scale it derives from that
-    # window is the one a warp of the whole source would use (identical pixels).
+    # window is the one a warp of the whole source would use (identical pixels). Its alpha band
+    # says which target pixels got data: the source's nodata, per-dataset mask and (given as
+    # src_alpha) alpha band taken into account, and nothing outside the footprint.
     from rasterio import band
 
-    out = np.full(shape, nodata, dtype=np.dtype(src.dtype))
-    reproject(band(ds, list(range(1, src.bands + 1))), out, src_nodata=src.nodata,
-              dst_transform=grid.tile_transform(col, row), dst_crs=grid.crs, dst_nodata=nodata,
-              resampling=Resampling[resampling], warp_mem_limit=_WARP_MEM_MB)
-    return out
+    alpha = _alpha_band(ds)
+    bands = list(range(1, src.bands + 1))
+    out = np.zeros((src.bands if alpha else src.bands + 1,) + shape[1:], dtype=np.dtype(src.dtype))
+    kw = {"src_alpha": alpha, "dst_alpha": alpha} if alpha else {"dst_alpha": src.bands + 1}
+    if src.nodata is not None:
+        kw["src_nodata"] = src.nodata
+    reproject(band(ds, bands), out, dst_transform=grid.tile_transform(col, row), dst_crs=grid.crs,
+              resampling=Resampling[resampling], warp_mem_limit=_WARP_MEM_MB, **kw)
+    data = out[:src.bands]
+    valid = (out[(alpha or src.bands + 1) - 1] != 0) & _not_nan(data)
+    if not valid.any():
+        return None
+    data[:, ~valid] = fill
+    return data, valid

@@ -4,11 +4,13 @@ Over 500 lines on purpose: write, read, open and the open :class:`Layer` share o
 option names and one set of argument rules, and a reader checks them side by side here.
 """
 
+import contextlib
 import datetime as _dt
 import functools
 import io
 import json
 import struct
+import threading
 
 import fastavro
 
@@ -281,6 +283,38 @@ def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=Non
     return Layer(spark, path, cache_size, cache_bytes, version=version, as_of=as_of, _open_mode=_open_mode)
 
 
+class _Pinned:
+    """One opened version: its reader's handle on the driver, its look-up client and tile schema.
+
+    Closed once nobody uses it after a :meth:`Layer.refresh` moved on (``users``, under the layer's lock).
+    """
+
+    def __init__(self, spark, info):
+        from .curves import key_index_from_json
+
+        self.spark = spark
+        self.handle = info["handle"]
+        self.version = int(info["version"])
+        self.client = LookupClient(info["host"], info["port"], bytes.fromhex(info["token"]), _jvm.error_from_payload)
+        self.key_index = key_index_from_json(info["keyIndex"])
+        self.space_time = self.key_index.kind == "z3"
+        self.schema = _parsed_schema(info["tileSchema"])
+        self.keys = ("col", "row", "time") if self.space_time else ("col", "row")
+        self.users = 0
+        self.retired = False
+        self.closed = False
+
+    def decode(self, record):
+        tile = fastavro.schemaless_reader(io.BytesIO(record), self.schema)
+        for k in self.keys:
+            tile.pop(k, None)
+        return tile
+
+    def close(self):
+        self.client.close()
+        _jvm.lookup_call(self.spark, "close", self.handle)
+
+
 class Layer:
     """Point look-ups and box queries on one version of a layer (see :func:`open`)."""
 
@@ -289,7 +323,8 @@ class Layer:
         self.path = path
         self._spark = spark
         self._cache = (cache_size, cache_bytes, _open_mode == "index")
-        self._handle = None
+        self._pins = threading.Lock()
+        self._pinned = None
         self._open(version, as_of)
 
     def _open(self, version, as_of):
@@ -299,18 +334,49 @@ class Layer:
         as_of_millis = -1 if as_of is None else _micros(as_of) // 1000
         info = _jvm.open_lookup(self._spark, self.path, *self._cache,
                                 version=-1 if version is None else int(version), as_of_millis=as_of_millis)
-        self.close()
-        self._handle = info["handle"]
-        self._java_reader = None
-        self._metadata = None
-        self._version = int(info["version"])
-        self._client = LookupClient(info["host"], info["port"], bytes.fromhex(info["token"]), _jvm.error_from_payload)
-        from .curves import key_index_from_json
+        pinned = _Pinned(self._spark, info)
+        # Swapped in one step: a look-up running meanwhile finishes on the version it started on,
+        # which is closed when its last user is done, never under it.
+        with self._pins:
+            old, self._pinned, self._last = self._pinned, pinned, pinned
+            self._java_reader = None
+            self._metadata = None
+        self._retire(old)
 
-        self.key_index = key_index_from_json(info["keyIndex"])
-        self.space_time = self.key_index.kind == "z3"
-        self._schema = _parsed_schema(info["tileSchema"])
-        self._keys = ("col", "row", "time") if self.space_time else ("col", "row")
+    def _retire(self, pinned):
+        if pinned is None:
+            return
+        with self._pins:
+            pinned.retired = True
+            close = pinned.users == 0 and not pinned.closed
+            pinned.closed = pinned.closed or close
+        if close:
+            pinned.close()
+
+    @contextlib.contextmanager
+    def _use(self):
+        """The pinned version for one request, kept open until the request is done."""
+        with self._pins:
+            p = self._pinned
+            if p is None:
+                raise InvalidArgument(f"layer {self.path} is closed")
+            p.users += 1
+        try:
+            yield p
+        finally:
+            with self._pins:
+                p.users -= 1
+                close = p.retired and p.users == 0 and not p.closed
+                p.closed = p.closed or close
+            if close:
+                p.close()
+
+    # The pinned version's parts, as attributes (the newest pinned; the last one once closed).
+    _handle = property(lambda self: None if self._pinned is None else self._pinned.handle)
+    _client = property(lambda self: self._last.client)
+    _schema = property(lambda self: self._last.schema)
+    key_index = property(lambda self: self._last.key_index, doc="The pinned version's key index.")
+    space_time = property(lambda self: self._last.space_time, doc="Whether the layer's keys have a time.")
 
     @property
     def metadata(self):
@@ -334,7 +400,7 @@ class Layer:
     @property
     def version(self):
         """The version this layer is pinned to."""
-        return self._version
+        return self._last.version
 
     def refresh(self):
         """Move to the layer's newest version (look-ups stay on the pinned one until then).
@@ -354,22 +420,20 @@ class Layer:
         self.close()
 
     def close(self):
-        """Close the layer's open files."""
-        if self._handle is not None:
-            handle, self._handle, self._java_reader = self._handle, None, None
-            self._client.close()
-            _jvm.lookup_call(self._spark, "close", handle)
+        """Close the layer's open files (a look-up in flight on another thread fails)."""
+        with self._pins:
+            pinned, self._pinned, self._java_reader = self._pinned, None, None
+            if pinned is not None:
+                pinned.users = 0  # closed now, not when the last request ends
+        self._retire(pinned)
 
     def _decode(self, record):
-        tile = fastavro.schemaless_reader(io.BytesIO(record), self._schema)
-        for k in self._keys:
-            tile.pop(k, None)
-        return tile
+        return self._last.decode(record)
 
-    def _check_time(self, time):
-        if self.space_time and time is None:
+    def _check_time(self, time, space_time):
+        if space_time and time is None:
             raise InvalidArgument(f"layer {self.path} is space-time: give a time with the key")
-        if not self.space_time and time is not None:
+        if not space_time and time is not None:
             raise InvalidArgument(f"layer {self.path} is spatial: its keys have no time")
 
     def get(self, col, row, time=None):
@@ -391,48 +455,53 @@ class Layer:
         KeyNotFound
             If the layer has no tile at the key (also a KeyError).
         """
-        self._check_time(time)
-        micros = _micros(time) if self.space_time else 0
-        record = self._client.get(int(col), int(row), micros)
-        if record is None:
-            raise KeyNotFound(self._not_found(int(col), int(row), micros))
-        return self._decode(record)
+        with self._use() as p:
+            self._check_time(time, p.space_time)
+            micros = _micros(time) if p.space_time else 0
+            record = p.client.get(int(col), int(row), micros)
+            if record is None:
+                raise KeyNotFound(self._not_found(p, int(col), int(row), micros))
+            return p.decode(record)
 
-    def _not_found(self, col, row, micros):
+    def _not_found(self, p, col, row, micros):
         from .curves import describe_key
 
-        key = describe_key(col, row, micros if self.space_time else None)
-        b = self.key_index.bounds
+        key = describe_key(col, row, micros if p.space_time else None)
+        b = p.key_index.bounds
         outside = not (b.col_min <= col <= b.col_max and b.row_min <= row <= b.row_max)
-        tb = self.key_index.time_bounds
-        if self.space_time and not (tb.min_micros <= micros <= tb.max_micros):
+        tb = p.key_index.time_bounds
+        if p.space_time and not (tb.min_micros <= micros <= tb.max_micros):
             outside = True
         why = " (outside its key bounds)" if outside else ""
         return f"no tile at key {key} in layer {self.path}{why}"
 
-    def get_many(self, keys):
+    def get_many(self, keys, errors_as_values=False):
         """Many tiles at once, each data file opened and walked once.
 
         Parameters
         ----------
         keys : iterable of tuple
             ``(col, row)`` or ``(col, row, time)``.
+        errors_as_values : bool
+            False: the first key whose look-up failed raises its error. True: that key holds its
+            error (an :class:`~sfclayer.errors.SfcLayerError`) and the others their tiles.
 
         Returns
         -------
         list
             A value dict per key, in the keys' order; None where the layer has no tile.
         """
-        packed = bytearray()
-        for key in keys:
-            if self.space_time:
-                col, row, time = key
-                packed += struct.pack(">iiq", int(col), int(row), _micros(time))
-            else:
-                col, row = key[:2]
-                packed += struct.pack(">iiq", int(col), int(row), 0)
-        records = self._client.get_many(bytes(packed))
-        return [None if r is None else self._decode(r) for r in records]
+        with self._use() as p:
+            packed = bytearray()
+            for key in keys:
+                if p.space_time:
+                    col, row, time = key
+                    packed += struct.pack(">iiq", int(col), int(row), _micros(time))
+                else:
+                    col, row = key[:2]
+                    packed += struct.pack(">iiq", int(col), int(row), 0)
+            records = p.client.get_many(bytes(packed), errors_as_values=errors_as_values)
+            return [r if r is None or isinstance(r, Exception) else p.decode(r) for r in records]
 
     def _spec(self, bbox, keys, time, limit, geometry=None, geometry_crs=None):
         """The text form of a box query (``io.sfclayer.layer.BoxQuery``), checked as :func:`read` checks."""
@@ -496,16 +565,17 @@ class Layer:
         return self._stream(spec)
 
     def _stream(self, spec):
-        schema, read = self._schema, fastavro.schemaless_reader
-        for count, data in self._client.query(spec):
-            # a batch's records back to back: each is self-delimiting for the tile schema
-            stream = io.BytesIO(data)
-            tiles = [read(stream, schema) for _ in range(count)]
-            if stream.tell() != len(data):
-                raise CorruptLayer(f"layer {self.path}: a box query's batch of {count} tiles decoded to "
-                                   f"{stream.tell()} of its {len(data)} bytes (the records do not match the "
-                                   "tile schema)")
-            yield from tiles
+        read = fastavro.schemaless_reader
+        with self._use() as p:
+            for count, data in p.client.query(spec):
+                # a batch's records back to back: each is self-delimiting for the tile schema
+                stream = io.BytesIO(data)
+                tiles = [read(stream, p.schema) for _ in range(count)]
+                if stream.tell() != len(data):
+                    raise CorruptLayer(f"layer {self.path}: a box query's batch of {count} tiles decoded to "
+                                       f"{stream.tell()} of its {len(data)} bytes (the records do not match the "
+                                       "tile schema)")
+                yield from tiles
 
     def count(self, bbox=None, keys=None, time=None, geometry=None, geometry_crs=None):
         """How many tiles :meth:`query` would return (keys are read, values never decoded).
@@ -516,8 +586,8 @@ class Layer:
         100
         """
         spec = self._spec(bbox, keys, time, None, geometry, geometry_crs)
-        self._require_open()
-        return self._client.count(spec)
+        with self._use() as p:
+            return p.client.count(spec)
 
     def to_xarray(self, bbox, time=None, bands=None):
         """A window of a raster layer as an ``xarray.DataArray`` (:mod:`sfclayer.arrays`), its tiles read

@@ -7,19 +7,23 @@ Level ``z`` is built from level ``z + 1`` (the base, at ``PATH``, first): each p
 (readers of the base never look into ``_pyramid/``), and ``PATH/_pyramid/pyramid.json`` lists the
 levels and the base version they were built from::
 
-    {"format": "sfclayer-pyramid", "formatVersion": 1, "tms": "WebMercatorQuad",
+    {"format": "sfclayer-pyramid", "formatVersion": 2, "tms": "WebMercatorQuad",
      "baseZoom": 5, "baseVersion": 1, "levels": [0, 1, 2, 3, 4], "resampling": "average"}
 
 After appends and deletes on the base, :func:`pyramid` updates the levels in place, rewriting only
 the parents of the changed tiles (docs/FORMAT.md, "Updating a pyramid").
 
-Downsampling of each 2 × 2 block (a pixel is valid when any band differs from nodata, or is not NaN):
+Downsampling of each 2 × 2 block (valid pixels as :mod:`sfclayer.raster` says: the tile's mask, else
+its nodata value; a missing child's pixels are invalid):
 
 * ``average``: the mean of the block's valid pixels, per band (rounded half to even for integer
-  types); nodata when none is valid;
-* ``nearest``: the block's top-left pixel;
+  types); missing (invalid) when none is valid;
+* ``nearest``: the block's top-left pixel, valid when it is;
 * ``mode``: per band, the most frequent value among the valid pixels (ties: the first in block order
-  top-left, top-right, bottom-left, bottom-right); nodata when none is valid.
+  top-left, top-right, bottom-left, bottom-right); missing when none is valid.
+
+A parent pixel is valid when its value came from a valid pixel; parents carry a mask where their
+nodata value cannot say so on its own (a valid black parent of a layer without nodata).
 
 Examples
 --------
@@ -34,7 +38,6 @@ import datetime as _dt
 import functools
 import json
 import logging
-import math
 import time
 
 import numpy as np
@@ -49,6 +52,8 @@ from .errors import InvalidArgument
 
 __all__ = ["pyramid", "pyramid_levels", "level_path", "downsample", "DOWNSAMPLING", "PYRAMID_DIR"]
 
+# pyramid.json's format: 2 since levels carry the raster mask column (an update appends to them).
+_DOC_VERSION = 2
 #: Downsampling methods of :func:`pyramid`.
 DOWNSAMPLING = ("average", "nearest", "mode")
 _LOG = logging.getLogger(__name__)
@@ -167,6 +172,8 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
         say("full rebuild (asked for)")
     elif doc is None:
         say("full build (no pyramid yet)")
+    elif doc.get("formatVersion", 1) < _DOC_VERSION:
+        say("full rebuild (the levels were written before validity masks)")
     elif sorted(doc.get("levels", [])) != wanted or doc.get("resampling") != resampling:
         say(f"full rebuild (the pyramid has levels {doc.get('levels')} by {doc.get('resampling')}; "
             f"asked for {wanted} by {resampling})")
@@ -207,7 +214,7 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
         if log is not None:
             log(z, time.perf_counter() - started)
     if changed is None:
-        doc = {"format": "sfclayer-pyramid", "formatVersion": 1, "tms": r.get("tms"), "baseZoom": base,
+        doc = {"format": "sfclayer-pyramid", "formatVersion": _DOC_VERSION, "tms": r.get("tms"), "baseZoom": base,
                "levels": sorted(built), "resampling": resampling}
     _write_document(spark, path, doc, md["version"], "full" if changed is None else "incremental", counts)
     return sorted(built)
@@ -221,7 +228,10 @@ def _write_document(spark, path, doc, base_version, kind, counts):
 
 def _children(spark, path, version, parents):
     """The raster tiles of ``path`` (at ``version``), or only the children of ``parents``."""
-    df = _layer.read(spark, path, version=version).select(*raster.spark_schema().fieldNames())
+    df = _layer.read(spark, path, version=version)
+    if "mask" not in df.columns:  # written before masks: validity is the nodata value's
+        df = df.withColumn("mask", _sql().lit(None).cast("binary"))
+    df = df.select(*raster.spark_schema().fieldNames())
     if parents is None:
         return df
     kids = [(2 * c, 2 * r, 2 * c + 1, 2 * r + 1) for c, r in parents]
@@ -262,54 +272,64 @@ def _update_level(spark, level, children, parents, tile):
 
 def _to_parent(row):
     return (row["col"] // 2, row["row"] // 2), (row["col"] % 2, row["row"] % 2, bytes(row["pixels"]),
-                                                 row["width"], row["height"], row["bands"], row["dtype"])
+                                                 row["width"], row["height"], row["bands"], row["dtype"],
+                                                 row["nodata"], None if row["mask"] is None else bytes(row["mask"]))
 
 
 def _parent_tile(grid, bands, dtype, nodata, resampling, item):
     (col, row), children = item
     th, tw = grid.tile_height, grid.tile_width
-    # Without a nodata value, missing children are zeros that `present` keeps out of the reduction.
-    block = np.full((bands, 2 * th, 2 * tw), 0 if nodata is None else nodata, dtype=dtype)
-    present = np.zeros((2 * th, 2 * tw), dtype=bool)
-    for dx, dy, pixels, width, height, b, dt in children:
-        a = raster.to_numpy({"pixels": pixels, "width": width, "height": height, "bands": b, "dtype": dt})
+    fill = nodata if nodata is not None else (np.nan if np.dtype(dtype).kind == "f" else 0)
+    block = np.full((bands, 2 * th, 2 * tw), fill, dtype=dtype)
+    valid = np.zeros((2 * th, 2 * tw), dtype=bool)  # a missing child's pixels are invalid
+    for dx, dy, pixels, width, height, b, dt, child_nodata, mask in children:
+        child = {"pixels": pixels, "width": width, "height": height, "bands": b, "dtype": dt,
+                 "nodata": child_nodata, "mask": mask}
+        a = raster.to_numpy(child)
         block[:, dy * th:(dy + 1) * th, dx * tw:(dx + 1) * tw] = a
-        present[dy * th:(dy + 1) * th, dx * tw:(dx + 1) * tw] = True
-    parent = downsample(block, nodata, resampling, present=present)
-    if raster.is_empty(parent, nodata):
+        valid[dy * th:(dy + 1) * th, dx * tw:(dx + 1) * tw] = raster.valid_mask(child, a)
+    parent, parent_valid = downsample(block, nodata, resampling, valid=valid, with_valid=True)
+    if not parent_valid.any():
         return
-    v = raster.from_numpy(parent, nodata)
-    yield (col, row, v["pixels"], v["width"], v["height"], v["bands"], v["dtype"], v["nodata"])
+    v = raster.from_numpy(parent, nodata, valid=parent_valid)
+    yield (col, row, *(v[k] for k in raster.COLUMNS))
 
 
-def downsample(block, nodata, resampling="average", present=None):
+def downsample(block, nodata, resampling="average", present=None, valid=None, with_valid=False):
     """``(bands, 2h, 2w)`` → ``(bands, h, w)``, each 2 × 2 block to one pixel (module docstring).
 
     Parameters
     ----------
     block : numpy.ndarray
     nodata : float or None
+        The value invalid pixels hold (and, without ``valid``, the one that makes them invalid).
+        Parent pixels with no valid pixel under them get it (NaN for floats, 0 for integers, when
+        None).
     resampling : {'average', 'nearest', 'mode'}
     present : numpy.ndarray, optional
         ``(2h, 2w)`` booleans: False where the block has no data at all (a missing child tile), so
-        those pixels count as invalid even when the layer has no nodata value. Without nodata, a
-        parent pixel with no valid pixel under it is 0.
+        those pixels count as invalid even when the layer has no nodata value.
+    valid : numpy.ndarray, optional
+        ``(2h, 2w)`` booleans: which pixels hold data (:func:`sfclayer.raster.valid_mask`), instead
+        of ``nodata``'s rule (and ``present``).
+    with_valid : bool
+        Also return the parent's validity ``(h, w)``.
     """
     a = np.asarray(block)
     b, h2, w2 = a.shape
     h, w = h2 // 2, w2 // 2
+    if valid is None:
+        valid = raster.valid_mask({"nodata": nodata}, a)
+        if present is not None:
+            valid &= present
+    valid = np.asarray(valid, dtype=bool)
     if resampling == "nearest":
-        return a[:, 0:2 * h:2, 0:2 * w:2].copy()
+        out, out_valid = a[:, 0:2 * h:2, 0:2 * w:2].copy(), valid[0:2 * h:2, 0:2 * w:2].copy()
+        return (out, out_valid) if with_valid else out
     if nodata is None:
-        fill = np.nan if a.dtype.kind == "f" else None
+        fill = np.nan if a.dtype.kind == "f" else 0
     else:
         fill = nodata
-    invalid = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, dtype=bool)
-    if nodata is not None and not math.isnan(nodata):
-        invalid |= a == a.dtype.type(nodata)
-    valid = ~invalid.all(axis=0)  # (2h, 2w)
-    if present is not None:
-        valid &= present
     # (bands, h, w, 4): the four pixels of each block, in block order.
     quad = a[:, :2 * h, :2 * w].reshape(b, h, 2, w, 2).transpose(0, 1, 3, 2, 4).reshape(b, h, w, 4)
     vq = valid[:2 * h, :2 * w].reshape(h, 2, w, 2).transpose(0, 2, 1, 3).reshape(h, w, 4)
@@ -326,6 +346,5 @@ def downsample(block, nodata, resampling="average", present=None):
         out = np.take_along_axis(quad, pick[..., None], axis=-1)[..., 0]
     else:
         raise InvalidArgument(f"resampling: {resampling!r} is unknown for a pyramid ({', '.join(DOWNSAMPLING)})")
-    if fill is not None:
-        out[:, n == 0] = fill
-    return out
+    out[:, n == 0] = fill
+    return (out, n > 0) if with_valid else out

@@ -7,7 +7,9 @@ How it runs (GeoTrellis' ``polygonalSummary`` shape, without a cross join):
    travels once whatever the number of zones over it;
 3. each tile rasterizes only the zones over it, with GDAL's rule (rasterio's ``geometry_mask``, the
    call rasterstats makes): a pixel counts when its centre lies in the zone, or with
-   ``all_touched=True`` when the zone touches it; nodata (and NaN) pixels never count. Partial
+   ``all_touched=True`` when the zone touches it; missing pixels never count (those a tile's
+   validity mask clears, else nodata and NaN values: ``sfclayer.raster``; a black pixel of a layer
+   without nodata is data). Partial
    results per zone and band: count, sum, sum of squared deviations, min, max;
 4. the partials merged per zone (Chan's rule for the variance), then joined back to every zone, so a
    zone over no pixel (outside the layer, or over nodata only) has count 0 and null statistics.
@@ -174,7 +176,9 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
     # Zones given here: read only the tiles under their envelopes (a DataFrame of zones is not
     # collected for this; its tile join alone picks the tiles, after a full scan).
     where = {} if zdf_local is None or zcrs is not None else {"geometry": zdf_local}
-    tiles = read(spark, path, **where).select("col", "row", "pixels", "width", "height", "bands", "dtype", "nodata")
+    tiles = read(spark, path, **where)
+    masks = ["mask"] if "mask" in tiles.columns else []  # the tiles' validity masks (format 5)
+    tiles = tiles.select("col", "row", "pixels", "width", "height", "bands", "dtype", "nodata", *masks)
     joined = tiles.join(per_tile, ["col", "row"])
 
     def partials(batches):
@@ -185,7 +189,7 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
         from rasterio.features import geometry_mask
 
         from .grid import TileGrid
-        from .raster import to_numpy
+        from .raster import to_numpy, unpack_mask
 
         g = TileGrid(extent, bounds)
         for pdf in batches:
@@ -193,10 +197,14 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
             for t in pdf.itertuples(index=False):
                 a = to_numpy({"pixels": t.pixels, "width": t.width, "height": t.height, "bands": t.bands,
                               "dtype": t.dtype})
-                valid = np.ones(a.shape, dtype=bool)
-                if a.dtype.kind == "f":
+                mask = getattr(t, "mask", None)
+                if mask is not None:  # the tile says which pixels are valid (sfclayer.raster)
+                    valid = np.broadcast_to(unpack_mask(mask, t.height, t.width), a.shape)
+                else:
+                    valid = np.ones(a.shape, dtype=bool)
+                if mask is None and a.dtype.kind == "f":
                     valid &= ~np.isnan(a)
-                if t.nodata is not None and not np.isnan(t.nodata):
+                if mask is None and t.nodata is not None and not np.isnan(t.nodata):
                     valid &= a != a.dtype.type(t.nodata)
                 x0, y1 = g.xmin(t.col), g.ymax(t.row)
                 transform = Affine(g.tile_width / t.width, 0, x0, 0, -g.tile_height / t.height, y1)

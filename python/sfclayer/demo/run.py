@@ -100,6 +100,7 @@ class DemoResult:
     lookups: list
     pictures: dict
     seconds: dict
+    zonal: list = None  # per-hexagon rows of the zonal-statistics step (id, band, count, mean), or None
 
 
 def _human_bytes(n):
@@ -145,7 +146,7 @@ def _default_bbox(raster):
 
 
 def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90, crop=None, bbox=None,
-             key_index="z", block_size=None, partitions=4, lookup_sample=200, log=print):
+             key_index="z", block_size=None, partitions=4, lookup_sample=200, zonal=True, log=print):
     """Run the demo on ``spark``: write a layer of the raster's tiles, query it, draw pictures.
 
     Parameters
@@ -170,6 +171,8 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
         Write tasks.
     lookup_sample : int
         Random tiles fetched at once with ``get_many``.
+    zonal : bool
+        Add the zonal-statistics step (needs shapely: the ``geo`` extra; skipped, saying so, without it).
     log : callable
         Where the report goes, a line at a time (``print``; ``lambda *_: None`` for quiet).
 
@@ -184,7 +187,7 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
 
     seconds = {}
     start = time.perf_counter()
-    n_steps = 5
+    n_steps = 6 if zonal else 5
     step_no = [0]
 
     def step(text):
@@ -334,7 +337,21 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
     finally:
         layer.close()
 
-    # 5. the pictures
+    zonal_rows = None
+    if zonal:
+        t0 = step("zonal statistics: the mean of every band per hexagon (sfclayer.zonal_stats, one Spark query)")
+        try:
+            hexes = _hexagons(raster.extent, across=12)
+        except ImportError:
+            log("      skipped: needs shapely (pip install 'sfclayer[geo]')")
+        else:
+            zdf = sfclayer.zonal_stats(spark, layer_path, hexes, stats=("count", "mean"))
+            zonal_rows = [r.asDict() for r in zdf.collect()]
+            with_pixels = {r["id"] for r in zonal_rows if r["count"]}
+            log(f"      {len(hexes)} hexagons → {len(zonal_rows)} rows ({len(with_pixels)} hexagons over pixels) "
+                f"in {done(t0, 'zonal'):.2f} s")
+
+    # the pictures
     t0 = step("draw the pictures")
     out_pics = {}
     lonlat = raster.crs.upper() == "EPSG:4326"
@@ -356,10 +373,13 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
     out_pics["layout"] = pictures.layout_picture(
         md, os.path.join(out_dir, "layout.png"), background=_rgb(raster), background_extent=raster.extent,
         query_box=bbox, files_read=files_read)["path"]
+    if zonal_rows:
+        out_pics["zonal"] = _zonal_picture(hexes, zonal_rows, raster, os.path.join(out_dir, "zonal.png"))
     dt = done(t0, "pictures")
     log(f"      drawn in {dt:.2f} s:")
     for key, what in (("region", "the query region stitched back from its tiles, with the query box"),
-                      ("layout", "the layer's data files over the tile grid (numbers: file order along the curve)")):
+                      ("layout", "the layer's data files over the tile grid (numbers: file order along the curve)"),
+                      ("zonal", "the zonal statistics: each hexagon filled with its mean (RGB: the mean colour)")):
         if key in out_pics:
             log(f"      {os.path.abspath(out_pics[key])}  {what}")
     seconds["total"] = time.perf_counter() - start
@@ -367,4 +387,54 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
                       layer_extent=layer_extent, tiles=md['recordCount'], files=md["fileCount"],
                       data_bytes=md["dataBytes"], write_seconds=write_seconds, bbox=bbox, query=report,
                       region=region, region_tiles=region_tiles, region_window=window, region_matches=matches,
-                      lookups=lookups, pictures=out_pics, seconds=seconds)
+                      lookups=lookups, pictures=out_pics, seconds=seconds, zonal=zonal_rows)
+
+
+def _hexagons(extent, across=12):
+    """Flat-topped hexagons tiling ``extent`` (``across`` of them over its width): the demo's zones."""
+    import shapely
+
+    xmin, ymin, xmax, ymax = extent
+    r = (xmax - xmin) / (1.5 * across)
+    h = math.sqrt(3) * r
+    out = []
+    for i in range(across + 2):
+        cx = xmin + i * 1.5 * r
+        for j in range(int((ymax - ymin) / h) + 2):
+            cy = ymin + j * h + (h / 2 if i % 2 else 0)
+            out.append(shapely.Polygon([(cx + r * math.cos(k * math.pi / 3), cy + r * math.sin(k * math.pi / 3))
+                                        for k in range(6)]))
+    return out
+
+
+def _zonal_picture(hexes, rows, raster, path):
+    """Each hexagon filled with its mean (the mean colour for RGB, a colormap else)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PolyCollection
+
+    means = {}
+    for r in rows:
+        if r["count"]:
+            means.setdefault(r["id"], {})[r.get("band", 1)] = r["mean"]
+    ids = sorted(means)
+    polys = [np.asarray(hexes[i].exterior.coords) for i in ids]
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    if raster.bands == 3:
+        colours = [tuple(min(1.0, max(0.0, means[i].get(b, 0) / 255)) for b in (1, 2, 3)) for i in ids]
+        coll = PolyCollection(polys, facecolors=colours, edgecolors="white", linewidths=0.4)
+    else:
+        coll = PolyCollection(polys, array=np.array([means[i][1] for i in ids]), cmap="terrain", edgecolors="white",
+                              linewidths=0.4)
+        fig.colorbar(coll, ax=ax, label=f"mean {raster.value_label}" if raster.value_label else "mean")
+    ax.add_collection(coll)
+    x0, y0, x1, y1 = raster.extent
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_aspect("equal")
+    ax.set_title(f"sfclayer.zonal_stats: the mean per hexagon, {len(ids)} hexagons ({raster.description})")
+    fig.savefig(path, dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return path

@@ -6,7 +6,7 @@ pyramid level) and answers:
 ==========================================================  ========================================
 ``/``                                                       the web map viewer (Leaflet, served here)
 ``/layers``, ``/layers/{name}``                             served layers and their metadata (JSON)
-``/layers/{name}/tilejson.json``                            TileJSON 3.0
+``/layers/{name}/tilejson.json``                            TileJSON 3.0 (layers on WebMercatorQuad only)
 ``/layers/{name}/tiles/{z}/{x}/{y}.png`` (``.webp``)        a rendered tile (``x``, ``y`` = col, row)
 ``/layers/{name}/values/{col}/{row}``                       the tile's value columns (JSON, base64)
 ``/layers/{name}/keys/{col}/{row}``                         the key's curve index and data file
@@ -17,6 +17,11 @@ pyramid level) and answers:
 Query parameters: ``time`` (ISO-8601, space-time layers), ``colormap`` and ``rescale=min,max``
 (single-band tiles), ``empty=transparent`` (a transparent PNG with a ``404``).
 
+HTTP: ``ETag`` on tiles and values, ``If-None-Match`` compared weakly (``304``); JSON gzipped for
+clients that accept it; CORS off unless origins are given (``cors_origins``, ``--cors-origin``);
+requests whose ``Host`` names another server are refused (DNS rebinding; ``allowed_hosts``,
+``--allowed-host``); listening off loopback prints a warning: nothing is authenticated.
+
 Examples
 --------
 >>> with sfclayer.serve(spark, ["/data/world"], port=0, background=True) as server:  # doctest: +SKIP
@@ -25,6 +30,7 @@ http://127.0.0.1:40123/
 """
 
 import contextlib
+import ipaddress
 import signal
 import socket
 import sys
@@ -64,16 +70,21 @@ class TileServer:
         Threads doing look-ups and rendering.
     log : callable
         Gets the start message and one line per request (stderr by default).
+    allowed_hosts : iterable of str, optional
+        ``Host`` names to answer besides IP addresses, ``localhost`` and ``host`` (``*``: any).
+    cors_origins : iterable of str, optional
+        Origins whose web pages may read the server (``*``: any); none by default.
     """
 
     def __init__(self, spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESCE_MS, workers=8,
-                 log=_stderr, cache_size=64):
+                 log=_stderr, cache_size=64, allowed_hosts=(), cors_origins=()):
         self.log = log
         self.served = {}
         try:
             for name, path in layer_names(paths).items():
                 self.served[name] = open_served(spark, name, path, cache_size=cache_size)
-            self.app = TileApp(self.served, coalesce_ms=coalesce_ms, workers=workers, log=log)
+            self.app = TileApp(self.served, coalesce_ms=coalesce_ms, workers=workers, log=log, host=host,
+                               allowed_hosts=allowed_hosts or (), cors_origins=cors_origins or ())
             family = socket.AF_INET6 if ":" in host else socket.AF_INET
             # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
             # without it a response's header and body writes meet delayed ACKs (~40 ms per request).
@@ -105,6 +116,10 @@ class TileServer:
         names = ", ".join(self.served)
         self.log(f"sfclayer serve: {len(self.served)} layer(s) ({names}) at {self.url}  — open it in a browser; "
                  f"Ctrl-C stops")
+        if not ipaddress.ip_address(self.host.split("%")[0]).is_loopback:
+            self.log(f"sfclayer serve: warning: listening on {self.host}, not loopback: anyone who can reach this "
+                     f"machine reads every served layer (nothing is authenticated); requests must name it by IP "
+                     f"address, its host name or an --allowed-host in their Host header")
 
     def serve_forever(self):
         """Serve until SIGINT or SIGTERM (in the main thread) or :meth:`stop`; then close the layers."""
@@ -176,7 +191,7 @@ class _QuietServer(uvicorn.Server):
 
 
 def serve(spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESCE_MS, workers=8, log=_stderr,
-          background=False):
+          background=False, allowed_hosts=(), cors_origins=()):
     """Serve layers over HTTP: tiles, values, TileJSON, OGC API – Tiles and a web map viewer.
 
     Parameters
@@ -196,8 +211,15 @@ def serve(spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESC
     background : bool
         False: serve until SIGINT/SIGTERM, then close the layers and return None. True: return a
         started :class:`TileServer` (``.url``, ``.stop()``, a context manager).
+    allowed_hosts : iterable of str
+        ``Host`` header names to answer besides IP addresses, ``localhost`` and ``host``; ``*``
+        turns the DNS-rebinding check off.
+    cors_origins : iterable of str
+        Origins (``https://example.org``, or ``*``) whose pages may read tiles and JSON across
+        origins (``Access-Control-Allow-Origin``, preflight answered); none by default.
     """
-    server = TileServer(spark, paths, host=host, port=port, coalesce_ms=coalesce_ms, workers=workers, log=log)
+    server = TileServer(spark, paths, host=host, port=port, coalesce_ms=coalesce_ms, workers=workers, log=log,
+                        allowed_hosts=allowed_hosts, cors_origins=cors_origins)
     if background:
         return server.start()
     server.serve_forever()

@@ -23,6 +23,7 @@ from starlette.routing import Route
 from ..errors import InvalidArgument, KeyNotFound, KeyOutOfBounds, SfcLayerError
 from . import ogc, render
 from .coalesce import Coalescer
+from .middleware import etag_matches, middleware
 
 __all__ = ["TileApp", "HttpError", "static_files"]
 
@@ -46,7 +47,8 @@ def static_files():
     import xstatic.pkg.leaflet as leaflet
 
     types = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
-             ".html": "text/html; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml"}
+             ".html": "text/html; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml",
+             ".ico": "image/x-icon"}
     out = {}
     sources = [(_STATIC_DIR, ""), (leaflet.BASE_DIR, "leaflet/"),
                (os.path.join(leaflet.BASE_DIR, "images"), "leaflet/images/")]
@@ -98,9 +100,17 @@ class TileApp:
         Threads for look-ups and rendering.
     log : callable
         Gets one line per request.
+    host : str
+        The address (or name) the server listens on: requests must name it, an IP address,
+        ``localhost`` or one of ``allowed_hosts`` in their ``Host`` header (DNS rebinding).
+    allowed_hosts : iterable of str
+        More ``Host`` names to answer; ``*`` answers any.
+    cors_origins : iterable of str
+        Origins whose pages may read the server (``*`` for any); none by default.
     """
 
-    def __init__(self, served, coalesce_ms=2.0, workers=8, log=print):
+    def __init__(self, served, coalesce_ms=2.0, workers=8, log=print, host="127.0.0.1", allowed_hosts=(),
+                 cors_origins=()):
         self.served = dict(served)
         self.log = log
         self.coalesce_ms = float(coalesce_ms)
@@ -111,6 +121,7 @@ class TileApp:
         self.requests = 0
         routes = [
             Route("/", self.index),
+            Route("/favicon.ico", self.favicon),
             Route("/static/{file:path}", self.static_file),
             Route("/layers", self.layers),
             Route("/layers/{name}", self.layer),
@@ -133,7 +144,13 @@ class TileApp:
         async def starlette_error(request, e):
             return _error(e.status_code, f"{e.detail}: {request.url.path}")
 
-        self.app = Starlette(routes=routes, exception_handlers={HttpError: http_error, HTTPException: starlette_error})
+        async def layer_error(request, e):  # e.g. CorruptLayer naming the damaged file
+            status = 400 if isinstance(e, InvalidArgument) else 404 if isinstance(e, KeyNotFound) else 500
+            return _error(status, f"{type(e).__name__}: {e}")
+
+        self.app = Starlette(routes=routes, middleware=middleware(host, allowed_hosts, cors_origins),
+                             exception_handlers={HttpError: http_error, HTTPException: starlette_error,
+                                                 SfcLayerError: layer_error})
 
     # ---------------------------------------------------------------------------------------------
     # ASGI, with the request log
@@ -225,15 +242,14 @@ class TileApp:
             tile = None
         return lv, index, tile
 
-    def _etag(self, lv, z, col, row, micros, extra):
+    def _etag(self, lv, z, col, row, micros, extra, weak=False):
         text = f"{lv.write_id}|{z}|{col}|{row}|{micros}|{extra}"
         digest = hashlib.sha1(text.encode()).hexdigest()[:16]
-        return f'"v{lv.version}-z{z}-{col}.{row}-{digest}"'
+        return f'{"W/" if weak else ""}"v{lv.version}-z{z}-{col}.{row}-{digest}"'
 
     @staticmethod
     def _not_modified(request, etag):
-        match = request.headers.get("if-none-match")
-        return match is not None and (match.strip() == "*" or etag in [m.strip() for m in match.split(",")])
+        return etag_matches(request.headers.get("if-none-match"), etag)
 
     # ---------------------------------------------------------------------------------------------
     # The viewer and JSON documents
@@ -243,6 +259,10 @@ class TileApp:
             return _json(ogc.landing(self._base(request)))
         body, media = self.static["index.html"]
         return Response(body, media_type=media, headers={"Cache-Control": "no-cache"})
+
+    async def favicon(self, request):
+        body, media = self.static["favicon.ico"]
+        return Response(body, media_type=media, headers={"Cache-Control": "public, max-age=86400"})
 
     async def static_file(self, request):
         entry = self.static.get(request.path_params["file"])
@@ -266,6 +286,13 @@ class TileApp:
     async def tilejson(self, request):
         name = request.path_params["name"]
         s = self._served(name)
+        if s.base.grid.tms != "WebMercatorQuad":
+            # TileJSON has no way to say another grid: every client would take {z}/{x}/{y} as Web Mercator
+            on = f"tile matrix set {s.base.grid.tms}" if s.base.grid.tms else "a grid of its own"
+            also = f" and /collections/{name}/tiles/{s.base.grid.tms} (OGC API – Tiles)" if s.base.grid.tms else ""
+            raise HttpError(404, f"layer {name} has no TileJSON: it is on {on}, not WebMercatorQuad, and TileJSON "
+                                 f"clients read {{z}}/{{x}}/{{y}} as Web Mercator tiles; its grid is described at "
+                                 f"/layers/{name}{also}")
         self._check_params(request, _TILE_PARAMS - {"f", "empty"} | {"format"})
         fmt = request.query_params.get("format", "png")
         if fmt not in render.FORMATS:
@@ -361,7 +388,8 @@ class TileApp:
 
     async def values(self, request):
         s, z, lv, col, row, micros = self._key_params(request)
-        etag = self._etag(lv, z, col, row, micros, "values") if self._in_bounds(lv, col, row, micros) else None
+        # weak: the JSON may go out gzipped, a different representation of the same values
+        etag = self._etag(lv, z, col, row, micros, "values", weak=True) if self._in_bounds(lv, col, row, micros) else None
         if etag and self._not_modified(request, etag):
             return Response(status_code=304, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})
         _, index, tile = await self._tile(s.name, z, col, row, micros)

@@ -186,9 +186,10 @@ class ServedLayer:
         return self._files[pos]["name"]
 
     def pixels(self, tile):
-        """A tile's pixels as ``(bands, h, w)`` and its nodata value (or None)."""
+        """A tile's pixels as ``(bands, h, w)`` (a masked array for raster tiles: their validity
+        mask applied) and its nodata value (or None)."""
         if self.pixel_layout == "raster":
-            return _raster.to_numpy(tile), tile.get("nodata")
+            return _raster.to_numpy(tile, masked=True), tile.get("nodata")
         if self.pixel_layout == "hwc":
             dtype = np.dtype(tile["dtype"]).newbyteorder("<")
             h, w, n = int(tile["height"]), int(tile["width"]), int(tile["bands"])

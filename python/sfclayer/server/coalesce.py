@@ -7,6 +7,10 @@ at once (no added latency when the server is quiet); requests arriving while one
 gather, and go together when it finishes or when the window has passed since the first of them
 (or the batch is full). The distinct keys of a batch are looked up in one ``get_many`` on a worker
 thread and each request gets its tile. A window of 0 sends each request on its own.
+
+A key whose look-up fails (a damaged data file) fails its own requests only: the batch's failed
+keys are looked up again one by one (the JVM stops a batch at its first failing file, so keys after
+it failed only by company), and each request gets its tile or its key's error.
 """
 
 import asyncio
@@ -57,6 +61,16 @@ class Coalescer:
             self._handle = loop.call_later(self.window, self._flush)
         return await future
 
+    def _look_up(self, keys):
+        """Tiles (or None, or the key's error) for ``keys``; a failed key is retried alone."""
+        get_many = self.layer.layer.get_many
+        tiles = get_many(keys, errors_as_values=True)
+        if len(keys) > 1:
+            for i, tile in enumerate(tiles):
+                if isinstance(tile, Exception):
+                    tiles[i] = get_many([keys[i]], errors_as_values=True)[0]
+        return tiles
+
     def _flush(self):
         if self._handle is not None:
             self._handle.cancel()
@@ -69,7 +83,7 @@ class Coalescer:
         self.keys_read += len(keys)
         self.inflight += 1
         loop = asyncio.get_running_loop()
-        done = loop.run_in_executor(self.executor, self.layer.layer.get_many, keys)
+        done = loop.run_in_executor(self.executor, self._look_up, keys)
 
         def deliver(task):
             self.inflight -= 1
@@ -86,6 +100,8 @@ class Coalescer:
                         future.cancel()
                     elif error is not None:
                         future.set_exception(error)
+                    elif isinstance(tiles[i], Exception):
+                        future.set_exception(tiles[i])
                     else:
                         future.set_result(tiles[i])
 

@@ -87,7 +87,11 @@ def tile_matrix_sets(base_url, ids):
 
 
 def tile_matrix_set(tms_id):
-    """The OGC 2D Tile Matrix Set document of ``tms_id`` (morecantile's)."""
+    """The OGC 2D Tile Matrix Set 2.0 document of ``tms_id`` (morecantile's).
+
+    Not readable by GDAL before 3.8 (Debian 12's 3.6 OGCAPI driver reads 1.0 documents only, and
+    a document with both versions' members is refused by morecantile); see the README.
+    """
     import json
 
     return json.loads(_tms(tms_id).model_dump_json(exclude_none=True, by_alias=True))

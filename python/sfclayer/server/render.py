@@ -1,5 +1,6 @@
 """Tile pixels to images: 3/4-band uint8 as they are, one band through a matplotlib colormap,
-nodata transparent, edge tiles padded to the layer's tile size; PNG, and WebP where Pillow has it.
+missing pixels transparent (the tile's validity mask, or its nodata value), edge tiles padded to the
+layer's tile size; PNG, and WebP where Pillow has it.
 
 Examples
 --------
@@ -59,7 +60,9 @@ def parse_rescale(text):
 
 
 def _valid(a, nodata):
-    """(h, w) True where some band holds data (not nodata, not NaN)."""
+    """(h, w) True where some band holds data: a masked array's unmasked pixels; else not nodata, not NaN."""
+    if isinstance(a, np.ma.MaskedArray):
+        return ~np.ma.getmaskarray(a).all(axis=0)
     invalid = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, dtype=bool)
     if nodata is not None and not np.isnan(nodata):
         invalid |= a == a.dtype.type(nodata)
@@ -71,10 +74,11 @@ def to_rgba(array, nodata=None, colormap="viridis", rescale=None, size=None):
 
     Parameters
     ----------
-    array : numpy.ndarray
-        ``(bands, h, w)``.
+    array : numpy.ndarray or numpy.ma.MaskedArray
+        ``(bands, h, w)``; a masked array's masked pixels become transparent, and no others
+        (``sfclayer.raster.to_numpy(tile, masked=True)``: a black pixel that is data stays opaque).
     nodata : float, optional
-        Pixels equal to it in every band (and NaN pixels) become transparent.
+        For a plain array: pixels equal to it in every band (and NaN pixels) become transparent.
     colormap : str
         For one band: a matplotlib colormap name.
     rescale : (float, float), optional
@@ -83,14 +87,16 @@ def to_rgba(array, nodata=None, colormap="viridis", rescale=None, size=None):
     size : (int, int), optional
         (width, height) to pad the image to (transparent) when the tile is smaller: edge tiles.
     """
-    a = np.asarray(array)
+    valid = _valid(array, nodata)
+    a = np.ma.getdata(array)
     bands, h, w = a.shape
-    valid = _valid(a, nodata)
     if bands in (3, 4):
         if a.dtype == np.uint8:
             rgb = a
         else:
-            lo, hi = rescale if rescale else (float(np.nanmin(a)), float(np.nanmax(a)))
+            vals = a[:, valid]
+            lo, hi = rescale if rescale else (
+                (float(np.nanmin(vals)), float(np.nanmax(vals))) if vals.size else (0.0, 1.0))
             rgb = (np.clip((a.astype(np.float64) - lo) / ((hi - lo) or 1.0), 0, 1) * 255).round().astype(np.uint8)
         out = np.empty((h, w, 4), np.uint8)
         out[..., :3] = rgb[:3].transpose(1, 2, 0)

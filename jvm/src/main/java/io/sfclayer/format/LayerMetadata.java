@@ -31,7 +31,7 @@ public final class LayerMetadata implements Serializable {
      */
     public static final int FORMAT_VERSION = 3;
     /** The highest format version this code reads. */
-    public static final int MAX_FORMAT_VERSION = 4;
+    public static final int MAX_FORMAT_VERSION = RasterLayout.MASK_FORMAT_VERSION;
     /** Per-file field (format 3): the CRC32C of the file's {@code index}. */
     public static final String FILE_INDEX_CRC = "indexCrc32c";
     /** The document's last field (format 3): the CRC32C of the document with its value zeroed. */
@@ -130,14 +130,18 @@ public final class LayerMetadata implements Serializable {
     }
 
     /**
-     * The version a document says: {@code formatVersion}, raised to what the compression needs, so a
-     * reader that does not know the compression refuses the layer by its version (format 4 frames
-     * records as format 3 does: only the document says 4).
+     * The version a document says: {@code formatVersion}, raised to what the compression (4 for
+     * zstd-raster) and the raster mask column (5) need, so a reader that does not know them refuses
+     * the layer by its version (formats 4 and 5 frame records as format 3 does: only the document says so).
      */
     public int writtenFormatVersion() {
         int need = compression == null ? 1 : ValueCompression.parse(compression).formatVersion();
+        if (keyIndex != null && RasterLayout.hasMask(valueSchemaJson, keyIndex.isSpaceTime())) {
+            need = Math.max(need, RasterLayout.MASK_FORMAT_VERSION); // raster tiles' mask column
+        }
         if (need > formatVersion && !RecordFrame.checked(formatVersion)) {
-            throw new IllegalStateException("compression " + compression + " in a format " + formatVersion + " layer");
+            throw new IllegalStateException("format " + need + " content (compression " + compression
+                + " or raster masks) in a format " + formatVersion + " layer");
         }
         return Math.max(formatVersion, need);
     }
@@ -211,7 +215,7 @@ public final class LayerMetadata implements Serializable {
         String text = new String(bytes, StandardCharsets.UTF_8);
         java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(text);
         if (!t.find()) {
-            return text.contains("\"" + CHECKSUM + "\"") || text.matches("(?s).*\"formatVersion\" : [34]\\b.*")
+            return text.contains("\"" + CHECKSUM + "\"") || text.matches("(?s).*\"formatVersion\" : [345]\\b.*")
                 ? "its checksum trailer is damaged or missing (truncated?)" : null;
         }
         byte[] zeroed = bytes.clone();

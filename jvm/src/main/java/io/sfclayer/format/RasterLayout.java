@@ -11,15 +11,19 @@ import java.util.Map;
 
 /**
  * Where the pixels are in a group of raster tiles (docs/FORMAT.md section 8: value columns
- * {@code pixels, width, height, bands, dtype, nodata}), so that {@link RasterZstd} can filter each
+ * {@code pixels, width, height, bands, dtype, nodata}, and from format 5 a nullable binary {@code mask}), so that {@link RasterZstd} can filter each
  * tile's pixels by its own dtype and width before the entropy coder. Only the writer needs it: the
  * stored form lists the regions it filtered, so readers never parse the group to undo the filter.
  */
 public final class RasterLayout {
-    /** Value columns of the raster convention, in order, with their Spark types. */
-    private static final String[] NAMES = {"pixels", "width", "height", "bands", "dtype", "nodata"};
+    /** Value columns of the raster convention, in order, with their Spark types; the last, mask, is optional. */
+    private static final String[] NAMES = {"pixels", "width", "height", "bands", "dtype", "nodata", "mask"};
     private static final DataType[] TYPES = {DataTypes.BinaryType, DataTypes.IntegerType, DataTypes.IntegerType,
-        DataTypes.IntegerType, DataTypes.StringType, DataTypes.DoubleType};
+        DataTypes.IntegerType, DataTypes.StringType, DataTypes.DoubleType, DataTypes.BinaryType};
+    /** The index of the optional mask column (format 5: which pixels are valid, one bit each). */
+    private static final int MASK = 6;
+    /** The format version whose readers know the mask column (a format 4 reader would ignore it). */
+    public static final int MASK_FORMAT_VERSION = 5;
 
     /** Bytes per value of the numpy dtype names a raster tile may carry. */
     private static final Map<String, Integer> ITEM_SIZES = Map.ofEntries(
@@ -40,20 +44,23 @@ public final class RasterLayout {
     }
 
     private final boolean spaceTime;
+    /** Whether the tiles have the mask column. */
+    private final boolean masked;
     /** Whether each of {@link #NAMES} is a ["null", T] union. */
     private final boolean[] nullable = new boolean[NAMES.length];
 
-    private RasterLayout(boolean spaceTime) {
+    private RasterLayout(boolean spaceTime, boolean masked) {
         this.spaceTime = spaceTime;
+        this.masked = masked;
     }
 
     /** The layout of {@code schema}'s tiles, or null when its value columns are not the raster convention. */
     public static RasterLayout of(TileSchema schema) {
         StructType vs = schema.valueSchema();
         StructField[] f = vs.fields();
-        if (f.length != NAMES.length) return null;
-        RasterLayout l = new RasterLayout(schema.spaceTime());
-        for (int i = 0; i < NAMES.length; i++) {
+        if (f.length != NAMES.length && f.length != MASK) return null;
+        RasterLayout l = new RasterLayout(schema.spaceTime(), f.length > MASK);
+        for (int i = 0; i < f.length; i++) {
             if (!f[i].name().equals(NAMES[i]) || !f[i].dataType().equals(TYPES[i])) return null;
             l.nullable[i] = f[i].nullable();
         }
@@ -102,12 +109,23 @@ public final class RasterLayout {
             c.skip(n);
         }
         if (present(c, 5)) c.skip(8);
+        if (masked && present(c, MASK)) c.skip(c.length());
         Integer s = dtype == null ? null : ITEM_SIZES.get(dtype);
         if (pixStart < 0 || s == null || width < 1 || height < 1 || bands < 1) return;
         if (width > Integer.MAX_VALUE || height > Integer.MAX_VALUE || bands > Integer.MAX_VALUE) return;
         long n = width * height; // each below 2^31: no overflow, nor after the checks below
         if (n > pixLen || (n *= bands) > pixLen || n * s != pixLen) return; // not well-formed: stored as it is
         sink.region(pixStart, pixLen, s, (int) width);
+    }
+
+    /**
+     * Whether a layer of {@code valueSchemaJson} holds raster tiles with the mask column: its
+     * documents then say at least {@link #MASK_FORMAT_VERSION}.
+     */
+    public static boolean hasMask(String valueSchemaJson, boolean spaceTime) {
+        if (valueSchemaJson == null) return false;
+        RasterLayout l = of(TileSchema.fromJson(valueSchemaJson, spaceTime));
+        return l != null && l.masked;
     }
 
     /** Reads a nullable field's union branch; true when the value follows. */

@@ -26,13 +26,17 @@ public final class RasterPredictor {
         int n = len / itemSize;
         boolean delta = (filters & DELTA) != 0;
         boolean shuffle = (filters & SHUFFLE) != 0 && itemSize > 1;
-        for (int i = 0; i < n; i++) {
-            long v = get(src, off + i * itemSize, itemSize);
-            if (delta && i % width != 0) v -= get(src, off + (i - 1) * itemSize, itemSize);
-            if (shuffle) {
-                for (int j = 0; j < itemSize; j++, v >>>= 8) dst[dOff + j * n + i] = (byte) v;
-            } else {
-                put(dst, dOff + i * itemSize, itemSize, v);
+        for (int row = 0; row < n; row += width) {
+            long prev = 0;
+            for (int i = row; i < row + width; i++) {
+                long cur = get(src, off + i * itemSize, itemSize);
+                long v = delta && i > row ? cur - prev : cur;
+                prev = cur;
+                if (shuffle) {
+                    for (int j = 0, q = dOff + i; j < itemSize; j++, q += n, v >>>= 8) dst[q] = (byte) v;
+                } else {
+                    put(dst, dOff + i * itemSize, itemSize, v);
+                }
             }
         }
     }
@@ -51,6 +55,23 @@ public final class RasterPredictor {
                     if (delta) v += prev;
                     b[p] = (byte) v;
                     b[p + 1] = (byte) (v >>> 8);
+                    prev = v;
+                }
+            }
+            return;
+        }
+        if (shuffle && itemSize == 4) { // float32, (u)int32
+            System.arraycopy(b, off, tmp, 0, len);
+            for (int row = 0; row < n; row += width) {
+                int prev = 0;
+                for (int i = row, p = off + 4 * row; i < row + width; i++, p += 4) {
+                    int v = (tmp[i] & 0xFF) | (tmp[n + i] & 0xFF) << 8 | (tmp[2 * n + i] & 0xFF) << 16
+                        | (tmp[3 * n + i] & 0xFF) << 24;
+                    if (delta) v += prev;
+                    b[p] = (byte) v;
+                    b[p + 1] = (byte) (v >>> 8);
+                    b[p + 2] = (byte) (v >>> 16);
+                    b[p + 3] = (byte) (v >>> 24);
                     prev = v;
                 }
             }
@@ -84,6 +105,7 @@ public final class RasterPredictor {
         switch (size) {
             case 1: return b[p] & 0xFFL;
             case 2: return (b[p] & 0xFFL) | (b[p + 1] & 0xFFL) << 8;
+            case 4: return (b[p] & 0xFFL) | (b[p + 1] & 0xFFL) << 8 | (b[p + 2] & 0xFFL) << 16 | (b[p + 3] & 0xFFL) << 24;
             default: {
                 long v = 0;
                 for (int j = size - 1; j >= 0; j--) v = (v << 8) | (b[p + j] & 0xFFL);

@@ -42,9 +42,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>One server serves any number of readers, each {@linkplain #register registered} with a token of
  * its own ({@link LookupSessions} keeps one server for the whole driver, so a second {@code sfclayer.open}
  * starts no server). Protocol (big-endian). The client first sends the 16-byte token of the reader it
- * wants ({@link #register}, {@link #token()}), within {@code authTimeout}: the connection is bound to that
- * reader; then requests, each answered before the next is read:
+ * wants ({@link #register}, {@link #token()}), within {@code authTimeout}; the server answers {@code int 0}
+ * (the connection is bound to that reader) or an error answer and closes the connection (a wrong token,
+ * or "busy": all connections in use — a client must never pool a connection whose handshake failed);
+ * then requests, each answered before the next is read (a client may send the next before reading):
  * <ul>
+ * <li>{@code 'A', 16-byte token} → {@code int 0}: the connection is bound to that token's reader from now
+ *     on (a client's one pool of connections serves all its layers), or an error answer and the
+ *     connection is closed;
  * <li>{@code 'G' int col, int row, long timeMicros} → one answer;
  * <li>{@code 'M' int n, n × (int col, int row, long time)}, {@code 0 <= n <=} {@value #MAX_KEYS} → n ×
  *     ({@code int position}, answer), in index order (position: the key's place in the request);
@@ -60,8 +65,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Hardened for a hostile local client: only loopback connections; the token compared in constant
  * time; a bounded pool of connection threads (a connection over the limit gets an error answer and is
  * closed, not queued); a connection that has not authenticated within {@code authTimeout}, or stalls
- * for {@code ioTimeout} in the middle of a request or while its answer is being written (a client that
- * never reads), is closed by a reaper; a malformed request (unknown op, a key count or length out of
+ * for {@code ioTimeout} in the middle of sending its request or while its answer is being written (a
+ * client that never reads), is closed by a reaper. The timeout is for the client's I/O only: the
+ * server's own work between reading a request and writing (each batch of) its answer — a count or a
+ * sparse query over many files — has no deadline; a malformed request (unknown op, a key count or length out of
  * range) gets an error answer and its connection is closed; an error inside a request is answered
  * and the connection goes on; nothing that happens on a connection reaches the accept loop.
  * {@link #close()} closes every open connection.
@@ -194,13 +201,26 @@ public final class LookupServer implements Closeable {
         return t.clone();
     }
 
-    /** Stops serving the reader registered with {@code token}, closing its connections (the reader stays open). */
+    /**
+     * Stops serving the reader registered with {@code token} (the reader stays open): its connections
+     * in the middle of a request are closed; idle ones are unbound, for their client to bind to another
+     * reader ('A') — a client's pool shares connections between layers, and closing one of its layers
+     * must not cut a connection another layer is re-binding.
+     */
     public void unregister(byte[] token) {
         for (Registration r : readers) {
             if (MessageDigest.isEqual(r.token, token)) {
                 readers.remove(r);
                 for (Connection c : open) {
-                    if (c.registration == r) {
+                    boolean cut;
+                    synchronized (c) {
+                        if (c.registration != r) {
+                            continue;
+                        }
+                        cut = c.busy;
+                        c.registration = null;
+                    }
+                    if (cut) {
                         closeQuietly(c.socket);
                     }
                 }
@@ -265,6 +285,10 @@ public final class LookupServer implements Closeable {
                 LOG.error("sfclayer look-up server on port {}: accept failed", port(), t);
                 pause();
                 continue;
+            }
+            if (closed) { // accepted while close() ran (the listening socket closes once accept returns)
+                closeQuietly(s);
+                return;
             }
             try {
                 Connection c = new Connection(s);
@@ -350,7 +374,11 @@ public final class LookupServer implements Closeable {
         volatile long deadline;
         volatile String stage = "authentication";
         /** The reader this connection's token reaches (after authentication). */
-        volatile Registration registration;
+        /** The reader this connection's token reaches; null once unregistered. Under the connection's lock. */
+        Registration registration;
+        /** Serving a request (not 'A') for {@link #registration}. Under the connection's lock. */
+        boolean busy;
+        /** The reader of the request being served. */
         ValueReader reader;
         DataInputStream in;
         DataOutputStream out;
@@ -371,9 +399,28 @@ public final class LookupServer implements Closeable {
             }
         }
 
+        /** Client I/O (reading a request, writing an answer): must progress within ioTimeout. */
         void progress(String what) {
             stage = what;
             deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ioTimeoutMillis);
+        }
+
+        /** The server's own work on a request: no deadline (a long count is not a stalled client). */
+        void working(String what) {
+            stage = what;
+            deadline = IDLE;
+        }
+
+        /** Binds the connection to the reader of {@code given}; false if that reader was unregistered meanwhile. */
+        private boolean bind(byte[] given) throws ProtocolError {
+            Registration r = find(given);
+            if (r == null) {
+                throw new ProtocolError("wrong look-up token");
+            }
+            synchronized (this) {
+                registration = r;
+            }
+            return readers.contains(r);
         }
 
         @Override
@@ -409,15 +456,11 @@ public final class LookupServer implements Closeable {
             }
             byte[] given = new byte[TOKEN_BYTES];
             in.readFully(given);
-            Registration r = find(given);
-            if (r == null) {
-                throw new ProtocolError("wrong look-up token");
-            }
-            registration = r;
-            reader = r.reader;
-            if (!readers.contains(r)) {
+            if (!bind(given)) {
                 return; // unregistered meanwhile: its connections are closed
             }
+            out.writeInt(0);
+            out.flush();
             while (!closed) {
                 stage = "idle";
                 deadline = IDLE; // an authenticated, pooled connection may wait for its next request
@@ -426,7 +469,22 @@ public final class LookupServer implements Closeable {
                     return;
                 }
                 progress("request '" + (char) op + "'");
+                synchronized (this) {
+                    busy = op != 'A';
+                    reader = registration == null ? null : registration.reader;
+                }
+                if (reader == null && op != 'A') {
+                    throw new ProtocolError("the layer this connection was bound to is closed (bind another with 'A')");
+                }
                 switch (op) {
+                    case 'A':
+                        byte[] other = new byte[TOKEN_BYTES];
+                        in.readFully(other);
+                        if (!bind(other)) {
+                            return;
+                        }
+                        out.writeInt(0);
+                        break;
                     case 'G':
                         get(in.readInt(), in.readInt(), in.readLong());
                         break;
@@ -443,18 +501,24 @@ public final class LookupServer implements Closeable {
                         throw new ProtocolError("unknown look-up request " + op);
                 }
                 progress("answer");
+                synchronized (this) { // before the flush: once the client has its answer, its reader may go
+                    busy = false;
+                }
                 out.flush();
             }
         }
 
         private void get(int col, int row, long time) throws IOException {
             byte[] record;
+            working("look-up");
             try {
                 record = reader.getOrNull(col, row, time);
             } catch (RuntimeException | IOException e) {
+                progress("answer");
                 writeError(out, e);
                 return;
             }
+            progress("answer");
             writeRecord(out, record);
         }
 
@@ -469,9 +533,11 @@ public final class LookupServer implements Closeable {
         }
 
         private void query(String spec) throws IOException {
+            working("query");
             try {
                 reader.query(reader.boxQuery(spec), batch -> {
                     try {
+                        progress("answer");
                         long bytes = 0;
                         for (byte[] r : batch) {
                             bytes += r.length;
@@ -482,7 +548,7 @@ public final class LookupServer implements Closeable {
                             out.write(r);
                         }
                         out.flush();
-                        progress("answer");
+                        working("query");
                     } catch (IOException e) {
                         throw new ClientGone(e);
                     }
@@ -490,20 +556,25 @@ public final class LookupServer implements Closeable {
             } catch (ClientGone e) {
                 throw e;
             } catch (RuntimeException | IOException e) {
+                progress("answer");
                 writeError(out, e); // in place of the next batch count: ends the answer
                 return;
             }
+            progress("answer");
             out.writeInt(0);
         }
 
         private void count(String spec) throws IOException {
             long n;
+            working("count");
             try {
                 n = reader.count(reader.boxQuery(spec));
             } catch (RuntimeException | IOException e) {
+                progress("answer");
                 writeError(out, e);
                 return;
             }
+            progress("answer");
             out.writeInt(8);
             out.writeLong(n);
         }
@@ -523,12 +594,14 @@ public final class LookupServer implements Closeable {
                 times[i] = in.readLong();
             }
             boolean[] answered = new boolean[n];
+            working("look-ups");
             try {
                 reader.getMany(cols, rows, times, (i, record) -> {
                     try {
+                        progress("answer");
                         out.writeInt(i);
                         writeRecord(out, record);
-                        progress("answer");
+                        working("look-ups");
                     } catch (IOException e) {
                         throw new ClientGone(e);
                     }
@@ -537,6 +610,7 @@ public final class LookupServer implements Closeable {
             } catch (ClientGone e) {
                 throw e;
             } catch (RuntimeException | IOException e) {
+                progress("answer");
                 for (int i = 0; i < n; i++) {
                     if (!answered[i]) {
                         out.writeInt(i);

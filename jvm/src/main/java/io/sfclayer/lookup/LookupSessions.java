@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * layers are closed) and starts again with the next open.
  */
 public final class LookupSessions {
-    /** Connections of the shared server: a few per open layer (the Python client pools 4 a layer). */
+    /** Connections of the shared server (the Python client pools 16 for all the layers of a process). */
     public static final int MAX_CONNECTIONS = 256;
     /** How long the shared server stays up with no layer open. */
     public static final long IDLE_MILLIS = 2_000;
@@ -130,6 +130,11 @@ public final class LookupSessions {
         } finally {
             o.reader.close();
         }
+    }
+
+    /** Connections open now to the shared server (0 when it is stopped). */
+    public static synchronized int openConnections() {
+        return server == null ? 0 : server.openConnections();
     }
 
     /** Readers open through this endpoint now. */

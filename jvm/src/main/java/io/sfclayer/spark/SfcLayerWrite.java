@@ -159,6 +159,12 @@ public final class SfcLayerWrite {
         }
 
         ValueCompression compression = opts.compressionFor(tileSchema);
+        if (!io.sfclayer.format.RecordFrame.checked(opts.formatVersion)
+                && io.sfclayer.format.RasterLayout.hasMask(valueSchema.json(), spaceTime)) {
+            throw new SfcLayerException.InvalidArgument("option formatVersion: '" + opts.formatVersion + "' cannot"
+                + " hold raster tiles with a mask column (format " + io.sfclayer.format.RasterLayout.MASK_FORMAT_VERSION
+                + "); leave the option out; nothing was written");
+        }
         KeyIndex keyIndex = buildKeyIndex(data, opts, spaceTime);
         JavaRDD<InternalRow> rows = data.queryExecution().toRdd().toJavaRDD();
         int partitions = opts.partitions > 0 ? opts.partitions : Math.max(1, rows.getNumPartitions());

@@ -25,7 +25,7 @@ public final class CodecTiming {
     /**
      * Reads the stored groups of the layer at {@code path} (at most {@code maxGroups}, from its first
      * files), then times decoding them all and encoding their plain forms again with the layer's
-     * compression, {@code repeats} times each (the best run).
+     * compression, {@code repeats} times each (the best run), after a warm-up.
      * Returns {groups, plain bytes, stored bytes, best decode nanos, best encode nanos}.
      */
     public static long[] time(Configuration conf, String path, int maxGroups, int repeats) throws IOException {
@@ -51,6 +51,11 @@ public final class CodecTiming {
         }
         long bestDecode = Long.MAX_VALUE, bestEncode = Long.MAX_VALUE;
         long sink = 0;
+        // warm-up: the JIT compiles the codec before anything is timed (at least 64 MB each way)
+        for (long done = 0, rounds = 0; done < 64L << 20 && rounds < 1000; done += Math.max(1, plainBytes), rounds++) {
+            for (byte[] s : stored) sink += c.decompress(s, 0, s.length).length;
+            for (byte[] p : plain) sink += c.compress(p, 0, p.length, raster).length;
+        }
         for (int k = 0; k < repeats; k++) {
             long t0 = System.nanoTime();
             for (byte[] s : stored) sink += c.decompress(s, 0, s.length).length;

@@ -32,7 +32,7 @@ import java.nio.file.StandardOpenOption;
  * </ul>
  */
 public abstract class FaultyCommitFs extends RawLocalFileSystem {
-    enum Fault {
+    public enum Fault {
         NONE,
         /** Deleting a temporary document fails (after it was published). */
         DELETE_TMP,
@@ -72,7 +72,12 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
         return conf;
     }
 
-    static void reset() {
+    /** Injects {@code f} into every commit from now on (tests of other packages). */
+    public static void inject(Fault f) {
+        fault = f;
+    }
+
+    public static void reset() {
         fault = Fault.NONE;
         beforePublish = null;
     }

@@ -147,6 +147,33 @@ public class RasterZstdTest {
     }
 
     @Test
+    public void maskedRasterTilesKeepTheirLayout() {
+        // format 5: a nullable binary mask column after nodata (one bit per pixel, or null)
+        StructType masked = rasterColumns(true).add("mask", DataTypes.BinaryType, true);
+        TileSchema schema = TileSchema.fromSpark(masked, false);
+        RasterLayout layout = RasterLayout.of(schema);
+        assertNotNull(layout);
+        assertTrue(RasterLayout.hasMask(masked.json(), false));
+        assertTrue(!RasterLayout.hasMask(rasterColumns(true).json(), false));
+        Random r = new Random(11);
+        int[] ords = {0, 1, 2, 3, 4, 5, 6};
+        TileWriter w = new TileWriter(schema, 7, 8, -1, ords);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] head = new byte[10];
+        out.write(head, 0, Varint.writeLong(head, 0, 3));
+        for (int i = 0; i < 3; i++) {
+            byte[] mask = i == 1 ? null : new byte[]{(byte) 0xF0, 0, (byte) 0x80}; // 24 bits: a 4 × 4 tile + 8
+            Object[] v = {demLike(r, 4, 4), 4, 4, 1, UTF8String.fromString("int16"), null, mask, i, i};
+            out.writeBytes(w.encodeRecord(new GenericInternalRow(v)));
+        }
+        out.write(0);
+        byte[] g = out.toByteArray();
+        byte[] stored = ValueCompression.ZSTD_RASTER.compress(g, 0, g.length, layout);
+        assertEquals("every tile's pixels filtered, masks skipped", 3, stored[4]);
+        assertArrayEquals(g, ValueCompression.ZSTD_RASTER.decompress(stored, 0, stored.length));
+    }
+
+    @Test
     public void onlyTheRasterConventionHasALayout() {
         assertNull(RasterLayout.of(TileSchema.fromSpark(new StructType().add("pixels", DataTypes.BinaryType), false)));
         StructType renamed = new StructType(rasterColumns(false).fields().clone());
