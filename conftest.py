@@ -146,7 +146,7 @@ def connect(tmp_path_factory):
         with open(log.name) as f:
             tail = f.read()[-3000:]
         pytest.fail(f"the Spark Connect server did not start (log {log.name}):\n{tail}", pytrace=False)
-    session = ConnectSession.builder.remote(f"sc://localhost:{port}/;token={token}").create()
+    session = sfclayer.configure(ConnectSession.builder.remote(f"sc://localhost:{port}/;token={token}")).create()
     yield session
     session.stop()
     server.stdin.close()

@@ -122,3 +122,12 @@ def test_functions_not_on_connect_yet_say_so(connect, tmp_path, name, call):
     sfclayer.write(grid(connect, 2), path, bounds=(0, 0, 1, 1))
     with pytest.raises(sfclayer.InvalidArgument, match=rf"Spark Connect session is not supported by {name} yet"):
         call(connect, path)
+
+
+def test_configure_for_a_separate_connect_server_sets_the_catalog_only():
+    pytest.importorskip("grpc", reason="the Spark Connect client needs pyspark[connect] (make setup)")
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    options = sfclayer.configure(ConnectSession.builder.remote("sc://server.example:15002"))._options
+    assert options["spark.sql.catalog.sfclayer"] == sfclayer.CATALOG
+    assert "spark.jars" not in options  # a static setting of the server, which a client cannot make
