@@ -63,7 +63,7 @@ def _entry_point():
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if module == "sfclayer" or module.startswith("sfclayer."):
-            name = frame.f_code.co_qualname
+            name = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)  # Python 3.11+
         frame = frame.f_back
     return f"sfclayer.{name}" if name else "this sfclayer function"
 
