@@ -86,6 +86,19 @@ def test_history_and_compact_on_connect_are_classics(spark, connect, tmp_path):
         sfclayer.history(connect, str(tmp_path / "missing"))
 
 
+def test_delete_on_connect_is_classics(spark, connect, tmp_path):
+    by_classic, by_connect = str(tmp_path / "classic"), str(tmp_path / "connect")
+    for path in (by_classic, by_connect):
+        sfclayer.write(grid(connect, 8), path, bounds=(0, 0, 7, 7), extent=(0, 0, 8, 8))
+    for kwargs in ({"keys": (0, 0, 1, 2)}, {"bbox": (5.5, 5.5, 6.5, 6.5)}, {"keys": (20, 20, 30, 30)}):
+        a, b = sfclayer.delete(spark, by_classic, **kwargs), sfclayer.delete(connect, by_connect, **kwargs)
+        assert (a.version, a.operation, a.records, a.metrics) == (b.version, b.operation, b.records, b.metrics), kwargs
+    assert rows(sfclayer.read(connect, by_connect)) == rows(sfclayer.read(spark, by_classic))
+    assert sfclayer.read(connect, by_connect).count() == 64 - 6 - 4
+    with pytest.raises(sfclayer.InvalidArgument, match="no box is given"):
+        sfclayer.delete(connect, by_connect)
+
+
 def test_connect_clients_see_sfclayer_conditions(connect, tmp_path):
     # what a Connect user (or any client) sees without the facade: Spark's error with sfclayer's condition
     from pyspark.errors import PySparkException
@@ -111,7 +124,7 @@ def test_condition_table_is_the_jars(spark):
 
 @pytest.mark.parametrize("name, call", [
     ("sfclayer.open", lambda s, p: sfclayer.open(s, p)),
-    ("sfclayer.delete", lambda s, p: sfclayer.delete(s, p, keys=(0, 0, 0, 0))),
+    ("sfclayer.repair", lambda s, p: sfclayer.repair(s, p)),
     ("sfclayer.vacuum", lambda s, p: sfclayer.vacuum(s, p)),
     ("sfclayer.verify", lambda s, p: sfclayer.verify(s, p)),
     ("sfclayer.ingest", lambda s, p: sfclayer.ingest(s, "/nowhere.tif", p, zoom=3)),

@@ -218,13 +218,13 @@ def lookup_call(spark, method, handle):
 
 # Commands a Spark Connect session runs as the SQL procedure of the same name (CALL sfclayer.system.*),
 # whose rows carry what the command's JSON answer does.
-_PROCEDURES = ("history", "compact")
+_PROCEDURES = {"history": ("path",), "compact": ("path",), "delete": ("path", "keys", "bbox", "time")}
 
 
 def command(spark, name, *args):
     """Call ``io.sfclayer.spark.SfcLayerCommands.<name>(spark, *args)``; its JSON answer, parsed.
 
-    On a Spark Connect session, ``history`` and ``compact`` run as the catalog's SQL procedures
+    On a Spark Connect session, ``history``, ``compact`` and ``delete`` run as the catalog's SQL procedures
     instead (registered as ``sfclayer`` if the session has no such catalog), with the same answer.
     """
     import json
@@ -237,12 +237,14 @@ def command(spark, name, *args):
     return json.loads(answer)
 
 
-def _procedure(spark, name, path):
-    """``CALL sfclayer.system.<name>(path)`` on a Connect session, its rows as the command's JSON."""
+def _procedure(spark, name, *args):
+    """``CALL sfclayer.system.<name>(...)`` on a Connect session, its rows as the command's JSON."""
     if spark.conf.get("spark.sql.catalog.sfclayer", None) is None:
         spark.conf.set("spark.sql.catalog.sfclayer", "io.sfclayer.spark.SfcLayerCatalog")  # sfclayer.CATALOG
+    given = {k: str(v) for k, v in zip(_PROCEDURES[name], args) if v is not None}  # the rest: the defaults
+    named = ", ".join(f"{k} => :{k}" for k in given)
     with translated():
-        rows = spark.sql(f"CALL sfclayer.system.{name}(path => :path)", args={"path": path}).selectExpr(
+        rows = spark.sql(f"CALL sfclayer.system.{name}({named})", args=given).selectExpr(
             "*", "unix_micros(created_at) AS created_micros").collect()
     answer = [{"version": r.version, "createdAt": r.created_micros, "operation": r.operation,
                "readVersion": r.read_version, "recordCount": r.records, "fileCount": r.files,
