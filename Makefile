@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 JAR := python/sfclayer/jars/sfclayer.jar
-# JVM helpers of the benchmark (jvm/src/test/java/io/sfclayer/bench), not shipped
+# JVM helpers of the benchmark and the tests (jvm/src/test/java/io/sfclayer/{bench,testing}), not shipped
 BENCH_JAR := build/libs/sfclayer-bench.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
@@ -32,7 +32,7 @@ $(JAR): $(VENV)/.installed $(JAVA_SRC) build.gradle | gradle-installed
 	$(GRADLE) jar
 	mkdir -p $(dir $(JAR)) && cp build/libs/sfclayer.jar $(JAR)
 
-$(BENCH_JAR): $(VENV)/.installed $(JAVA_SRC) $(shell find jvm/src/test/java/io/sfclayer/bench -type f 2>/dev/null) build.gradle | gradle-installed
+$(BENCH_JAR): $(VENV)/.installed $(JAVA_SRC) $(shell find jvm/src/test/java/io/sfclayer/bench jvm/src/test/java/io/sfclayer/testing -type f 2>/dev/null) build.gradle | gradle-installed
 	$(GRADLE) benchJar
 
 jar: $(JAR)

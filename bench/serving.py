@@ -18,6 +18,7 @@ clients look at different but overlapping places.
 """
 
 import argparse
+import collections
 import datetime as _dt
 import json
 import os
@@ -61,6 +62,9 @@ def client_main(url, endpoint, clients, seconds, ncols, nrows):
     views = trace(ncols, nrows)
     u = urllib.parse.urlsplit(url)
     latencies, errors = [], [0]
+    # which requests failed, and how often each of their paths was asked for (the test checks that
+    # exactly the missing key's requests are the 404s)
+    failed, asked = collections.Counter(), collections.Counter()
     lock = threading.Lock()
     stop_at = [None]
     barrier = threading.Barrier(clients + 1)
@@ -68,6 +72,7 @@ def client_main(url, endpoint, clients, seconds, ncols, nrows):
     def run(i):
         conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
         mine, bad = [], 0
+        my_failed, my_asked = collections.Counter(), collections.Counter()
         step = i * 7
         barrier.wait()
         while time.perf_counter() < stop_at[0]:
@@ -80,6 +85,9 @@ def client_main(url, endpoint, clients, seconds, ncols, nrows):
                 r.read()
                 mine.append(time.perf_counter() - t0)
                 bad += r.status != 200
+                my_asked[path] += 1
+                if r.status != 200:
+                    my_failed[f"{r.status} {path}"] += 1
                 if time.perf_counter() >= stop_at[0]:
                     break
             step += 1
@@ -87,6 +95,8 @@ def client_main(url, endpoint, clients, seconds, ncols, nrows):
         with lock:
             latencies.extend(mine)
             errors[0] += bad
+            failed.update(my_failed)
+            asked.update(my_asked)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
     for t in threads:
@@ -100,7 +110,9 @@ def client_main(url, endpoint, clients, seconds, ncols, nrows):
     latencies.sort()
     pct = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000  # noqa: E731
     print(json.dumps({"requests": len(latencies), "errors": errors[0], "seconds": elapsed,
-                      "tiles_per_s": len(latencies) / elapsed, "p50_ms": pct(0.50), "p99_ms": pct(0.99)}))
+                      "tiles_per_s": len(latencies) / elapsed, "p50_ms": pct(0.50), "p99_ms": pct(0.99),
+                      "failed": dict(failed),
+                      "asked": {p: asked[p] for p in {k.split(" ", 1)[1] for k in failed}}}))
 
 
 def write_demo_layer(spark, path):

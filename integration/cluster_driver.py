@@ -6,8 +6,9 @@ the layer on HDFS, in a process of its own (the suite's shared local session sta
 CONF_JSON is extra Spark settings (the HDFS client's). Prints one JSON line of findings, last, and
 leaves judging them to the test. With ``speculation``, a second application runs a write and an
 append with ``spark.speculation`` on and the first attempt of one task per job stalled on purpose
-(the ``sfclayer.test.slowFirstAttemptOfPartition`` hook), and reports Spark's own event log of
-its task attempts next to the version documents, the files on disk and the data.
+(``sfclayer.test.slowFirstAttemptOfPartition`` of the test filesystem io.sfclayer.testing.FaultHdfs),
+and reports Spark's own event log of its task attempts next to the version documents, the files on
+disk and the data.
 """
 
 import datetime as dt
@@ -114,7 +115,12 @@ def speculation(master, hdfs_dir, extra_conf, event_dir):
     """A write and an append whose stalled first attempts are overtaken by speculative copies."""
     import sfclayer
 
+    test_jar = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "libs",
+                            "sfclayer-bench.jar")
     spark = _session(master, extra_conf, "sfclayer-speculation-test", **{
+        # the stalled attempts: a test filesystem of the test jar (io.sfclayer.testing.Faults)
+        "spark.jars": test_jar,
+        "spark.hadoop.fs.hdfs.impl": "io.sfclayer.testing.FaultHdfs",  # set before any HDFS client is cached
         "spark.speculation": "true",
         "spark.speculation.interval": "50ms",
         "spark.speculation.quantile": "0.5",

@@ -8,6 +8,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import sfclayer
+from tests import helpers
 
 pytestmark = pytest.mark.hdfs
 
@@ -59,8 +60,6 @@ def test_append_delete_history_time_travel_vacuum(spark, hdfs):
 def test_overlapping_appends_race_on_hdfs(spark, hdfs):
     path = hdfs.path("race")
     sfclayer.write(tiles(spark, 16, payload_bytes=64), path, bounds=(0, 0, 15, 15), partitions=4)
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    conf.set("sfclayer.test.commitDelayMillis", "3000")
     barrier = threading.Barrier(2)
     errors = [None, None]
 
@@ -71,14 +70,13 @@ def test_overlapping_appends_race_on_hdfs(spark, hdfs):
         except Exception as e:  # noqa: BLE001 - inspected below
             errors[i] = e
 
-    try:
+    # each write held back 3 s (a test filesystem of the test jar), so the two overlap
+    with helpers.faults(spark, scheme="hdfs", **{"sfclayer.test.stallFirstFileMillis": "3000"}):
         threads = [threading.Thread(target=append, args=(i, m)) for i, m in enumerate((3, 5))]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-    finally:
-        conf.unset("sfclayer.test.commitDelayMillis")
     lost = [e for e in errors if e is not None]
     assert len(lost) == 1 and isinstance(lost[0], sfclayer.ConcurrentUpdate)
     mult = 3 if errors[0] is None else 5

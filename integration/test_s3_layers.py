@@ -7,6 +7,8 @@ session's ``s3`` fixture (conftest.py, integration/s3.py).
 
 import datetime as dt
 import random
+import threading
+import time
 
 import pytest
 from pyspark.sql import functions as F
@@ -139,11 +141,55 @@ def test_updates_time_travel_compact_verify_vacuum(spark, s3):
     result = sfclayer.vacuum(spark, path, retain=dt.timedelta(0), enforce_retention=False)
     assert result["versionsRemoved"] == [1, 2, 3]
     assert {f.rstrip("/") for f in result["filesRemoved"]} == {k.rsplit("/", 1)[0] for k in unreferenced}
-    assert result["bytesFreed"] == sum(on_s3[k] for k in unreferenced
-                                       if k.rsplit("/", 1)[-1] in ("data", "index"))
     left = objects(spark, path)
     assert {k for k in left if "/part-r-" in k} == data_objects - unreferenced
+    gone = set(on_s3) - set(left)
+    assert {k for k in gone if "/part-r-" not in k} >= {f"_sfclayer/v{v:08d}.json" for v in (1, 2, 3)}
+    # every byte removed but the version documents' is counted
+    assert result["bytesFreed"] == sum(on_s3[k] for k in gone if not k.startswith("_sfclayer/v"))
     assert values(spark, path) == v3 and sfclayer.verify(spark, path).clean
+
+
+def test_vacuum_during_a_write_in_progress_on_s3_keeps_its_files(spark, s3_race):
+    """The append's files are on S3 and its commit (the PUT of ``v00000002.json``) is held at the
+    server's proxy: vacuum with zero retention keeps them, and the append then commits."""
+    path = s3_race.path("in-progress")
+    proxy = s3_race.proxy
+    sfclayer.write(tiles(spark), path, bounds=BOUNDS, extent=EXTENT, partitions=2, block_size=BLOCK)
+    before = set(objects(spark, path))
+    # n=2 never comes: the one commit waits out the timeout, then goes on to the server
+    proxy.hold(r"_sfclayer/v00000002\.json", n=2, timeout=8)
+    error = []
+
+    def append():
+        try:
+            sfclayer.write(tiles(spark, [(1, 1), (2, 2)], bump=5), path, mode="append")
+        except Exception as e:  # noqa: BLE001 - judged below
+            error.append(e)
+
+    t = threading.Thread(target=append)
+    t.start()
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            new = {k for k in set(objects(spark, path)) - before if "/part-r-" in k and k.endswith("/data")}
+            if new:
+                break
+            assert time.monotonic() < deadline, "the append wrote no files"
+            time.sleep(0.1)
+        assert sfclayer.history(spark, path)[-1].version == 1, "the commit was not held back"
+        report = sfclayer.vacuum(spark, path, retain=dt.timedelta(0), enforce_retention=False)
+        removed = report["filesRemoved"] + report["otherRemoved"]
+        assert not [f for f in removed if any(k.startswith(f.rstrip("/")) for k in new)], report
+    finally:
+        t.join(120)
+        held = list(proxy.held)
+        proxy.clear()
+    assert error == []
+    assert [h for h in held if "v00000002" in h[0]], "the commit never went through the proxy's hold"
+    want = everything()
+    want.update({(1, 1): 1001 + 5, (2, 2): 2002 + 5})
+    assert values(spark, path) == want and sfclayer.verify(spark, path).clean
 
 
 def test_tile_server_serves_a_layer_on_s3(spark, s3):

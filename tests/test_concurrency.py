@@ -46,11 +46,10 @@ def layer(spark, tmp_path):
 
 @pytest.fixture
 def commit_delay(spark):
-    """Every write holds its commit back 3 s, so two writers started together overlap."""
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    conf.set("sfclayer.test.commitDelayMillis", "3000")
-    yield
-    conf.unset("sfclayer.test.commitDelayMillis")
+    """Every write is held back 3 s before its commit (at its first data file, by the test filesystem
+    of the test jar, io.sfclayer.testing), so two writers started together overlap."""
+    with helpers.faults(spark, **{"sfclayer.test.stallFirstFileMillis": "3000"}):
+        yield
 
 
 def race(*writes):
@@ -129,6 +128,7 @@ def test_two_processes_append_disjoint_boxes_and_a_failed_task_is_retried(spark,
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(os.path.dirname(SCRIPT), "..", "..", "python"),
                                          env.get("PYTHONPATH", "")])
     env["SFCLAYER_JAR"] = sfclayer.jar_path()
+    env["SFCLAYER_TEST_JAR"] = helpers.TEST_JAR
     # a: top-left quadrant, and the first attempt of its only busy task (partition 0) fails after writing
     procs = [subprocess.Popen([sys.executable, SCRIPT, layer, "0", "0", "8", "3", str(barrier), "a", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True),

@@ -430,7 +430,7 @@ def test_damaged_version_document_is_named(spark, two_versions, how, capsys):
     assert result.repaired and result.new_version == version + 1
     assert "restores version 1" in str(result)
     assert _read_all(spark, path) == model and sfclayer.verify(spark, path).clean
-    assert helpers.metadata(path)["operation"]["name"] == "repair"
+    assert helpers.metadata(path)["operation"]["name"] == "restore"  # a replace-type operation (Conflicts)
     assert os.path.exists(doc)  # the damaged document stays for forensics
     capsys.readouterr()
 

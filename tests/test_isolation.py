@@ -16,11 +16,10 @@ from tests.test_concurrency import race, tiles, values
 
 @pytest.fixture
 def commit_delay(spark):
-    """Every write holds its commit back 3 s, so two writers started together overlap."""
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    conf.set("sfclayer.test.commitDelayMillis", "3000")
-    yield
-    conf.unset("sfclayer.test.commitDelayMillis")
+    """Every write is held back 3 s before its commit (at its first data file, by the test filesystem
+    of the test jar, io.sfclayer.testing), so two writers started together overlap."""
+    with helpers.faults(spark, **{"sfclayer.test.stallFirstFileMillis": "3000"}):
+        yield
 
 
 def _path(tmp_path):

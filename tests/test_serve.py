@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 
 from sfclayer import server as srv
+from sfclayer.curves.metadata import key_index_from_json
 from sfclayer.errors import InvalidArgument
 from sfclayer.server import catalog, render
 
+from . import helpers
 from . import serving as sv
 from .serving import TILE
 
@@ -109,7 +111,9 @@ def test_values_endpoint(client, layers):
     pixels = np.frombuffer(base64.b64decode(v["pixels"]), np.uint8).reshape(3, TILE, TILE)
     np.testing.assert_array_equal(pixels, sv.rgb_pixels(4, 2))
     assert (v["width"], v["height"], v["bands"], v["dtype"]) == (TILE, TILE, 3, "uint8")
-    assert doc["file"].startswith("part-r-") and doc["index"] >= 0
+    # the index of key (4, 2) on the layer's own curve, from its version document (not the server's)
+    ki = key_index_from_json(helpers.metadata(layers["rgb"])["keyIndex"])
+    assert doc["file"].startswith("part-r-") and doc["index"] == ki.index(4, 2)
     st = client.json(f"/layers/st/values/0/0?time={sv.TIMES[1].isoformat()}")
     assert np.frombuffer(base64.b64decode(st["values"]["pixels"]), "<i2")[0] == 100
     assert client.get(f"/layers/rgb/values/{sv.MISSING[0]}/{sv.MISSING[1]}")[0] == 404

@@ -148,6 +148,10 @@ def test_serving_benchmark_client_replays_the_trace(spark, layers, capsys):
         for endpoint in ("values", "png"):
             bench.client_main(server.url, endpoint, 2, 0.5, sv.GRID[0], sv.GRID[1])
             out = json.loads(capsys.readouterr().out)
-            # The trace's views hold the layer's one missing key: those requests are the 404s.
-            assert out["requests"] > 10 and out["errors"] < out["requests"] / 5
+            # The trace's views hold the layer's one missing key: its requests, and only those, are 404s.
+            c, r = sv.MISSING
+            missing = f"/layers/demo/values/{c}/{r}" if endpoint == "values" else f"/layers/demo/tiles/0/{c}/{r}.png"
+            assert out["requests"] > 10
+            assert out["failed"] == {f"404 {missing}": out["asked"][missing]} and out["asked"][missing] >= 1
+            assert out["errors"] == out["asked"][missing]
             assert 0 < out["p50_ms"] <= out["p99_ms"]

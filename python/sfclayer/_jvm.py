@@ -343,21 +343,28 @@ def read_text(spark, path):
 
 
 def write_text(spark, path, text):
-    """Write a small UTF-8 file on any Hadoop filesystem, replacing it whole: written beside it,
-    then renamed over it, so readers see the old text or the new one."""
+    """Write a small UTF-8 file on any Hadoop filesystem, replacing it whole: written beside it
+    (under a name of its own, so two writers never share a temporary file), then renamed over it, so
+    readers see the old text or the new one."""
+    import uuid
+
     p, fs = _hadoop_path(spark, path)
     jvm = _jvm_of(spark)
-    tmp = jvm.org.apache.hadoop.fs.Path(p.getParent(), "." + p.getName() + ".tmp")
-    out = fs.create(tmp, True)
+    tmp = jvm.org.apache.hadoop.fs.Path(p.getParent(), f".{p.getName()}.{uuid.uuid4().hex}.tmp")
     try:
-        out.write(bytearray(text.encode("utf-8")))
+        out = fs.create(tmp, False)
+        try:
+            out.write(bytearray(text.encode("utf-8")))
+        finally:
+            out.close()
+        conf = spark.sparkContext._jsc.hadoopConfiguration()
+        rename = jvm.org.apache.hadoop.fs.Options.Rename
+        how = spark.sparkContext._gateway.new_array(rename, 1)
+        how[0] = rename.OVERWRITE
+        jvm.org.apache.hadoop.fs.FileContext.getFileContext(p.toUri(), conf).rename(tmp, p, how)
     finally:
-        out.close()
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    rename = jvm.org.apache.hadoop.fs.Options.Rename
-    how = spark.sparkContext._gateway.new_array(rename, 1)
-    how[0] = rename.OVERWRITE
-    jvm.org.apache.hadoop.fs.FileContext.getFileContext(p.toUri(), conf).rename(tmp, p, how)
+        if fs.exists(tmp):
+            fs.delete(tmp, False)
 
 
 def hadoop_file_status(spark, path):

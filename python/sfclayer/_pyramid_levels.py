@@ -5,16 +5,21 @@ Below both :mod:`sfclayer.layer` (``open(zoom=)``, ``read(zoom=)``) and :mod:`sf
 (which builds the levels), so neither imports the other for it.
 """
 
+import hashlib
 import json
 
 from . import _jvm
-from .errors import InvalidArgument, LayerNotFound
+from .errors import CorruptLayer, InvalidArgument, LayerNotFound
 
 __all__ = ["PYRAMID_DIR", "pyramid_levels", "level_path"]
 
 #: The directory of a layer's pyramid levels, inside the layer.
 PYRAMID_DIR = "_pyramid"
 _DOC = "pyramid.json"
+#: pyramid.json's format: 2 has levels with the mask column; 3 adds ``levelVersions`` and ``sha256``
+#: (documents of versions 1 and 2 still read).
+_DOC_FORMAT = 3
+_FIRST_CHECKED = 3
 
 
 def _join(path, *names):
@@ -25,9 +30,40 @@ def _base_metadata(spark, path):
     return json.loads(_jvm.layer_metadata_json(spark, path))
 
 
+def _checksum(doc):
+    """SHA-256 of a pyramid document without its ``sha256`` field, in one canonical JSON form."""
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
 def _document(spark, path):
-    text = _jvm.read_text(spark, _join(path, PYRAMID_DIR, _DOC))
-    return None if text is None else json.loads(text)
+    """The pyramid document, checked (formatVersion 3 on: its ``sha256``); None when there is none."""
+    where = _join(path, PYRAMID_DIR, _DOC)
+    try:
+        text = _jvm.read_text(spark, where)
+    except Exception as e:  # a filesystem's own checksum (Hadoop's local .crc sidecar) found damage
+        java = getattr(e, "java_exception", None)
+        if java is None or java.getClass().getName() != "org.apache.hadoop.fs.ChecksumException":
+            raise
+        raise CorruptLayer(f"pyramid document {where} is damaged (its filesystem checksum does not match); "
+                           f"rebuild the pyramid with sfclayer pyramid {path} --full") from None
+    if text is None:
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise CorruptLayer(f"pyramid document {where} is damaged (not JSON: {e}); rebuild the pyramid with "
+                           f"sfclayer pyramid {path} --full") from None
+    if not isinstance(doc, dict) or doc.get("format") != "sfclayer-pyramid":
+        raise CorruptLayer(f"pyramid document {where} is damaged (not an sfclayer-pyramid document); rebuild the "
+                           f"pyramid with sfclayer pyramid {path} --full")
+    if int(doc.get("formatVersion", 1)) > _DOC_FORMAT:
+        raise InvalidArgument(f"pyramid document {where} has format version {doc['formatVersion']}, newer than "
+                              f"this sfclayer reads ({_DOC_FORMAT}): upgrade sfclayer")
+    if int(doc.get("formatVersion", 1)) >= _FIRST_CHECKED and doc.get("sha256") != _checksum(doc):
+        raise CorruptLayer(f"pyramid document {where} is damaged (its sha256 does not match its content); rebuild "
+                           f"the pyramid with sfclayer pyramid {path} --full")
+    return doc
 
 
 def pyramid_levels(spark, path):
@@ -76,11 +112,46 @@ def level_path(spark, path, zoom):
     LayerNotFound
         If the pyramid has no such level, or was built from an older version of the base.
     """
+    return _level(spark, path, zoom)[0]
+
+
+def _level_read(spark, path, zoom, version=None, as_of=None):
+    """``(layer, version, as_of)`` to read zoom level ``zoom`` of the base's version ``version`` (or
+    as of ``as_of``): the base's own arguments at its zoom; at a pyramid level, the level's version
+    the pyramid document pins (None for a version 1 document: the level's newest).
+
+    A pyramid holds its levels for one base version only (its ``baseVersion``, the newest): a
+    level of another base version is refused rather than read from the wrong base.
+
+    Raises
+    ------
+    InvalidArgument
+        If ``version`` is not the base version the pyramid was built from, or ``as_of`` is given
+        for a pyramid level.
+    LayerNotFound
+        As :func:`level_path`.
+    """
+    layer, doc, md = _level(spark, path, zoom)
+    if doc is None:  # the base's own zoom: its versions are the base's
+        return layer, version, as_of
+    if as_of is not None:
+        raise InvalidArgument(f"as_of: zoom level {zoom} of {path} is a pyramid level, which holds only the base's "
+                              f"newest version ({md['version']}); give version= or read the base zoom")
+    if version is not None and int(version) != int(doc["baseVersion"]):
+        raise InvalidArgument(f"version: {version} is not the version of {path} its pyramid was built from "
+                              f"({doc['baseVersion']}): zoom level {zoom} exists only for that version (version "
+                              f"{version} can be read at the base zoom {_base_zoom(md, path)})")
+    pinned = (doc.get("levelVersions") or {}).get(str(int(zoom)))
+    return layer, pinned, None
+
+
+def _level(spark, path, zoom):
+    """``(layer path, pyramid document or None at the base zoom, base metadata)``."""
     md = _base_metadata(spark, path)
     base = _base_zoom(md, path)
     zoom = int(zoom)
     if zoom == base:
-        return path
+        return path, None, md
     doc = _document(spark, path)
     if doc is None or zoom not in doc.get("levels", []):
         have = sorted(set(doc["levels"] if doc else []) | {base})
@@ -89,4 +160,4 @@ def level_path(spark, path, zoom):
     if doc.get("baseVersion") != md["version"]:
         raise LayerNotFound(f"the pyramid of {path} was built from version {doc.get('baseVersion')} and the "
                             f"layer is at version {md['version']}: rebuild it with sfclayer pyramid PATH")
-    return _join(path, PYRAMID_DIR, zoom)
+    return _join(path, PYRAMID_DIR, zoom), doc, md

@@ -331,6 +331,11 @@ def _cmd_vacuum(args, spark_factory):
         print(f"{verb} {f}")
     print(f"{verb} {len(report['versionsRemoved'])} versions {report['versionsRemoved']}, "
           f"{len(report['filesRemoved'])} data files, {len(other)} other entries, {human_bytes(report['bytesFreed'])}")
+    for z, level in sorted((report.get("pyramidLevels") or {}).items(), key=lambda kv: int(kv[0])):
+        for f in level["filesRemoved"]:
+            print(f"{verb} _pyramid/{z}/{f}")
+        print(f"pyramid level {z}: {verb} {len(level['versionsRemoved'])} versions, "
+              f"{len(level['filesRemoved'])} data files, {human_bytes(level['bytesFreed'])}")
     return 0
 
 

@@ -195,42 +195,23 @@ def verify(spark, path, version=None):
     return VerifyReport.from_json(_jvm.verify_layer(spark, path, version))
 
 
-def _write_options(md):
-    """The write options that reproduce a version's layout (key index, bounds, blocks, ...)."""
-    ki = md["keyIndex"]
-    opts = {
-        "keyIndex": "z" if ki["kind"] == "z3" else ki["kind"],
-        "bounds": f"{ki['colMin']},{ki['rowMin']},{ki['colMax']},{ki['rowMax']}",
-        "compression": md["compression"],
-        "blockSize": str(md["blockSize"]),
-        "indexInterval": str(md["indexInterval"]),
-    }
-    if ki["kind"] == "z3":
-        opts["timeBounds"] = f"{ki['timeMin']},{ki['timeMax']}"
-        opts["timeResolution"] = f"{ki['timeResolution']} us"
-    if md.get("extent"):
-        e = md["extent"]
-        opts["extent"] = f"{e['xmin']!r},{e['ymin']!r},{e['xmax']!r},{e['ymax']!r}"
-    if md.get("crs"):
-        opts["crs"] = md["crs"]
-    bloom = md.get("bloomFilter")  # the layer's bloom filters are rebuilt from the data too
-    opts["bloomFilter"] = "true" if bloom else "false"
-    if bloom:
-        opts["bloomFpp"] = repr(float(bloom["fpp"]))
-    return opts
-
-
-def repair(spark, path):
+def repair(spark, path, report=None):
     """Write a new version of a damaged layer without its damaged records.
 
-    The damaged version stays in place (readable explicitly, for forensics); the new one is
-    written from every intact record, so broken index files are rebuilt from their data files. A
-    clean layer is left as it is.
+    An update based on the version :func:`verify` checked: only the damaged data files are
+    rewritten, from their intact records (so broken index files are rebuilt from their data files);
+    every other file and every field of the version (a raster layer's grid, ...) is kept, and
+    versions committed after the check are kept too (the repair is rebased over them, or fails with
+    :class:`sfclayer.ConcurrentUpdate` when one rewrote a damaged file). The damaged version stays
+    in place (readable explicitly, for forensics). A clean layer is left as it is.
 
     Parameters
     ----------
     spark : pyspark.sql.SparkSession
     path : str
+    report : VerifyReport, optional
+        A :func:`verify` report of this layer to act on (its version is repaired, even if newer
+        versions were committed since); by default the newest version is verified first.
 
     Returns
     -------
@@ -245,7 +226,8 @@ def repair(spark, path):
     --------
     >>> print(sfclayer.repair(spark, "/tmp/dem"))  # doctest: +SKIP
     """
-    report = verify(spark, path)
+    if report is None:
+        report = verify(spark, path)
     if report.clean:
         return RepairReport(path, False, report.version, None, (), report)
     if report.document_damaged:
@@ -254,7 +236,6 @@ def repair(spark, path):
                     "what": f"version document {v} is damaged; version {done['newVersion']} restores version "
                             f"{done['restoredVersion']}"} for v in done["damagedVersions"])
         return RepairReport(path, True, report.version, done["newVersion"], tuple(dropped), report)
-    md = json.loads(_jvm.layer_metadata_json(spark, path, report.version))
     dropped = []
     for f in report.damaged_files:
         for d in f.lost:
@@ -264,14 +245,10 @@ def repair(spark, path):
             dropped.append({"file": f.name, "offset": None, "index": None, "after": None, "what": p})
     for p in report.problems:
         dropped.append({"file": None, "offset": None, "index": None, "after": None, "what": p})
-    keys = ["col", "row"] + (["time"] if md["keyIndex"]["kind"] == "z3" else [])
-    values = [f["name"] for f in md["valueSchema"].get("fields", [])]
-    opts = _write_options(md)
-    opts["repair"] = json.dumps({"repairedVersion": report.version, "dropped": dropped})
-    with _jvm.translated():
-        # exactly the version verify checked, even if the layer changed since
-        df = (spark.read.format("sfclayer").option("onCorrupt", "skip").option("versionAsOf", str(report.version))
-              .load(path).select(*keys, *values))
-        df.write.format("sfclayer").mode("overwrite").options(**opts).save(path)
-    after = verify(spark, path)
-    return RepairReport(path, True, report.version, after.version, tuple(dropped), report)
+    # An update based on the verified version: only the damaged files are rewritten, every other file
+    # and field (a raster description, ...) is kept, and versions committed since are rebased over, not
+    # erased (a ConcurrentUpdate when one rewrote the same files).
+    names = [f.name for f in report.damaged_files]
+    done = _jvm.command(spark, "repair", path, int(report.version), json.dumps(names),
+                        json.dumps({"repairedVersion": report.version, "dropped": dropped}))
+    return RepairReport(path, True, report.version, int(done["version"]), tuple(dropped), report)

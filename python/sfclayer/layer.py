@@ -18,7 +18,7 @@ from . import _jvm
 from ._lookup import LookupClient
 
 from ._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
-from ._pyramid_levels import level_path
+from ._pyramid_levels import _level_read
 from .errors import CorruptLayer, InvalidArgument, KeyNotFound
 
 __all__ = ["write", "read", "open", "Layer", "write_options"]
@@ -177,6 +177,8 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
         Read the newest version committed at or before this time (read option ``timestampAsOf``).
     zoom : int, optional
         For raster layers with a pyramid: read that zoom level (:func:`sfclayer.pyramid_levels`).
+        A pyramid level exists for the base version the pyramid was built from only: ``version``
+        must be that one (the base's newest), ``as_of`` is refused (InvalidArgument).
     geometry : shapely geometry, WKT, WKB or GeoJSON, optional
         The tiles whose envelope meets it (exactly), read through its own tile cover: a thin
         diagonal polygon reads the tiles it crosses, not its bounding box (:mod:`sfclayer.geometry`).
@@ -206,7 +208,7 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
     time = _check_time_range(time)
     if zoom is not None:
-        path = level_path(spark, path, zoom)
+        path, version, as_of = _level_read(spark, path, zoom, version, as_of)
     reader = spark.read.format("sfclayer")
     opts = write_options(**options)
     opts.update(_as_of_options(version, as_of))
@@ -258,7 +260,9 @@ def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=Non
     as_of : datetime, optional
         Pin the newest version committed at or before this time.
     zoom : int, optional
-        For raster layers with a pyramid: open that zoom level (:func:`sfclayer.pyramid_levels`).
+        For raster layers with a pyramid: open that zoom level (:func:`sfclayer.pyramid_levels`),
+        at the level version its pyramid document names. ``version`` must be the base version the
+        pyramid was built from; ``as_of`` is refused for a pyramid level (InvalidArgument).
     _open_mode : {'index', 'mapfile'}
         For benchmarks: 'mapfile' opens data files with Hadoop's MapFile.Reader (the index read
         at every open) instead of keeping each file's index.
@@ -279,7 +283,7 @@ def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=Non
     72
     """
     if zoom is not None:
-        path = level_path(spark, path, zoom)
+        path, version, as_of = _level_read(spark, path, zoom, version, as_of)
     return Layer(spark, path, cache_size, cache_bytes, version=version, as_of=as_of, _open_mode=_open_mode)
 
 

@@ -38,7 +38,7 @@ class Version:
     created_at : datetime.datetime
         Commit time (UTC).
     operation : str
-        ``write``, ``overwrite``, ``append``, ``delete`` or ``compact``.
+        ``write``, ``overwrite``, ``append``, ``delete``, ``compact``, ``repair`` or ``restore``.
     read_version : int or None
         The version the operation read (None for a first write).
     records, files, data_bytes : int
@@ -146,7 +146,8 @@ def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=
 
     Removes version documents committed before ``now - retain`` (never the newest), the data files
     no remaining version references that are older than the horizon (a dropped version's, a failed
-    or killed write's), and empty data directories. Nothing else in sfclayer deletes data.
+    or killed write's), and empty data directories. A raster layer's pyramid levels are vacuumed
+    with it, each the same way. Nothing else in sfclayer deletes data.
 
     Parameters
     ----------
@@ -159,7 +160,8 @@ def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=
     -------
     dict
         ``versionsRemoved``, ``filesRemoved`` (data files, relative to the layer), ``otherRemoved``
-        (temporary documents, stray files and empty directories), ``bytesFreed`` (all of it), ``dryRun``.
+        (temporary documents, stray files and empty directories), ``bytesFreed`` (all of it), ``dryRun``,
+        and ``pyramidLevels``: per zoom level of a pyramid (as a string), the same report for it.
     """
     if not isinstance(retain, _dt.timedelta):
         raise InvalidArgument(f"retain: {retain!r} is not a duration (a datetime.timedelta, at least 7 days unless "

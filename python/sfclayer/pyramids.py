@@ -5,10 +5,15 @@ Level ``z`` is built from level ``z + 1`` (the base, at ``PATH``, first): each p
 ``(c, r)`` is its four children ``(2c..2c+1, 2r..2r+1)`` side by side, downsampled 2 × 2 → 1
 (GeoTrellis' ``Pyramid.upLevels``). Every level is an ordinary layer at ``PATH/_pyramid/<z>/``
 (readers of the base never look into ``_pyramid/``), and ``PATH/_pyramid/pyramid.json`` lists the
-levels and the base version they were built from::
+levels, the base version they were built from, each level's version and a checksum::
 
-    {"format": "sfclayer-pyramid", "formatVersion": 2, "tms": "WebMercatorQuad",
-     "baseZoom": 5, "baseVersion": 1, "levels": [0, 1, 2, 3, 4], "resampling": "average"}
+    {"format": "sfclayer-pyramid", "formatVersion": 3, "tms": "WebMercatorQuad",
+     "baseZoom": 5, "baseVersion": 1, "levels": [0, 1, 2, 3, 4], "resampling": "average",
+     "levelVersions": {"0": 1, ...}, "sha256": "..."}
+
+One :func:`pyramid` run at a time: a run holds the lease ``PATH/_pyramid/.lease`` (another fails
+with :class:`sfclayer.ConcurrentUpdate`), and writes the document only if it is still the one it
+read at its start.
 
 After appends and deletes on the base, :func:`pyramid` updates the levels in place, rewriting only
 the parents of the changed tiles (docs/FORMAT.md, "Updating a pyramid").
@@ -47,16 +52,19 @@ from . import layer as _layer
 from .ingestion import Grid, _tms
 from ._pyramid_changes import _boxes_condition, _changed_base_keys, _merge_boxes, _sql
 from ._pyramid_levels import (  # noqa: F401 (level_path, pyramid_levels, PYRAMID_DIR: public here too)
-    _DOC, PYRAMID_DIR, _base_metadata, _base_zoom, _document, _join, level_path, pyramid_levels)
-from .errors import InvalidArgument
+    _DOC, _DOC_FORMAT, PYRAMID_DIR, _base_metadata, _base_zoom, _checksum, _document, _join, level_path,
+    pyramid_levels)
+from .errors import ConcurrentUpdate, InvalidArgument
 
 __all__ = ["pyramid", "pyramid_levels", "level_path", "downsample", "DOWNSAMPLING", "PYRAMID_DIR"]
 
-# pyramid.json's format: 2 since levels carry the raster mask column (an update appends to them).
+# pyramid.json's first format whose levels carry the raster mask column (an update appends to them);
+# documents are written in _DOC_FORMAT (3: with levelVersions and sha256, _pyramid_levels).
 _DOC_VERSION = 2
 #: Downsampling methods of :func:`pyramid`.
 DOWNSAMPLING = ("average", "nearest", "mode")
 _LOG = logging.getLogger(__name__)
+_LEASE = ".lease"
 
 
 def _level_grids(md, path):
@@ -149,6 +157,23 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     _jvm.require_classic(spark, "sfclayer.pyramid")  # RDDs and py4j: not on Spark Connect yet (issue 21)
     if resampling is not None and resampling not in DOWNSAMPLING:
         raise InvalidArgument(f"resampling: {resampling!r} is unknown for a pyramid ({', '.join(DOWNSAMPLING)})")
+    _base_zoom(_base_metadata(spark, path), path)  # not a raster layer: refused before anything is written
+    # One run at a time: two runs from different base versions could otherwise leave parents of the
+    # older one under a document claiming the newer.
+    lease = _join(path, PYRAMID_DIR, _LEASE)
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    with _jvm.translated():
+        token = jvm.io.sfclayer.layer.Lease.take(conf, lease, f"build the pyramid of {path}")
+    try:
+        return _run(spark, path, min_zoom, resampling, log, full, note, write_options)
+    finally:
+        with _jvm.translated():
+            jvm.io.sfclayer.layer.Lease.release(conf, lease, token)
+
+
+def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
+    """:func:`pyramid` under its lease."""
     md = _base_metadata(spark, path)
     base, grid_at, lowest = _level_grids(md, path)
     doc = _document(spark, path)
@@ -180,9 +205,12 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     else:
         changed, why = _changed_base_keys(spark, path, int(doc["baseVersion"]), md)
         say(why)
+    started_from = doc  # the document is written only if it is still this one
+    level_versions = dict((doc or {}).get("levelVersions") or {}) if changed is not None else {}
     if changed is not None and not changed:
-        if doc["baseVersion"] != md["version"]:
-            _write_document(spark, path, doc, md["version"], "incremental", {})
+        if doc["baseVersion"] != md["version"] or "levelVersions" not in doc:
+            _write_document(spark, path, started_from, doc, md["version"], "incremental", {},
+                            level_versions or _level_versions(spark, path, doc["levels"]))
         return []
     nodata = r.get("nodata")
     nodata = float("nan") if nodata == "NaN" else nodata
@@ -210,19 +238,33 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
         finally:
             sc.setJobDescription(None)
         built.append(z)
-        child_path, child_version = level, None
+        level_versions[str(z)] = int(_base_metadata(spark, level)["version"])
+        child_path, child_version = level, level_versions[str(z)]
         if log is not None:
             log(z, time.perf_counter() - started)
     if changed is None:
         doc = {"format": "sfclayer-pyramid", "formatVersion": _DOC_VERSION, "tms": r.get("tms"), "baseZoom": base,
                "levels": sorted(built), "resampling": resampling}
-    _write_document(spark, path, doc, md["version"], "full" if changed is None else "incremental", counts)
+    _write_document(spark, path, started_from, doc, md["version"], "full" if changed is None else "incremental",
+                    counts, level_versions)
     return sorted(built)
 
 
-def _write_document(spark, path, doc, base_version, kind, counts):
-    doc = dict(doc, baseVersion=base_version, createdAt=_dt.datetime.now(_dt.timezone.utc).isoformat(),
+def _level_versions(spark, path, levels):
+    return {str(z): int(_base_metadata(spark, _join(path, PYRAMID_DIR, z))["version"]) for z in levels}
+
+
+def _write_document(spark, path, started_from, doc, base_version, kind, counts, level_versions):
+    """Write the pyramid document, unless another run changed it since ``started_from`` was read."""
+    now = _document(spark, path)
+    if (now or {}).get("createdAt") != (started_from or {}).get("createdAt"):
+        raise ConcurrentUpdate(f"pyramid of {path}: its document changed while this run built the levels (another "
+                               f"run wrote base version {now.get('baseVersion')}); this run's levels may be mixed "
+                               f"with it: run sfclayer pyramid {path} --full")
+    doc = dict(doc, formatVersion=_DOC_FORMAT, baseVersion=base_version,
+               createdAt=_dt.datetime.now(_dt.timezone.utc).isoformat(), levelVersions=level_versions,
                lastUpdate={"kind": kind, "parents": {str(z): n for z, n in counts.items()}})
+    doc["sha256"] = _checksum(doc)
     _jvm.write_text(spark, _join(path, PYRAMID_DIR, _DOC), json.dumps(doc, indent=2))
 
 

@@ -4,8 +4,8 @@
 
 Starts its own Spark application (local[2,2]: a failed task is retried once), waits until every
 process named in BARRIER_DIR/expect is ready, then appends a SIDE x SIDE box of tiles at
-(COL0, ROW0) with v = col * MULT + row, holding its commit back 3 s so the processes' read-to-commit
-windows overlap. Prints one JSON line: {"ok": true, "failedTasks": N} or {"ok": false, "error": class, "message"}.
+(COL0, ROW0) with v = col * MULT + row, holding its write back 3 s (a test filesystem from the
+test jar, $SFCLAYER_TEST_JAR) so the processes' read-to-commit windows overlap. Prints one JSON line: {"ok": true, "failedTasks": N} or {"ok": false, "error": class, "message"}.
 With FAIL_PARTITION, the first attempt of that write task fails after writing its files.
 """
 
@@ -23,12 +23,16 @@ def main():
     from pyspark.sql import functions as F
 
     spark = sfclayer.session("local[2,2]", app_name=f"sfclayer-writer-{name}", **{
+        "spark.jars": os.environ["SFCLAYER_TEST_JAR"],  # its fault-injecting filesystem
         "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
         "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
         "spark.sql.shuffle.partitions": "4"})
     spark.sparkContext.setLogLevel("ERROR")
     hconf = spark.sparkContext._jsc.hadoopConfiguration()
-    hconf.set("sfclayer.test.commitDelayMillis", "3000")
+    # the test filesystem of the test jar (io.sfclayer.testing.Faults) injects the faults
+    hconf.set("fs.file.impl", "io.sfclayer.testing.FaultLocalFileSystem")
+    hconf.set("fs.file.impl.disable.cache", "true")
+    hconf.set("sfclayer.test.stallFirstFileMillis", "3000")
     if fail is not None:
         hconf.set("sfclayer.test.failFirstAttemptOfPartition", fail)
     col0, row0, side, mult = int(col0), int(row0), int(side), int(mult)

@@ -141,7 +141,7 @@ public final class BloomFilter {
     /** Writes the sidecar of the MapFile directory {@code mapFile}; returns its CRC32C for the version document. */
     public long write(FileSystem fs, Path mapFile) throws IOException {
         byte[] bytes = toBytes();
-        try (FSDataOutputStream out = fs.create(new Path(mapFile, FILE_NAME), false)) {
+        try (FSDataOutputStream out = ObjectStores.create(fs, new Path(mapFile, FILE_NAME), false)) {
             out.write(bytes);
         }
         return crc32c(bytes);
@@ -201,7 +201,7 @@ public final class BloomFilter {
     public static BloomFilter read(FileSystem fs, Path mapFile, long expectedCrc, String layer) throws IOException {
         Path p = new Path(mapFile, FILE_NAME);
         byte[] bytes;
-        try (FSDataInputStream in = fs.open(p)) {
+        try (FSDataInputStream in = ObjectStores.open(fs, p, ObjectStores.Access.WHOLE_FILE, -1)) {
             bytes = in.readAllBytes();
         } catch (FileNotFoundException e) {
             throw damaged(p, layer, "it is missing", e);

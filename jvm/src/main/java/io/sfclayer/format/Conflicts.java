@@ -17,9 +17,17 @@ public final class Conflicts {
     private Conflicts() {
     }
 
+    /**
+     * Replace-type operations conflict with everything: a write or overwrite, and a restore (a repair
+     * of a damaged version document, which reverts every change since the version it restores and so
+     * lists no removed files or changed ranges of its own).
+     */
     static boolean replacesLayer(LayerMetadata md) {
-        return md.operation.equals("write") || md.operation.equals("overwrite");
+        return md.operation.equals("write") || md.operation.equals("overwrite") || md.operation.equals(RESTORE);
     }
+
+    /** The operation of a version that restores an earlier one (LayerRepair.restoreDocument). */
+    public static final String RESTORE = "restore";
 
     /** Throws ConcurrentUpdate naming the version and what conflicts, if {@code mine} cannot rebase over {@code newer}. */
     public static void check(String layer, LayerMetadata mine, List<LayerMetadata> newer) {
@@ -33,8 +41,8 @@ public final class Conflicts {
                     + "published, retry the " + mine.operation);
             }
             if (replacesLayer(mine)) {
-                throw new SfcLayerException.ConcurrentUpdate(head + "; an overwrite conflicts with every concurrent "
-                    + "change, nothing was published");
+                throw new SfcLayerException.ConcurrentUpdate(head + "; a replacing " + mine.operation
+                    + " conflicts with every concurrent change, nothing was published");
             }
             List<String> both = new ArrayList<>();
             for (String f : v.removedFiles) {

@@ -124,7 +124,7 @@ public final class DataFileIndex {
     public static DataFileIndex read(Configuration conf, FileSystem fs, Path index, Long expectedCrc,
                                      long dataStart, long dataEnd) throws IOException {
         byte[] bytes;
-        try (FSDataInputStream in = fs.open(index)) {
+        try (FSDataInputStream in = ObjectStores.open(fs, index, ObjectStores.Access.WHOLE_FILE, -1)) {
             bytes = in.readAllBytes();
         }
         try {

@@ -8,7 +8,6 @@ import io.sfclayer.SfcLayerException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.ChecksumException;
 import org.apache.hadoop.fs.FSDataInputStream;
-import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.slf4j.Logger;
@@ -155,6 +154,18 @@ public final class DataFileReader implements Closeable {
      */
     public DataFileReader(Configuration conf, Path path, DataFileEntry entry, DamageSink sink, DataFileIndex index)
             throws IOException {
+        this(conf, path, entry, sink, index, ObjectStores.Access.SEQUENTIAL);
+    }
+
+    /**
+     * @param access how the file will be read: {@link ObjectStores.Access#RANDOM} for look-ups. On an
+     *               object store, a file whose length the version document records is opened with that
+     *               length and this read policy and no status call (one request fewer); a file shorter
+     *               than recorded then fails at the read that passes its end, as damage. With a sink
+     *               (verify, onCorrupt=skip) the length is always checked first, to report it exactly.
+     */
+    public DataFileReader(Configuration conf, Path path, DataFileEntry entry, DamageSink sink, DataFileIndex index,
+                          ObjectStores.Access access) throws IOException {
         if (index != null) {
             this.index = index;
             this.indexLoaded = true;
@@ -165,21 +176,31 @@ public final class DataFileReader implements Closeable {
         this.conf = conf;
         this.sink = sink;
         this.fs = path.getFileSystem(conf);
-        FileStatus st;
-        try {
-            st = fs.getFileStatus(dataPath);
-        } catch (FileNotFoundException e) {
-            wholeFile(fs.exists(path) ? "its data file is missing" : "the listed data file is missing", true, e);
-            return;
-        } catch (IOException e) {
-            throw failure("cannot open data file " + path, e);
+        boolean trustLength = entry.dataBytes >= 0 && sink == null && ObjectStores.isObjectStore(fs);
+        long length;
+        if (trustLength) {
+            length = entry.dataBytes;
+        } else {
+            try {
+                length = fs.getFileStatus(dataPath).getLen();
+            } catch (FileNotFoundException e) {
+                wholeFile(fs.exists(path) ? "its data file is missing" : "the listed data file is missing", true, e);
+                return;
+            } catch (IOException e) {
+                throw failure("cannot open data file " + path, e);
+            }
         }
         try {
-            in = fs.open(dataPath);
+            in = ObjectStores.open(fs, dataPath, access, trustLength ? length : -1);
             streamPos = 0;
             header = DataFileHeader.read(in, () -> streamPos = positionOf(in));
         } catch (FileNotFoundException e) {
-            closeQuietly(); // it exists (stat said so): Java reports "Permission denied" on a local open this way
+            closeQuietly();
+            if (trustLength) { // no status call was made: this is where a missing file shows
+                wholeFile("the listed data file is missing", true, e);
+                return;
+            }
+            // it exists (stat said so): Java reports "Permission denied" on a local open this way
             throw new SfcLayerException.StorageError("cannot open data file " + path + ": " + e, e);
         } catch (IOException | RuntimeException e) {
             closeQuietly();
@@ -197,7 +218,7 @@ public final class DataFileReader implements Closeable {
             return;
         }
         checked = RecordFrame.checked(header.formatVersion);
-        end = st.getLen();
+        end = length;
         pos = header.dataStart;
         if (index != null && index.size() > 0 && index.position(0) < header.dataStart) {
             // an index read alone (DataFileIndex.readAlone) is checked against the header here: read it again

@@ -2,6 +2,7 @@ package io.sfclayer.format;
 
 import io.sfclayer.SfcLayerException;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.BytesWritable;
@@ -38,7 +39,8 @@ public final class DataFileWriter implements Closeable {
     private final Path dir;
     /** {@link #dir} relative to the layer: the {@link DataFile#dir} of the files written. */
     private final String dirInLayer;
-    private final int partition;
+    /** The partition number in the names of the files opened from now on ({@link #namePartition}). */
+    private int partition;
     private final long blockSize;
     private final int indexInterval;
     private final String writeId;
@@ -53,6 +55,10 @@ public final class DataFileWriter implements Closeable {
 
     private SequenceFile.Writer data;
     private SequenceFile.Writer index;
+    /** The open file's streams (the SequenceFile writers do not own them) and its index's running CRC32C. */
+    private FSDataOutputStream dataOut;
+    private FSDataOutputStream indexOut;
+    private java.util.zip.CRC32C indexCrc;
     private String currentName;
     private long first;
     private long last = -1;
@@ -190,20 +196,24 @@ public final class DataFileWriter implements Closeable {
         SequenceFile.Metadata meta = new SequenceFile.Metadata();
         meta.set(new Text(META_FORMAT_VERSION), new Text(Integer.toString(formatVersion)));
         meta.set(new Text(META_WRITE_ID), new Text(writeId));
-        fs.mkdirs(mapFile);
+        // No mkdirs: creating a file makes its parents (on S3A a mkdirs is probes and a marker PUT).
+        // The streams are made here (ObjectStores.create: no probes on object stores) and the index's
+        // CRC32C is computed as it is written, so the index is not read back for it.
+        dataOut = ObjectStores.create(fs, new Path(mapFile, "data"), true, blockSize);
+        indexCrc = new java.util.zip.CRC32C();
+        indexOut = new FSDataOutputStream(new java.util.zip.CheckedOutputStream(
+            ObjectStores.create(fs, new Path(mapFile, "index"), true, blockSize), indexCrc), null);
         data = SequenceFile.createWriter(conf,
-            SequenceFile.Writer.file(new Path(mapFile, "data")),
+            SequenceFile.Writer.stream(dataOut),
             SequenceFile.Writer.keyClass(LongWritable.class),
             SequenceFile.Writer.valueClass(BytesWritable.class),
             SequenceFile.Writer.compression(SequenceFile.CompressionType.NONE),
-            SequenceFile.Writer.blockSize(blockSize),
             SequenceFile.Writer.metadata(meta));
         index = SequenceFile.createWriter(conf,
-            SequenceFile.Writer.file(new Path(mapFile, "index")),
+            SequenceFile.Writer.stream(indexOut),
             SequenceFile.Writer.keyClass(LongWritable.class),
             SequenceFile.Writer.valueClass(LongWritable.class),
-            SequenceFile.Writer.compression(SequenceFile.CompressionType.BLOCK),
-            SequenceFile.Writer.blockSize(blockSize));
+            SequenceFile.Writer.compression(SequenceFile.CompressionType.BLOCK));
         first = firstIndex;
         records = 0;
         groups = 0;
@@ -213,9 +223,11 @@ public final class DataFileWriter implements Closeable {
 
     private void roll() throws IOException {
         long length = data.getLength();
-        data.close();
+        data.close();   // flushes; the stream is ours to close
+        dataOut.close();
         index.close();
-        long indexCrc = DataFileIndex.crc32c(fs, new Path(new Path(dir, currentName), "index"));
+        indexOut.close();
+        long indexCrc = this.indexCrc.getValue();
         Long bloomCrc = null;
         if (bloomFpp > 0) {
             // built from the indexes this writer appended: no second pass over the file
@@ -225,6 +237,8 @@ public final class DataFileWriter implements Closeable {
             checked ? Long.valueOf(indexCrc) : null, statsComplete ? stats : null, bloomCrc));
         data = null;
         index = null;
+        dataOut = null;
+        indexOut = null;
     }
 
     /**
@@ -252,6 +266,22 @@ public final class DataFileWriter implements Closeable {
         return f;
     }
 
+    /**
+     * Names the files opened from now on {@code part-r-<partition>-<first index>}: a rewrite of files
+     * this writer finished (small-tail rebalancing) takes other names than theirs, so nothing is moved
+     * out of the way first (a rename on an object store copies every byte).
+     */
+    public void namePartition(int partition) {
+        if (partition < 0) {
+            throw new IllegalArgumentException("negative partition " + partition);
+        }
+        this.partition = partition;
+    }
+
+    public int namePartition() {
+        return partition;
+    }
+
     /** Where the files go. */
     public Path dir() {
         return dir;
@@ -276,17 +306,16 @@ public final class DataFileWriter implements Closeable {
 
     /** Closes without recording the open file, after a failure; errors are suppressed. */
     public void abort() {
-        try {
-            if (data != null) data.close();
-        } catch (IOException | RuntimeException ignored) {
-            // the write is failing already; the caller removes the whole data directory
-        }
-        try {
-            if (index != null) index.close();
-        } catch (IOException | RuntimeException ignored) {
-            // as above
+        for (Closeable c : new Closeable[] {data, dataOut, index, indexOut}) {
+            try {
+                if (c != null) c.close();
+            } catch (IOException | RuntimeException ignored) {
+                // the write is failing already; the caller removes the whole data directory
+            }
         }
         data = null;
         index = null;
+        dataOut = null;
+        indexOut = null;
     }
 }

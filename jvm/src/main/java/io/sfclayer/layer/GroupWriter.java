@@ -222,45 +222,52 @@ public final class GroupWriter implements Closeable {
         files.close();
     }
 
-    /** Writes the last two finished files again, split at half their total size. */
+    /**
+     * Writes the last two finished files again, split at half their total size, under names of their
+     * own (the partition number in the name raised by {@link #REWRITE_NAMES} per rebalancing), then
+     * deletes the two. Nothing is renamed: on an object store a rename copies every byte.
+     */
     private void rebalanceLastTwo() throws IOException {
         DataFile tail = files.dropLastFinished();
         DataFile before = files.dropLastFinished();
         Path dir = files.dir();
         FileSystem fs = dir.getFileSystem(files.conf());
-        // out of the way first: the first new file takes the first one's name
-        List<Path> moved = new ArrayList<>();
-        for (DataFile f : List.of(before, tail)) {
-            Path to = new Path(dir, MERGING_PREFIX + f.name);
-            if (!fs.rename(new Path(dir, f.name), to)) {
-                throw new IOException("cannot rename " + new Path(dir, f.name) + " to " + to);
-            }
-            moved.add(to);
-        }
+        int partition = files.namePartition();
+        rebalanced++;
+        files.namePartition(partition + rebalanced * REWRITE_NAMES);
         long half = (before.dataBytes + tail.dataBytes) / 2;
         long[] count = new long[1];
-        for (Path src : moved) {
-            try (DataFileReader in = new DataFileReader(files.conf(), src)) {
-                while (in.next()) {
-                    if (files.openBytes() >= half) {
-                        files.close();
+        try {
+            for (DataFile f : List.of(before, tail)) {
+                try (DataFileReader in = new DataFileReader(files.conf(), new Path(dir, f.name))) {
+                    while (in.next()) {
+                        if (files.openBytes() >= half) {
+                            files.close();
+                        }
+                        byte[] plain = compression == ValueCompression.NONE
+                            ? Arrays.copyOfRange(in.bytes(), in.offset(), in.offset() + in.length())
+                            : compression.decompress(in.bytes(), in.offset(), in.length());
+                        Varint.readLong(plain, 0, count, 0); // the Avro array's (one) block count
+                        files.append(in.index(), in.bytes(), in.offset(), in.length(), (int) Math.abs(count[0]),
+                            statsOf(plain, 0, plain.length));
                     }
-                    byte[] plain = compression == ValueCompression.NONE
-                        ? Arrays.copyOfRange(in.bytes(), in.offset(), in.offset() + in.length())
-                        : compression.decompress(in.bytes(), in.offset(), in.length());
-                    Varint.readLong(plain, 0, count, 0); // the Avro array's (one) block count
-                    files.append(in.index(), in.bytes(), in.offset(), in.length(), (int) Math.abs(count[0]),
-                        statsOf(plain, 0, plain.length));
                 }
             }
+            files.close();
+        } finally {
+            files.namePartition(partition); // later files start after the tail's range: their names are free
         }
-        for (Path p : moved) {
-            fs.delete(p, true);
+        for (DataFile f : List.of(before, tail)) {
+            fs.delete(new Path(dir, f.name), true);
         }
     }
 
-    /** Prefix of a file being rebalanced, in the task attempt's own directory (never listed by a version). */
-    static final String MERGING_PREFIX = "merging-";
+    /**
+     * Added to the partition number in the names of rebalanced files, once per rebalancing of this
+     * writer: names in a task attempt's directory are its one partition's, so these never collide.
+     */
+    static final int REWRITE_NAMES = 100_000;
+    private int rebalanced;
 
     public void abort() {
         files.abort();

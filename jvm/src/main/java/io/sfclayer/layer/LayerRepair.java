@@ -2,6 +2,7 @@ package io.sfclayer.layer;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.format.Conflicts;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.VersionLog;
 import org.apache.hadoop.conf.Configuration;
@@ -17,7 +18,7 @@ import java.util.Map;
 /**
  * The part of {@code sfclayer repair} that a damaged newest version document needs: that version's
  * changes cannot be recovered from it, so a new version restores the newest readable one, saying
- * so in its history entry. (Damaged records are repaired by rewriting, in Python's
+ * so in its history entry (operation {@code restore}). (Damaged records are repaired by rewriting, in Python's
  * {@code sfclayer.repair}, through an ordinary write.) The damaged document stays in place.
  */
 public final class LayerRepair {
@@ -56,8 +57,11 @@ public final class LayerRepair {
         }
         LayerMetadata md = good.copy();
         md.formatVersion = LayerMetadata.FORMAT_VERSION;
-        md.operation = "repair";
-        md.readVersion = latest; // no rebase: nothing newer than the damaged document is read
+        // a replace-type operation (Conflicts): it reverts every change since good.version, so it conflicts
+        // with any version committed after it read the log, and any write that read an older version
+        // conflicts with it; readVersion = latest, so a version committed since fails this commit
+        md.operation = Conflicts.RESTORE;
+        md.readVersion = latest;
         md.writeId = VersionLog.newWriteId();
         md.createdAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString();
         md.removedFiles = new ArrayList<>();

@@ -4,6 +4,7 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFile;
+import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.TileCursor;
 import io.sfclayer.format.TileSchema;
@@ -25,6 +26,10 @@ import java.util.Set;
  * rewritten anyway (a delete's or a compaction's files); every other file is neither read nor
  * copied, and the output rolls to a new file at it so the version's files stay disjoint. Groups of
  * a rewritten file that no new record touches are copied as stored, not decoded. No Spark in here.
+ *
+ * <p>Each file is opened with its entry in the read version's document (its length, format and
+ * checksums), as a read of that version would: a damaged file fails the update with
+ * {@link SfcLayerException.CorruptLayer} naming it, instead of being rewritten under fresh checksums.
  */
 public final class MergeWriter implements Closeable {
     /** What an append does with a tile whose key the layer already holds (write option onExisting). */
@@ -52,6 +57,7 @@ public final class MergeWriter implements Closeable {
     private final Configuration conf;
     private final Path layer;
     private final List<DataFile> files;
+    private final int baseFormat;
     private final Set<String> rewrite;
     private final GroupWriter out;
     private final TileCursor cursor;
@@ -60,6 +66,8 @@ public final class MergeWriter implements Closeable {
     private final OnExisting onExisting;
     private final QueryBox[] deleteBoxes;
     private final List<DataFile> removed = new ArrayList<>();
+    /** Where a repair's reads send damage (skipping the damaged records); null: damage fails the update. */
+    private DataFileReader.DamageSink damageSink;
 
     private int fi;
     private DataFileReader open;
@@ -70,15 +78,17 @@ public final class MergeWriter implements Closeable {
 
     /**
      * @param files       the existing files this task may touch, sorted by first index, disjoint
+     * @param baseFormat  the format version of the document that lists {@code files} (what their entries promise)
      * @param rewrite     ids of files to rewrite even if no new record falls in them
      * @param deleteBoxes tiles of rewritten files whose keys lie in one of these are dropped
      */
-    public MergeWriter(Configuration conf, Path layer, List<DataFile> files, Set<String> rewrite, GroupWriter out,
-                       TileSchema schema, ValueCompression compression, OnExisting onExisting,
+    public MergeWriter(Configuration conf, Path layer, List<DataFile> files, int baseFormat, Set<String> rewrite,
+                       GroupWriter out, TileSchema schema, ValueCompression compression, OnExisting onExisting,
                        List<QueryBox> deleteBoxes) {
         this.conf = conf;
         this.layer = layer;
         this.files = files;
+        this.baseFormat = baseFormat;
         this.rewrite = rewrite;
         this.out = out;
         this.cursor = new TileCursor(schema);
@@ -86,6 +96,15 @@ public final class MergeWriter implements Closeable {
         this.spaceTime = schema.spaceTime();
         this.onExisting = onExisting;
         this.deleteBoxes = deleteBoxes.toArray(new QueryBox[0]);
+    }
+
+    /**
+     * Makes this merge skip damaged records of the files it reads, reporting them to {@code sink}:
+     * only for a repair, which rewrites the files a verify found damaged and records what it dropped.
+     */
+    public MergeWriter skipDamage(DataFileReader.DamageSink sink) {
+        this.damageSink = sink;
+        return this;
     }
 
     /** Adds a new tile record; indexes must not decrease. */
@@ -162,7 +181,9 @@ public final class MergeWriter implements Closeable {
             return;
         }
         DataFile f = files.get(fi);
-        open = new DataFileReader(conf, new Path(new Path(layer, f.dir), f.name));
+        // without a damage sink (every update but a repair), damage fails it: a CorruptLayer naming the file
+        open = new DataFileReader(conf, new Path(new Path(layer, f.dir), f.name),
+            DataFileEntry.of(f, baseFormat, layer.toString()), damageSink);
         removed.add(f);
         advance();
     }

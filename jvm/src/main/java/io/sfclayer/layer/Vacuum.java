@@ -33,7 +33,8 @@ import java.util.Set;
  * time in its {@code data-<writeId>} name. A write in progress keeps its files by rule:
  * it holds a {@link #PENDING} marker in its data directory until its commit, and vacuum skips a data
  * directory whose marker is younger than {@link #PENDING_GRACE_MILLIS} (or the retention, if longer). As
- * Delta does, a retention under 7 days is refused unless the caller says it knows better.
+ * Delta does, a retention under 7 days is refused unless the caller says it knows better. A raster
+ * layer's pyramid levels ({@code _pyramid/<zoom>/}, layers of their own) are vacuumed with it.
  */
 public final class Vacuum {
     public static final long DEFAULT_RETAIN_MILLIS = 7L * 24 * 3600 * 1000;
@@ -105,8 +106,31 @@ public final class Vacuum {
         out.put("filesRemoved", sweep.files);
         out.put("otherRemoved", sweep.other);
         out.put("bytesFreed", sweep.bytes);
+        out.put("pyramidLevels", vacuumLevels(conf, log, retainMillis, dryRun, enforceRetention));
         return out;
     }
+
+    /** A pyramid's levels are layers of their own under {@code _pyramid/<zoom>/}: each vacuumed the same way. */
+    private static Map<String, Object> vacuumLevels(Configuration conf, VersionLog log, long retainMillis,
+                                                    boolean dryRun, boolean enforceRetention) throws IOException {
+        Map<String, Object> levels = new java.util.TreeMap<>();
+        Path dir = new Path(log.layerPath(), PYRAMID_DIR);
+        FileSystem fs = log.fileSystem();
+        if (!fs.exists(dir)) {
+            return levels;
+        }
+        for (FileStatus st : fs.listStatus(dir)) {
+            if (st.isDirectory() && st.getPath().getName().matches("[0-9]+")
+                    && new VersionLog(conf, st.getPath()).isLayer()) {
+                levels.put(st.getPath().getName(), run(conf, st.getPath().toString(), retainMillis, dryRun,
+                    enforceRetention));
+            }
+        }
+        return levels;
+    }
+
+    /** Where a raster layer's pyramid levels live (docs/FORMAT.md section 8). */
+    static final String PYRAMID_DIR = "_pyramid";
 
     /**
      * The start time (epoch ms) in a {@code data-<writeId>} directory's name; Long.MAX_VALUE (never

@@ -12,6 +12,7 @@ import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileIndex;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
+import io.sfclayer.format.ObjectStores;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.TileCursor;
 import io.sfclayer.format.TileSchema;
@@ -498,7 +499,7 @@ public final class ValueReader implements Closeable {
         try {
             DataFileEntry entry = layer.entry(listing.name(file));
             if (!indexInDriver) {
-                return new DataFileReader(layer.conf(), path, entry, null);
+                return new DataFileReader(layer.conf(), path, entry, null, null, ObjectStores.Access.RANDOM);
             }
             DataFileIndex index = indexes.get(file);
             String key = IndexCache.key(path, entry);
@@ -506,10 +507,10 @@ public final class ValueReader implements Closeable {
                 keep(file, index); // read by another reader of this JVM (an earlier open of the layer)
             }
             if (index != null) {
-                return new DataFileReader(layer.conf(), path, entry, null, index);
+                return new DataFileReader(layer.conf(), path, entry, null, index, ObjectStores.Access.RANDOM);
             }
             // the first open reads (and checks) the index; later opens of the file reuse it
-            DataFileReader r = new DataFileReader(layer.conf(), path, entry, null);
+            DataFileReader r = new DataFileReader(layer.conf(), path, entry, null, null, ObjectStores.Access.RANDOM);
             try {
                 index = r.loadedIndex();
             } catch (IOException | RuntimeException e) {

@@ -61,7 +61,8 @@ final class SfcLayerBatch implements Batch {
         }
         try {
             FileSystem fs = layer.path().getFileSystem(layer.conf());
-            return "file".equals(fs.getScheme()) ? null : fs;
+            // object stores have no locality (S3A answers "localhost" for every block): none asked
+            return "file".equals(fs.getScheme()) || io.sfclayer.format.ObjectStores.isObjectStore(fs) ? null : fs;
         } catch (IOException | UnsupportedOperationException e) {
             return null;
         }

@@ -21,7 +21,7 @@ import java.util.Map;
 
 /**
  * Layer maintenance as plain calls with string arguments and JSON answers (what the Python package
- * and the CLI call through py4j): history, delete, compact, vacuum.
+ * and the CLI call through py4j): history, delete, compact, repair, vacuum.
  */
 public final class SfcLayerCommands {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -173,6 +173,20 @@ public final class SfcLayerCommands {
             }
         }
         return out;
+    }
+
+    /**
+     * Repairs version {@code version} as an update based on it ({@link SfcLayerUpdate#repair}):
+     * {@code damagedNames} is a JSON array of the damaged data files' names, {@code dropped} the JSON
+     * recorded in the history entry. Returns the new version's summary.
+     */
+    public static String repair(SparkSession spark, String path, long version, String damagedNames, String dropped)
+            throws IOException {
+        List<String> names = new ArrayList<>();
+        for (Object n : JSON.readValue(damagedNames, List.class)) {
+            names.add(String.valueOf(n));
+        }
+        return json(summary(SfcLayerUpdate.repair(spark, path, version, names, JSON.readValue(dropped, Object.class))));
     }
 
     /** Compacts runs of small files; returns the newest version's summary. */

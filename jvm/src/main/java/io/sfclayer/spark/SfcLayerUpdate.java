@@ -10,250 +10,34 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.VersionLog;
 import io.sfclayer.layer.BoxQuery;
-import io.sfclayer.layer.GroupWriter;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.MergeWriter;
 import io.sfclayer.layer.PartitionBreaks;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileStatus;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.spark.SparkJobInfo;
-import org.apache.spark.SparkStageInfo;
-import org.apache.spark.api.java.JavaFutureAction;
 import org.apache.spark.api.java.JavaPairRDD;
-import org.apache.spark.api.java.JavaSparkStatusTracker;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
 
 import java.io.IOException;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
 import java.util.function.Predicate;
 
 /**
  * Updates of an existing layer, each one Spark job and one commit (docs/FORMAT.md, "Commit
  * protocol"): append/upsert, delete and compact. Only the files an update must change are read and
- * rewritten; the new version references every other file where it is.
+ * rewritten; the new version references every other file where it is. What one job holds (its
+ * writeId, data directory, progress, candidate document) is {@link UpdateJob}.
  */
 public final class SfcLayerUpdate {
     private SfcLayerUpdate() {
-    }
-
-    /** What a job needs besides its input: where it writes and how. */
-    static final class Job {
-        final SparkSession spark;
-        final VersionLog log;
-        final String writeId = VersionLog.newWriteId();
-        final String dataDirName = VersionLog.DATA_DIR_PREFIX + writeId;
-        final Configuration conf;
-        /** The largest group of tiles sharing an index its tasks write (write option maxGroupBytes). */
-        long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
-
-        /**
-         * Refuses, before any work, a layer whose filesystem cannot publish a version atomically
-         * (CommitPublisher); then marks the write as in progress for vacuum ({@link Vacuum#PENDING} in its
-         * data directory, removed with the attempts no result named after the commit, or with the directory).
-         */
-        Job(SparkSession spark, VersionLog log, Configuration conf) throws IOException {
-            log.publisher();
-            this.spark = spark;
-            this.log = log;
-            this.conf = conf;
-            log.fileSystem().create(new Path(log.dataDir(dataDirName), io.sfclayer.layer.Vacuum.PENDING), false).close();
-        }
-
-        JavaSparkContext jsc() {
-            return JavaSparkContext.fromSparkContext(spark.sparkContext());
-        }
-
-        /** Runs {@code input} through {@code task} under a job description, removing the write's files if it fails. */
-        List<UpdateTask.Result> run(JavaPairRDD<Long, byte[]> input, UpdateTask task, String description) {
-            JavaSparkContext jsc = jsc();
-            String previous = jsc.getLocalProperty("spark.job.description");
-            jsc.setJobDescription(description);
-            JavaFutureAction<List<UpdateTask.Result>> action;
-            try {
-                action = input.mapPartitionsWithIndex(task, true).collectAsync();
-            } finally {
-                jsc.setJobDescription(previous);
-            }
-            jobIds.addAll(action.jobIds());
-            try {
-                return action.get();
-            } catch (ExecutionException e) {
-                throw SfcLayerUpdate.<RuntimeException>rethrow(e.getCause() == null ? e : e.getCause());
-            } catch (InterruptedException e) {
-                action.cancel(true);
-                Thread.currentThread().interrupt();
-                throw new SfcLayerException("write to layer " + log.layerPath() + " interrupted", e);
-            }
-        }
-
-        /** The Spark jobs this write ran (a failed job's tasks may still be running when it fails). */
-        private final List<Integer> jobIds = new ArrayList<>();
-
-        /**
-         * Set once the commit published a version, or could not tell whether it did: from then on the
-         * write's data directory may be referenced and is never deleted here (issue 27).
-         */
-        private boolean keepData;
-
-        /** Removes this write's data directory (it failed, or lost a race), unless its commit may have published it. */
-        void discard() {
-            if (keepData) {
-                return;
-            }
-            awaitTasks();
-            try {
-                log.fileSystem().delete(log.dataDir(dataDirName), true);
-            } catch (IOException ignored) {
-                // no version names it; vacuum removes what is left
-            }
-        }
-
-        /**
-         * Waits (at most {@value #AWAIT_TASKS_MS} ms) until no task of this write's jobs runs: when a
-         * job fails, Spark kills its other tasks asynchronously, and one still writing would put files
-         * back into the directory {@link #discard()} deletes.
-         */
-        private void awaitTasks() {
-            JavaSparkStatusTracker tracker = jsc().statusTracker();
-            long deadline = System.nanoTime() + AWAIT_TASKS_MS * 1_000_000L;
-            while (System.nanoTime() < deadline) {
-                boolean running = false;
-                for (int id : jobIds) {
-                    SparkJobInfo job = tracker.getJobInfo(id);
-                    for (int stage : job == null ? new int[0] : job.stageIds()) {
-                        SparkStageInfo info = tracker.getStageInfo(stage);
-                        running |= info != null && info.numActiveTasks() > 0;
-                    }
-                }
-                if (!running) {
-                    return;
-                }
-                try {
-                    Thread.sleep(50);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
-        }
-
-        static final long AWAIT_TASKS_MS = 60_000;
-
-        /**
-         * Builds the new version from {@code md} (its shape fields set) with {@code baseFiles} minus
-         * what the tasks removed (all of them when {@code replaceAll}) plus what they added, and commits it.
-         */
-        /** Index spans the write covers beyond its files' (a delete's boxes): recorded as changed. */
-        final List<long[]> coveredRanges = new ArrayList<>();
-        /** The format of the version committed. */
-        int formatVersion = LayerMetadata.FORMAT_VERSION;
-        /** What a repair dropped, recorded in the version's history entry; null for other writes. */
-        Object repair;
-
-        LayerMetadata commit(LayerMetadata md, List<DataFile> baseFiles, List<UpdateTask.Result> results,
-                             boolean replaceAll) throws IOException {
-            List<DataFile> added = new ArrayList<>();
-            List<DataFile> removed = new ArrayList<>();
-            long[] counts = new long[4];
-            for (UpdateTask.Result r : results) {
-                added.addAll(r.added);
-                removed.addAll(r.removed);
-                for (int i = 0; i < 4; i++) {
-                    counts[i] += r.counts[i];
-                }
-            }
-            if (replaceAll) {
-                removed = new ArrayList<>(baseFiles);
-            }
-            Set<String> removedIds = new HashSet<>();
-            for (DataFile f : removed) {
-                removedIds.add(f.id());
-            }
-            List<DataFile> files = new ArrayList<>();
-            for (DataFile f : baseFiles) {
-                if (!removedIds.contains(f.id())) {
-                    files.add(f);
-                }
-            }
-            files.addAll(added);
-            md.formatVersion = formatVersion;
-            md.writeId = writeId;
-            md.createdAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString();
-            md.dataDir = dataDirName;
-            md.setFiles(files);
-            md.removedFiles = new ArrayList<>(removedIds);
-            md.removedFiles.sort(null);
-            md.changedRanges = coarsen(spans(added, replaceAll ? List.of() : removed, coveredRanges),
-                MAX_CHANGED_RANGES);
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("filesAdded", added.size());
-            m.put("filesRemoved", removed.size());
-            m.put("recordsAdded", added.stream().mapToLong(f -> f.records).sum());
-            m.put("recordsRemoved", removed.stream().mapToLong(f -> f.records).sum());
-            m.put("bytesWritten", added.stream().mapToLong(f -> f.dataBytes).sum());
-            m.put("tilesInserted", counts[0]);
-            m.put("tilesReplaced", counts[1]);
-            m.put("tilesKept", counts[2]);
-            m.put("tilesDeleted", counts[3]);
-            if (repair != null) {
-                // the history entry of a repair lists what it dropped
-                md.operation = "repair";
-                m.put("dropped", repair);
-            }
-            md.metrics = m;
-            TestHooks.beforeCommit(conf);
-            LayerMetadata committed;
-            try {
-                committed = log.commit(md, added);
-            } catch (SfcLayerException.CommitStateUnknown e) {
-                keepData = true;
-                throw e;
-            }
-            keepData = true;
-            removeOtherAttempts(added);
-            return committed;
-        }
-
-        /**
-         * Best effort: attempt directories of this write that no result named (failed or duplicate
-         * attempts), and its pending marker (the write is over).
-         */
-        private void removeOtherAttempts(List<DataFile> added) {
-            Set<String> used = new HashSet<>();
-            for (DataFile f : added) {
-                used.add(f.dir);
-            }
-            try {
-                FileSystem fs = log.fileSystem();
-                Path dir = log.dataDir(dataDirName);
-                if (!fs.exists(dir)) {
-                    return;
-                }
-                for (FileStatus st : fs.listStatus(dir)) {
-                    if (!used.contains(dataDirName + "/" + st.getPath().getName())) {
-                        fs.delete(st.getPath(), true);
-                    }
-                }
-                if (used.isEmpty()) {
-                    fs.delete(dir, true);
-                }
-            } catch (IOException | RuntimeException ignored) {
-                // never referenced: vacuum removes it (after a publish nothing may throw)
-            }
-        }
     }
 
     /** At most this many {@code changedRanges} in a version document (more are coarsened). */
@@ -351,7 +135,7 @@ public final class SfcLayerUpdate {
      * the layer's key index into partitions no existing file straddles, then each task merges its
      * records with the files they fall in.
      */
-    static LayerMetadata append(Job job, Layer base, JavaPairRDD<Long, byte[]> encoded, int partitions,
+    static LayerMetadata append(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> encoded, int partitions,
                                 MergeWriter.OnExisting onExisting) throws IOException {
         LayerMetadata md0 = base.metadata();
         List<DataFile> files = base.files();
@@ -364,6 +148,7 @@ public final class SfcLayerUpdate {
             md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
         task.maxGroupBytes = job.maxGroupBytes;
         task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
+        task.baseFormat = md0.formatVersion;
         // An append that inserted and replaced no tile (no rows, or only keys kept by onExisting=ignore)
         // publishes nothing: a version without a change would only conflict with concurrent writers.
         LayerMetadata out = runAndCommit(job, base,
@@ -379,7 +164,7 @@ public final class SfcLayerUpdate {
      * changed nothing (then null). Whatever happens, the broadcasts are released, and the write's
      * files are removed unless they were committed.
      */
-    private static LayerMetadata runAndCommit(Job job, Layer base, JavaPairRDD<Long, byte[]> records, UpdateTask task,
+    private static LayerMetadata runAndCommit(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> records, UpdateTask task,
                                               String operation, String description,
                                               Predicate<List<UpdateTask.Result>> unchanged,
                                               Broadcast<?>... broadcasts) throws IOException {
@@ -409,8 +194,14 @@ public final class SfcLayerUpdate {
      * Rewrites {@code groups} of existing files (each group one task, adjacent files together) with
      * the tiles in {@code deleteBoxes} dropped; no new records. Returns null when nothing changed.
      */
-    private static LayerMetadata rewrite(Job job, Layer base, List<List<DataFile>> groups, Set<String> ids,
+    private static LayerMetadata rewrite(UpdateJob job, Layer base, List<List<DataFile>> groups, Set<String> ids,
                                          List<QueryBox> deleteBoxes, String operation) throws IOException {
+        return rewrite(job, base, groups, ids, deleteBoxes, operation, false);
+    }
+
+    private static LayerMetadata rewrite(UpdateJob job, Layer base, List<List<DataFile>> groups, Set<String> ids,
+                                         List<QueryBox> deleteBoxes, String operation, boolean skipDamage)
+            throws IOException {
         LayerMetadata md0 = base.metadata();
         if (groups.isEmpty()) {
             return null;
@@ -422,6 +213,8 @@ public final class SfcLayerUpdate {
             md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
             md0.valueSchemaJson, perTask, ids, MergeWriter.OnExisting.REPLACE, deleteBoxes);
         task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
+        task.baseFormat = md0.formatVersion;
+        task.skipDamage = skipDamage;
         JavaPairRDD<Long, byte[]> none = JavaPairRDD.fromJavaRDD(
             jsc.<scala.Tuple2<Long, byte[]>>parallelize(new ArrayList<>(), groups.size()));
         // A delete that removed no tile publishes nothing.
@@ -466,7 +259,7 @@ public final class SfcLayerUpdate {
         for (List<DataFile> c : chunks(touched, spark.sparkContext().defaultParallelism())) {
             groups.add(new ArrayList<>(all.subList(all.indexOf(c.get(0)), all.indexOf(c.get(c.size() - 1)) + 1)));
         }
-        Job job = new Job(spark, new VersionLog(conf, new Path(path)), conf);
+        UpdateJob job = new UpdateJob(spark, new VersionLog(conf, new Path(path)), conf);
         Set<String> ids = new HashSet<>();
         for (DataFile f : touched) {
             ids.add(f.id());
@@ -479,6 +272,43 @@ public final class SfcLayerUpdate {
         }
         LayerMetadata out = rewrite(job, base, groups, ids, boxes, "delete");
         return out == null ? base.metadata() : out;
+    }
+
+    /**
+     * Repairs version {@code version} of the layer at {@code path} as an update based on it: the data
+     * files named in {@code damagedNames} (those a verify of that version found damaged; all of them
+     * when empty) are rewritten without their damaged records, every other file and every field of
+     * the document (a raster description, ...) is kept. The commit is checked against versions
+     * committed since {@code version} like any update's, so none of them is erased: it rebases over
+     * them, or fails with ConcurrentUpdate when one changed the same files. {@code dropped} goes into
+     * the history entry. Returns the new version's metadata.
+     */
+    public static LayerMetadata repair(SparkSession spark, String path, long version, List<String> damagedNames,
+                                       Object dropped) throws IOException {
+        Configuration conf = HadoopConfs.forOptions(spark, java.util.Map.of());
+        Layer base = Layer.open(conf, path, version, -1);
+        List<DataFile> all = base.files();
+        List<DataFile> touched = new ArrayList<>();
+        for (DataFile f : all) {
+            if (damagedNames.isEmpty() || damagedNames.contains(f.name)) {
+                touched.add(f);
+            }
+        }
+        if (touched.isEmpty()) {
+            throw new SfcLayerException.InvalidArgument("repair of layer " + path + " version " + version
+                + ": none of the files " + damagedNames + " is in that version");
+        }
+        List<List<DataFile>> groups = new ArrayList<>();
+        for (List<DataFile> c : chunks(touched, spark.sparkContext().defaultParallelism())) {
+            groups.add(new ArrayList<>(all.subList(all.indexOf(c.get(0)), all.indexOf(c.get(c.size() - 1)) + 1)));
+        }
+        Set<String> ids = new HashSet<>();
+        for (DataFile f : touched) {
+            ids.add(f.id());
+        }
+        UpdateJob job = new UpdateJob(spark, new VersionLog(conf, new Path(path)), conf);
+        job.repair = dropped;
+        return rewrite(job, base, groups, ids, List.of(), "repair", true);
     }
 
     /**
@@ -505,7 +335,7 @@ public final class SfcLayerUpdate {
         if (run.size() > 1) {
             runs.add(run);
         }
-        Job job = new Job(spark, new VersionLog(conf, new Path(path)), conf);
+        UpdateJob job = new UpdateJob(spark, new VersionLog(conf, new Path(path)), conf);
         Set<String> ids = new HashSet<>();
         for (List<DataFile> r : runs) {
             for (DataFile f : r) {

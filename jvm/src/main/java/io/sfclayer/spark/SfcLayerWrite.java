@@ -153,7 +153,7 @@ public final class SfcLayerWrite {
             Encode encode = new Encode(md0.keyIndex, TileSchema.fromJson(md0.valueSchemaJson, spaceTime), schema,
                 layerValues);
             opts.checkBloomAgainst(io.sfclayer.format.BloomFilter.layerFpp(md0), log.layerPath().toString());
-            SfcLayerUpdate.Job job = new SfcLayerUpdate.Job(spark, log, conf);
+            UpdateJob job = new UpdateJob(spark, log, conf);
             job.maxGroupBytes = opts.maxGroupBytes;
             return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting);
         }
@@ -171,7 +171,7 @@ public final class SfcLayerWrite {
         long blockSize = opts.blockSize > 0 ? opts.blockSize : fs.getDefaultBlockSize(log.layerPath());
         long[] breaks = PartitionBreaks.compute(keyIndex, partitions);
 
-        SfcLayerUpdate.Job job = new SfcLayerUpdate.Job(spark, log, conf);
+        UpdateJob job = new UpdateJob(spark, log, conf);
         JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(conf));
         Encode encode = new Encode(keyIndex, tileSchema, schema, valueNames);

@@ -63,6 +63,10 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
     private int formatVersion = io.sfclayer.format.LayerMetadata.FORMAT_VERSION;
     /** The largest group of tiles sharing an index (write option maxGroupBytes). */
     long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
+    /** The format version of the document listing the task's existing files (0: none, a whole-layer write). */
+    int baseFormat;
+    /** A repair's: damaged records of the files it rewrites are skipped (a verify listed them), not fatal. */
+    boolean skipDamage;
     /** Bloom filters' false-positive probability for the files written (the layer's choice); 0: none. */
     double bloomFpp;
 
@@ -111,8 +115,11 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         // a delete rewrites only the files holding a tile it deletes (issue 27), not every file its box's spans meet
         Set<String> toRewrite = deleteBoxes.isEmpty() ? rewrite
             : io.sfclayer.layer.DeleteProbe.holdingDeleted(c, layerPath, files, rewrite, deleteBoxes, schema, compression);
-        MergeWriter merge = new MergeWriter(c, layerPath, files, toRewrite, groups, schema, compression, onExisting,
-            deleteBoxes);
+        MergeWriter merge = new MergeWriter(c, layerPath, files, baseFormat, toRewrite, groups, schema, compression,
+            onExisting, deleteBoxes);
+        if (skipDamage) {
+            merge.skipDamage(d -> { });
+        }
         try {
             while (records.hasNext()) {
                 Tuple2<Long, byte[]> r = records.next();
@@ -127,7 +134,6 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         result.added.addAll(groups.files());
         result.removed.addAll(merge.removed());
         result.counts = merge.counts;
-        TestHooks.afterTask(c, partition, tc);
         return List.of(result).iterator();
     }
 }

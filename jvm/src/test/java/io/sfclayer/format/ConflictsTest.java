@@ -28,9 +28,50 @@ public class ConflictsTest {
 
     @Test
     public void disjointChangesRebase() {
+        // version 1 holds d/..-0 (0..63) and d/..-192 (192..255); this append rewrote the first, the
+        // concurrent version 2 the second: this write rebases onto version 2 and keeps both rewrites
         LayerMetadata mine = version(2, "append", List.of(new long[] {0, 63}), List.of("d/part-r-00000-0"));
-        LayerMetadata theirs = version(2, "append", List.of(new long[] {192, 255}), List.of("d/part-r-00003-192"));
-        Conflicts.check("L", mine, List.of(theirs)); // no exception
+        mine.writeId = "w";
+        mine.dataDir = "data-w";
+        LayerMetadata theirs = full(version(2, "append", List.of(new long[] {192, 255}),
+            List.of("d/part-r-00000-192")));
+        theirs.setFiles(List.of(file("d", 0, 63), file("t", 192, 255)));
+        Conflicts.check("L", mine, List.of(theirs));
+        LayerMetadata r = Conflicts.rebase(mine, List.of(file("data-w", 0, 63)), theirs);
+        assertEquals(List.of("data-w/part-r-00000-0", "t/part-r-00000-192"),
+            r.files.stream().map(DataFile::id).collect(java.util.stream.Collectors.toList()));
+        assertEquals("w", r.writeId);
+        assertEquals("data-w", r.dataDir);
+        assertEquals(1, r.readVersion);
+        assertEquals(List.of("d/part-r-00000-0"), r.removedFiles);
+        assertEquals(2, r.fileCount);
+        assertEquals(2, r.recordCount);
+    }
+
+    @Test
+    public void aRestoreConflictsWithEverything() {
+        // a restore reverts every change since the version it restores, listing none of them: a write
+        // that read before it must not rebase over it, and it must not publish over a newer version
+        LayerMetadata restore = version(3, "restore", List.of(), List.of());
+        LayerMetadata append = version(2, "append", List.of(new long[] {500, 600}), List.of());
+        SfcLayerException e = assertThrows(SfcLayerException.ConcurrentUpdate.class,
+            () -> Conflicts.check("L", append, List.of(restore)));
+        assertTrue(e.getMessage(), e.getMessage().contains("version 3 (restore"));
+        e = assertThrows(SfcLayerException.ConcurrentUpdate.class,
+            () -> Conflicts.check("L", restore, List.of(version(4, "append", List.of(new long[] {500, 600}),
+                List.of()))));
+        assertTrue(e.getMessage(), e.getMessage().contains("restore conflicts with every concurrent change"));
+    }
+
+    private static LayerMetadata full(LayerMetadata md) {
+        md.keyIndex = io.sfclayer.curve.KeyIndex.z(new io.sfclayer.curve.KeyBounds(0, 0, 15, 15));
+        md.valueSchemaJson = "{\"type\":\"struct\",\"fields\":[]}";
+        md.tileSchemaJson = "{\"type\":\"record\",\"name\":\"Tile\",\"fields\":[]}";
+        md.writeId = "n";
+        md.dataDir = "data-n";
+        md.blockSize = 1 << 20;
+        md.indexInterval = 4;
+        return md;
     }
 
     @Test

@@ -1,0 +1,97 @@
+package io.sfclayer.format;
+
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.util.functional.FutureIO;
+
+import java.io.IOException;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Opening and creating data files the way object stores (S3A, GCS, ADLS) want it: every call there is
+ * an HTTP request of tens of milliseconds, so say what is already known instead of asking again.
+ *
+ * <ul>
+ *   <li>Reads: {@code openFile} with the length the version document records (S3A then skips its HEAD)
+ *       and a read policy: {@code random} for look-ups (ranged GETs of what is asked for), {@code
+ *       sequential} for scans (one GET streaming on).</li>
+ *   <li>Writes: no {@code mkdirs} (creating a file makes its parents; on S3A a mkdirs is probes and a
+ *       marker PUT) and S3A's performance create (no probe for a directory or file at the path: data
+ *       files go to a fresh directory of their write, so nothing can be there).</li>
+ * </ul>
+ * Other filesystems get the plain calls: their metadata is a local stat or one NameNode RPC.
+ */
+public final class ObjectStores {
+    /** Schemes of object stores: no real directories, no locality, every metadata call a request. */
+    private static final Set<String> SCHEMES = Set.of("s3a", "s3", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs",
+        "oss", "cosn", "obs");
+    /** Hadoop's standard openFile options (Hadoop 3.3.5+); unknown options are ignored by filesystems. */
+    static final String READ_POLICY = "fs.option.openfile.read.policy";
+    static final String LENGTH = "fs.option.openfile.length";
+    /** S3A's per-file create option: skip the probes for an existing file or directory. */
+    static final String S3A_CREATE_PERFORMANCE = "fs.s3a.create.performance";
+
+    /** How a file will be read. */
+    public enum Access {
+        /** Look-ups: small reads here and there. */
+        RANDOM("random"),
+        /** Scans and whole files: read on from where reading starts. */
+        SEQUENTIAL("sequential"),
+        /** Small files read in full at once (indexes, bloom filters). */
+        WHOLE_FILE("whole-file");
+
+        final String policy;
+
+        Access(String policy) {
+            this.policy = policy;
+        }
+    }
+
+    private ObjectStores() {
+    }
+
+    public static boolean isObjectStore(FileSystem fs) {
+        String scheme = fs.getUri().getScheme(); // getScheme() is not implemented by every filesystem
+        return scheme != null && SCHEMES.contains(scheme.toLowerCase(Locale.ROOT));
+    }
+
+    /**
+     * Opens {@code p} for reading with a read policy and, when {@code knownLength >= 0}, its length
+     * (an object store then asks nothing before the first read; a file shorter than that ends early,
+     * an EOFException at the read, which readers report as damage).
+     */
+    public static FSDataInputStream open(FileSystem fs, Path p, Access access, long knownLength) throws IOException {
+        if (!isObjectStore(fs)) {
+            return fs.open(p);
+        }
+        var builder = fs.openFile(p).opt(READ_POLICY, access.policy);
+        if (knownLength >= 0) {
+            builder.opt(LENGTH, knownLength);
+        }
+        return FutureIO.awaitFuture(builder.build());
+    }
+
+    /**
+     * Creates a file in a directory of a write's own, its parents included. On object stores nothing
+     * is probed first ({@code overwrite} is then moot: the write's directory is new).
+     */
+    public static FSDataOutputStream create(FileSystem fs, Path p, boolean overwrite) throws IOException {
+        return create(fs, p, overwrite, -1);
+    }
+
+    /** As {@link #create(FileSystem, Path, boolean)}, with the file's block size ({@code <= 0}: the filesystem's). */
+    public static FSDataOutputStream create(FileSystem fs, Path p, boolean overwrite, long blockSize) throws IOException {
+        if (isObjectStore(fs)) {
+            // createFile returns a raw builder type
+            return (FSDataOutputStream) fs.createFile(p).overwrite(true).recursive().opt(S3A_CREATE_PERFORMANCE, true).build();
+        }
+        if (blockSize <= 0) {
+            return fs.create(p, overwrite);
+        }
+        return fs.create(p, overwrite, fs.getConf().getInt("io.file.buffer.size", 4096), fs.getDefaultReplication(p),
+            blockSize);
+    }
+}

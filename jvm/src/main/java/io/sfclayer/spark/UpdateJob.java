@@ -1,0 +1,234 @@
+package io.sfclayer.spark;
+
+import io.sfclayer.SfcLayerException;
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.VersionLog;
+import io.sfclayer.layer.GroupWriter;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.SparkJobInfo;
+import org.apache.spark.SparkStageInfo;
+import org.apache.spark.api.java.JavaFutureAction;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaSparkStatusTracker;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.SparkSession;
+
+import java.io.IOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+
+/** What a job needs besides its input: where it writes and how. */
+final class UpdateJob {
+    final SparkSession spark;
+    final VersionLog log;
+    final String writeId = VersionLog.newWriteId();
+    final String dataDirName = VersionLog.DATA_DIR_PREFIX + writeId;
+    final Configuration conf;
+    /** The largest group of tiles sharing an index its tasks write (write option maxGroupBytes). */
+    long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
+
+    /**
+     * Refuses, before any work, a layer whose filesystem cannot publish a version atomically
+     * (CommitPublisher); then marks the write as in progress for vacuum ({@link Vacuum#PENDING} in its
+     * data directory, removed with the attempts no result named after the commit, or with the directory).
+     */
+    UpdateJob(SparkSession spark, VersionLog log, Configuration conf) throws IOException {
+        log.publisher();
+        this.spark = spark;
+        this.log = log;
+        this.conf = conf;
+        log.fileSystem().create(new Path(log.dataDir(dataDirName), io.sfclayer.layer.Vacuum.PENDING), false).close();
+    }
+
+    JavaSparkContext jsc() {
+        return JavaSparkContext.fromSparkContext(spark.sparkContext());
+    }
+
+    /** Runs {@code input} through {@code task} under a job description, removing the write's files if it fails. */
+    List<UpdateTask.Result> run(JavaPairRDD<Long, byte[]> input, UpdateTask task, String description) {
+        JavaSparkContext jsc = jsc();
+        String previous = jsc.getLocalProperty("spark.job.description");
+        jsc.setJobDescription(description);
+        JavaFutureAction<List<UpdateTask.Result>> action;
+        try {
+            action = input.mapPartitionsWithIndex(task, true).collectAsync();
+        } finally {
+            jsc.setJobDescription(previous);
+        }
+        jobIds.addAll(action.jobIds());
+        try {
+            return action.get();
+        } catch (ExecutionException e) {
+            throw SfcLayerUpdate.<RuntimeException>rethrow(e.getCause() == null ? e : e.getCause());
+        } catch (InterruptedException e) {
+            action.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new SfcLayerException("write to layer " + log.layerPath() + " interrupted", e);
+        }
+    }
+
+    /** The Spark jobs this write ran (a failed job's tasks may still be running when it fails). */
+    private final List<Integer> jobIds = new ArrayList<>();
+
+    /**
+     * Set once the commit published a version, or could not tell whether it did: from then on the
+     * write's data directory may be referenced and is never deleted here (issue 27).
+     */
+    private boolean keepData;
+
+    /** Removes this write's data directory (it failed, or lost a race), unless its commit may have published it. */
+    void discard() {
+        if (keepData) {
+            return;
+        }
+        awaitTasks();
+        try {
+            log.fileSystem().delete(log.dataDir(dataDirName), true);
+        } catch (IOException ignored) {
+            // no version names it; vacuum removes what is left
+        }
+    }
+
+    /**
+     * Waits (at most {@value #AWAIT_TASKS_MS} ms) until no task of this write's jobs runs: when a
+     * job fails, Spark kills its other tasks asynchronously, and one still writing would put files
+     * back into the directory {@link #discard()} deletes.
+     */
+    private void awaitTasks() {
+        JavaSparkStatusTracker tracker = jsc().statusTracker();
+        long deadline = System.nanoTime() + AWAIT_TASKS_MS * 1_000_000L;
+        while (System.nanoTime() < deadline) {
+            boolean running = false;
+            for (int id : jobIds) {
+                SparkJobInfo job = tracker.getJobInfo(id);
+                for (int stage : job == null ? new int[0] : job.stageIds()) {
+                    SparkStageInfo info = tracker.getStageInfo(stage);
+                    running |= info != null && info.numActiveTasks() > 0;
+                }
+            }
+            if (!running) {
+                return;
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    static final long AWAIT_TASKS_MS = 60_000;
+
+    /**
+     * Builds the new version from {@code md} (its shape fields set) with {@code baseFiles} minus
+     * what the tasks removed (all of them when {@code replaceAll}) plus what they added, and commits it.
+     */
+    /** Index spans the write covers beyond its files' (a delete's boxes): recorded as changed. */
+    final List<long[]> coveredRanges = new ArrayList<>();
+    /** The format of the version committed. */
+    int formatVersion = LayerMetadata.FORMAT_VERSION;
+    /** What a repair dropped, recorded in the version's history entry; null for other writes. */
+    Object repair;
+
+    LayerMetadata commit(LayerMetadata md, List<DataFile> baseFiles, List<UpdateTask.Result> results,
+                         boolean replaceAll) throws IOException {
+        List<DataFile> added = new ArrayList<>();
+        List<DataFile> removed = new ArrayList<>();
+        long[] counts = new long[4];
+        for (UpdateTask.Result r : results) {
+            added.addAll(r.added);
+            removed.addAll(r.removed);
+            for (int i = 0; i < 4; i++) {
+                counts[i] += r.counts[i];
+            }
+        }
+        if (replaceAll) {
+            removed = new ArrayList<>(baseFiles);
+        }
+        Set<String> removedIds = new HashSet<>();
+        for (DataFile f : removed) {
+            removedIds.add(f.id());
+        }
+        List<DataFile> files = new ArrayList<>();
+        for (DataFile f : baseFiles) {
+            if (!removedIds.contains(f.id())) {
+                files.add(f);
+            }
+        }
+        files.addAll(added);
+        md.formatVersion = formatVersion;
+        md.writeId = writeId;
+        md.createdAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString();
+        md.dataDir = dataDirName;
+        md.setFiles(files);
+        md.removedFiles = new ArrayList<>(removedIds);
+        md.removedFiles.sort(null);
+        md.changedRanges = SfcLayerUpdate.coarsen(SfcLayerUpdate.spans(added, replaceAll ? List.of() : removed, coveredRanges),
+            SfcLayerUpdate.MAX_CHANGED_RANGES);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("filesAdded", added.size());
+        m.put("filesRemoved", removed.size());
+        m.put("recordsAdded", added.stream().mapToLong(f -> f.records).sum());
+        m.put("recordsRemoved", removed.stream().mapToLong(f -> f.records).sum());
+        m.put("bytesWritten", added.stream().mapToLong(f -> f.dataBytes).sum());
+        m.put("tilesInserted", counts[0]);
+        m.put("tilesReplaced", counts[1]);
+        m.put("tilesKept", counts[2]);
+        m.put("tilesDeleted", counts[3]);
+        if (repair != null) {
+            // the history entry of a repair lists what it dropped
+            md.operation = "repair";
+            m.put("dropped", repair);
+        }
+        md.metrics = m;
+        LayerMetadata committed;
+        try {
+            committed = log.commit(md, added);
+        } catch (SfcLayerException.CommitStateUnknown e) {
+            keepData = true;
+            throw e;
+        }
+        keepData = true;
+        removeOtherAttempts(added);
+        return committed;
+    }
+
+    /**
+     * Best effort: attempt directories of this write that no result named (failed or duplicate
+     * attempts), and its pending marker (the write is over).
+     */
+    private void removeOtherAttempts(List<DataFile> added) {
+        Set<String> used = new HashSet<>();
+        for (DataFile f : added) {
+            used.add(f.dir);
+        }
+        try {
+            FileSystem fs = log.fileSystem();
+            Path dir = log.dataDir(dataDirName);
+            if (!fs.exists(dir)) {
+                return;
+            }
+            for (FileStatus st : fs.listStatus(dir)) {
+                if (!used.contains(dataDirName + "/" + st.getPath().getName())) {
+                    fs.delete(st.getPath(), true);
+                }
+            }
+            if (used.isEmpty()) {
+                fs.delete(dir, true);
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // never referenced: vacuum removes it (after a publish nothing may throw)
+        }
+    }
+}
