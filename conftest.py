@@ -5,6 +5,9 @@
 - ``hdfs``: a real HDFS for tests marked ``@pytest.mark.hdfs``; a MiniHdfs started once for the
   session, or the cluster named by ``SFCLAYER_HDFS_URL``. See integration/hdfs.py and
   integration/README.md.
+- ``connect``: a Spark Connect session (a thin ``sc://`` client, no py4j) on a Connect server in its own
+  process, started once for the session from pyspark's wheel and set up by ``sfclayer.configure``; see
+  tests/scripts/connect_server.py.
 - ``s3``: a real S3 server (moto) on loopback, reached through S3A, for tests marked
   ``@pytest.mark.s3``; ``s3_race``: S3Proxy (atomic conditional writes) behind a fault-injecting
   proxy. Each started once for the session; see integration/s3.py.
@@ -94,6 +97,64 @@ def spark(tmp_path_factory):
     session.sparkContext.setLogLevel("WARN")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def connect(tmp_path_factory):
+    """A Spark Connect session on the run's own Connect server (pyspark's ``remote("local[2]")`` server,
+    configured by ``sfclayer.configure``, in a child process: a classic session and a local Connect
+    server cannot share one Python process). The client is built with Connect's own builder, so this
+    process stays in classic mode for the ``spark`` fixture."""
+    import json
+    import secrets
+    import socket
+    import subprocess
+    import threading
+
+    pytest.importorskip("grpc", reason="the Spark Connect client needs pyspark[connect] (make setup)")
+    if _PYTHON_SRC not in sys.path:
+        sys.path.append(_PYTHON_SRC)
+    import sfclayer
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    tmp_dir = str(tmp_path_factory.mktemp("connect"))
+    snapshot = shutil.copyfile(sfclayer.jar_path(), os.path.join(tmp_dir, "sfclayer.jar"))  # as `spark` does
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_hex(16)
+    conf = {k: v for k, v in _spark_conf(tmp_dir).items() if not k.startswith("spark.hadoop.dfs")}
+    env = dict(os.environ, SFCLAYER_JAR=snapshot, SPARK_CONNECT_AUTHENTICATE_TOKEN=token, SPARK_LOCAL_IP="127.0.0.1",
+               PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable),
+               PYTHONPATH=os.pathsep.join([_PYTHON_SRC, os.environ.get("PYTHONPATH", "")]))
+    for var in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE"):
+        env.pop(var, None)
+    log = open(os.path.join(tmp_dir, "server.log"), "w")
+    server = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "scripts", "connect_server.py"),
+                               str(port), json.dumps(conf)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=log, text=True, env=env, cwd=tmp_dir)
+    ready = threading.Event()
+    def wait_ready():
+        for line in server.stdout:
+            if line.strip() == "ready":
+                ready.set()
+
+    threading.Thread(target=wait_ready, daemon=True).start()
+    if not ready.wait(240) or server.poll() is not None:
+        server.kill()
+        log.close()
+        with open(log.name) as f:
+            tail = f.read()[-3000:]
+        pytest.fail(f"the Spark Connect server did not start (log {log.name}):\n{tail}", pytrace=False)
+    session = sfclayer.configure(ConnectSession.builder.remote(f"sc://localhost:{port}/;token={token}")).create()
+    yield session
+    session.stop()
+    server.stdin.close()
+    try:
+        server.wait(60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    log.close()
 
 
 # MiniHdfs boots (~5 s) while Spark does: it is launched as soon as collection shows a test that

@@ -137,6 +137,9 @@ def configure(builder):
     pyspark.sql.SparkSession.Builder
         The same builder, with ``spark.jars`` naming the connector jar and, unless the builder
         names a catalog ``sfclayer`` already, ``spark.sql.catalog.sfclayer`` set to :data:`CATALOG`.
+        For Spark Connect, ``builder.remote("local[...]")`` starts its own server, which gets both;
+        a client of a separate server (``remote("sc://...")``) gets the catalog only: the jar must
+        be on that server's class path already (README, "Spark Connect").
 
     Examples
     --------
@@ -144,8 +147,12 @@ def configure(builder):
     >>> spark = sfclayer.configure(SparkSession.builder.master("local[2]")).getOrCreate()  # doctest: +SKIP
     >>> spark.sql(f"CALL sfclayer.system.history(path => '{path}')").count()  # doctest: +SKIP
     """
-    jar = jar_path()
     options = builder._options if hasattr(builder, "_options") else {}
+    if str(options.get("spark.remote") or os.environ.get("SPARK_REMOTE") or "").startswith("sc://"):
+        if "spark.sql.catalog.sfclayer" not in options:  # a run-time setting, which a client may make
+            builder = builder.config("spark.sql.catalog.sfclayer", CATALOG)
+        return builder
+    jar = jar_path()
     existing = options.get("spark.jars")
     jars = jar if not existing else f"{existing},{jar}"
     builder = builder.config("spark.jars", jars)

@@ -1,11 +1,14 @@
-"""The only module that touches py4j: JVM calls, and Java errors turned into sfclayer's."""
+"""The only module that touches py4j (and Spark's errors): JVM calls, and Java errors turned into
+sfclayer's, on classic and Spark Connect sessions alike."""
 
 import contextlib
 import io
+import re
+import sys
 
 from . import errors
 
-__all__ = ["translated", "open_value_reader", "open_lookup", "lookup_call", "reader_call", "start_lookup_server", "server_call",
+__all__ = ["is_connect", "require_classic", "translated", "open_value_reader", "open_lookup", "lookup_call", "reader_call", "start_lookup_server", "server_call",
            "error_from_payload", "command", "read_text", "write_text", "verify_layer", "layer_metadata_json",
            "restore_document", "hadoop_opener", "hadoop_file_status"]  # what the rest of sfclayer uses
 
@@ -25,6 +28,63 @@ _JAVA_ERRORS = {
     "io.sfclayer.SfcLayerException$CommitStateUnknown": errors.CommitStateUnknown,
     "io.sfclayer.SfcLayerException$StorageError": errors.StorageError,
 }
+
+# The same classes by Spark error condition (SfcLayerException.getCondition()): what a Spark Connect
+# client gets instead of a Java class (tests/test_connect.py checks it against the jar).
+_CONDITIONS = {
+    "SFCLAYER_ERROR": errors.SfcLayerError,
+    "SFCLAYER_KEY_NOT_FOUND": errors.KeyNotFound,
+    "SFCLAYER_KEY_OUT_OF_BOUNDS": errors.KeyOutOfBounds,
+    "SFCLAYER_INVALID_ARGUMENT": errors.InvalidArgument,
+    "SFCLAYER_INVALID_INPUT": errors.InvalidInput,
+    "SFCLAYER_LAYER_NOT_FOUND": errors.LayerNotFound,
+    "SFCLAYER_LAYER_EXISTS": errors.LayerExists,
+    "SFCLAYER_CORRUPT_LAYER": errors.CorruptLayer,
+    "SFCLAYER_UNSUPPORTED_FORMAT": errors.UnsupportedFormat,
+    "SFCLAYER_CONCURRENT_UPDATE": errors.ConcurrentUpdate,
+    "SFCLAYER_COMMIT_STATE_UNKNOWN": errors.CommitStateUnknown,
+    "SFCLAYER_STORAGE_ERROR": errors.StorageError,
+}
+
+# "io.sfclayer.SfcLayerException$KeyNotFound: <message>" in a Connect error's server stack trace (its
+# "Caused by:" lines) or message: how an sfclayer error wrapped in Spark's (a failed task) reaches a
+# Connect client, whose exception carries only the outermost error's condition.
+_JAVA_ERROR_TEXT = re.compile(r"(io\.sfclayer\.SfcLayerException(?:\$\w+)?): ?([^\n]*)")
+
+
+def is_connect(spark):
+    """Whether ``spark`` (a SparkSession) is a Spark Connect session: no py4j gateway behind it."""
+    return type(spark).__module__.startswith("pyspark.sql.connect.")
+
+
+def _entry_point():
+    """The outermost sfclayer function on the stack (``sfclayer.open``): the one the user called."""
+    name, frame = None, sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module == "sfclayer" or module.startswith("sfclayer."):
+            name = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)  # Python 3.11+
+        frame = frame.f_back
+    return f"sfclayer.{name}" if name else "this sfclayer function"
+
+
+def require_classic(spark, what=None):
+    """Raise :class:`~sfclayer.errors.InvalidArgument` if ``spark`` is a Spark Connect session.
+
+    For functions that call the driver's JVM through py4j (or RDDs), which a Connect client has not:
+    a clear error naming the function (``what``, else the sfclayer function the caller called)
+    instead of pyspark's ``JVM_ATTRIBUTE_NOT_SUPPORTED``.
+    """
+    if is_connect(spark):
+        raise errors.InvalidArgument(
+            f"spark: a Spark Connect session is not supported by {what or _entry_point()} yet (it needs the "
+            "driver's JVM through py4j; use a classic SparkSession, e.g. sfclayer.session(), or plain Spark "
+            "reads, writes and CALL sfclayer.system.* procedures, which work on Connect)")
+
+
+def _jvm_of(spark):
+    require_classic(spark)
+    return spark.sparkContext._jvm
 
 
 def _java_throwable(exc):
@@ -51,7 +111,34 @@ def _sfclayer_error(exc):
             seen += 1
     except Exception:  # the JVM may be gone; keep the original error then
         return None
+    return _connect_error(exc) if throwable is None else None
+
+
+def _connect_error(exc):
+    """The sfclayer error a Spark Connect client's exception stands for: by its error condition, else
+    by the first sfclayer Java class named in its server stack trace or message; or None."""
+    condition = getattr(exc, "getCondition", None)
+    condition = condition() if callable(condition) else None
+    trace = getattr(exc, "getStackTrace", None)
+    texts = [str(exc)] + ([trace() or ""] if callable(trace) else [])
+    found = None
+    for text in texts:
+        found = found or _JAVA_ERROR_TEXT.search(text)
+    if condition in _CONDITIONS:
+        message = found.group(2) if found and _JAVA_ERRORS.get(found.group(1)) is _CONDITIONS[condition] \
+            else _plain_message(exc)
+        return _CONDITIONS[condition](message)
+    if found and found.group(1) in _JAVA_ERRORS:
+        return _JAVA_ERRORS[found.group(1)](found.group(2))
     return None
+
+
+def _plain_message(exc):
+    """A Connect exception's message without Spark's decorations (``[CONDITION] ... SQLSTATE: ...``)."""
+    get = getattr(exc, "getMessage", None)
+    text = get() if callable(get) else str(exc)
+    text = re.sub(r"^\[[A-Z_.]+\] ", "", text.split("\n\nJVM stacktrace:")[0]).strip()
+    return re.sub(r" SQLSTATE: \w+$", "", text)
 
 
 @contextlib.contextmanager
@@ -77,7 +164,7 @@ def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_d
     Its Hadoop configuration is the session's, as Spark's file sources make it: settings given with
     ``spark.conf.set("spark.hadoop.…")`` at run time count, and so do Hadoop ``options`` (``fs.*``).
     """
-    jvm = spark.sparkContext._jvm
+    jvm = _jvm_of(spark)
     jmap = jvm.java.util.HashMap()
     for key, value in (options or {}).items():
         jmap.put(str(key), str(value))
@@ -98,6 +185,7 @@ _LOOKUP_METHODS = ("close", "reader", "metadataJson")
 
 
 def _lookup_sessions(spark):
+    require_classic(spark)
     gateway = spark.sparkContext._gateway
     methods = vars(gateway).get("_sfclayer_lookup_sessions")  # getattr would ask the JVM
     if methods is None:
@@ -128,26 +216,52 @@ def lookup_call(spark, method, handle):
         return _lookup_sessions(spark)[method](int(handle))
 
 
+# Commands a Spark Connect session runs as the SQL procedure of the same name (CALL sfclayer.system.*),
+# whose rows carry what the command's JSON answer does.
+_PROCEDURES = {"history": ("path",), "compact": ("path",), "delete": ("path", "keys", "bbox", "time")}
+
+
 def command(spark, name, *args):
-    """Call ``io.sfclayer.spark.SfcLayerCommands.<name>(spark, *args)``; its JSON answer, parsed."""
+    """Call ``io.sfclayer.spark.SfcLayerCommands.<name>(spark, *args)``; its JSON answer, parsed.
+
+    On a Spark Connect session, ``history``, ``compact`` and ``delete`` run as the catalog's SQL procedures
+    instead (registered as ``sfclayer`` if the session has no such catalog), with the same answer.
+    """
     import json
 
-    jvm = spark.sparkContext._jvm
+    if is_connect(spark) and name in _PROCEDURES:
+        return _procedure(spark, name, *args)
+    jvm = _jvm_of(spark)
     with translated():
         answer = getattr(jvm.io.sfclayer.spark.SfcLayerCommands, name)(spark._jsparkSession, *args)
     return json.loads(answer)
 
 
+def _procedure(spark, name, *args):
+    """``CALL sfclayer.system.<name>(...)`` on a Connect session, its rows as the command's JSON."""
+    if spark.conf.get("spark.sql.catalog.sfclayer", None) is None:
+        spark.conf.set("spark.sql.catalog.sfclayer", "io.sfclayer.spark.SfcLayerCatalog")  # sfclayer.CATALOG
+    given = {k: str(v) for k, v in zip(_PROCEDURES[name], args) if v is not None}  # the rest: the defaults
+    named = ", ".join(f"{k} => :{k}" for k in given)
+    with translated():
+        rows = spark.sql(f"CALL sfclayer.system.{name}({named})", args=given).selectExpr(
+            "*", "unix_micros(created_at) AS created_micros").collect()
+    answer = [{"version": r.version, "createdAt": r.created_micros, "operation": r.operation,
+               "readVersion": r.read_version, "recordCount": r.records, "fileCount": r.files,
+               "dataBytes": r.data_bytes, "metrics": dict(r.metrics or {})} for r in rows]
+    return answer if name == "history" else answer[0]
+
+
 def verify_layer(spark, path, version=None):
     """The JSON report of ``io.sfclayer.spark.VerifyJob`` on a layer version (newest by default)."""
-    jvm = spark.sparkContext._jvm
+    jvm = _jvm_of(spark)
     with translated():
         return str(jvm.io.sfclayer.spark.VerifyJob.report(spark._jsparkSession, path, int(version or 0)))
 
 
 def layer_metadata_json(spark, path, version=None):
     """The version document of one version of a layer (the newest when ``version`` is None), as JSON text."""
-    jvm = spark.sparkContext._jvm
+    jvm = _jvm_of(spark)
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     with translated():
         layer = jvm.io.sfclayer.layer.Layer
@@ -157,7 +271,7 @@ def layer_metadata_json(spark, path, version=None):
 
 def restore_document(spark, path):
     """``io.sfclayer.layer.LayerRepair.restoreDocument``: a new version restoring the newest readable one."""
-    jvm = spark.sparkContext._jvm
+    jvm = _jvm_of(spark)
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     with translated():
         return str(jvm.io.sfclayer.layer.LayerRepair.restoreDocument(conf, path))
@@ -182,7 +296,7 @@ def start_lookup_server(spark, reader, max_connections=None, auth_timeout_ms=Non
     Limits left as None take the server's defaults; ``bind_host`` (a loopback address such as
     ``"::1"``) defaults to the JVM's loopback address.
     """
-    jvm = spark.sparkContext._jvm
+    jvm = _jvm_of(spark)
     cls = jvm.io.sfclayer.lookup.LookupServer
     with translated():
         if max_connections is None and auth_timeout_ms is None and io_timeout_ms is None and bind_host is None:
@@ -209,7 +323,7 @@ def error_from_payload(payload):
 
 
 def _hadoop_path(spark, path):
-    jvm = spark.sparkContext._jvm
+    jvm = _jvm_of(spark)
     p = jvm.org.apache.hadoop.fs.Path(path)
     return p, p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
@@ -219,7 +333,7 @@ def read_text(spark, path):
     p, fs = _hadoop_path(spark, path)
     if not fs.exists(p):
         return None
-    jvm = spark.sparkContext._jvm
+    jvm = _jvm_of(spark)
     stream = fs.open(p)
     try:
         data = jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
@@ -235,7 +349,7 @@ def write_text(spark, path, text):
     import uuid
 
     p, fs = _hadoop_path(spark, path)
-    jvm = spark.sparkContext._jvm
+    jvm = _jvm_of(spark)
     tmp = jvm.org.apache.hadoop.fs.Path(p.getParent(), f".{p.getName()}.{uuid.uuid4().hex}.tmp")
     try:
         out = fs.create(tmp, False)

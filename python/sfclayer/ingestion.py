@@ -175,6 +175,7 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     >>> r.grid.zoom, r.tiles                                                                 # doctest: +SKIP
     (12, 42)
     """
+    _jvm.require_classic(spark, "sfclayer.ingest")  # RDDs and py4j: not on Spark Connect yet (issue 21)
     t0 = time.perf_counter()
     for fixed in ("bounds", "extent", "crs", "raster"):
         if fixed in write_options:

@@ -138,6 +138,8 @@ def write(df, path, mode="errorifexists", **options):
     >>> sfclayer.read(spark, path).count()
     100
     """
+    # "error" is Spark's other name for errorifexists, the one Spark Connect's client accepts
+    mode = "error" if mode == "errorifexists" else mode
     with _jvm.translated():
         df.write.format("sfclayer").mode(mode).options(**write_options(**options)).save(path)
 
@@ -201,8 +203,6 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     >>> sfclayer.read(spark, path, bbox=(2.5, 2.5, 3.5, 3.5)).count()   # tiles whose envelope meets the box
     4
     """
-    from pyspark.sql import functions as F
-
     path = _check_path(path)
     bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
     keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
@@ -219,15 +219,18 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
                                                              lambda: _layer_crs(spark, path, version))
     elif geometry_crs is not None:
         raise InvalidArgument(f"geometry_crs: {geometry_crs!r} given without a geometry")
+    # Filters as SQL text: the same on classic and Spark Connect DataFrames (pyspark.sql.functions
+    # builds one kind of column or the other, by the process's mode, not the session's).
     with _jvm.translated():
         df = reader.options(**opts).load(path)
         if keys is not None:
-            c0, r0, c1, r1 = keys
-            df = df.where(F.col("col").between(int(c0), int(c1)) & F.col("row").between(int(r0), int(r1)))
+            c0, r0, c1, r1 = (int(v) for v in keys)
+            df = df.where(f"`col` BETWEEN {c0} AND {c1} AND `row` BETWEEN {r0} AND {r1}")
         if time is not None:
-            start, end = time
-            to_ts = lambda t: F.timestamp_micros(F.lit(_micros(t)))  # noqa: E731
-            df = df.where((F.col("time") >= to_ts(start)) & (F.col("time") <= to_ts(end)))
+            start, end = (int(_micros(t)) for t in time)
+            df = df.where(f"`time` >= timestamp_micros({start}) AND `time` <= timestamp_micros({end})")
+        if _jvm.is_connect(spark):
+            df.schema  # Connect plans lazily: resolve the layer now, so a missing one fails here as on classic
     return df
 
 

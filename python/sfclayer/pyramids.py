@@ -154,6 +154,7 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     >>> sfclayer.read(spark, "/tmp/world", zoom=1).count()  # doctest: +SKIP
     4
     """
+    _jvm.require_classic(spark, "sfclayer.pyramid")  # RDDs and py4j: not on Spark Connect yet (issue 21)
     if resampling is not None and resampling not in DOWNSAMPLING:
         raise InvalidArgument(f"resampling: {resampling!r} is unknown for a pyramid ({', '.join(DOWNSAMPLING)})")
     _base_zoom(_base_metadata(spark, path), path)  # not a raster layer: refused before anything is written

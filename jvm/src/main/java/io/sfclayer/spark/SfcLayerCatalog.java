@@ -2,6 +2,7 @@ package io.sfclayer.spark;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.spark.procedures.CompactProcedure;
+import io.sfclayer.spark.procedures.DeleteProcedure;
 import io.sfclayer.spark.procedures.HistoryProcedure;
 import io.sfclayer.spark.procedures.VacuumProcedure;
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
@@ -49,6 +50,7 @@ public final class SfcLayerCatalog implements ProcedureCatalog, TableCatalog, Fu
 
     static {
         PROCEDURES.put(CompactProcedure.NAME, CompactProcedure::new);
+        PROCEDURES.put(DeleteProcedure.NAME, DeleteProcedure::new);
         PROCEDURES.put(HistoryProcedure.NAME, HistoryProcedure::new);
         PROCEDURES.put(VacuumProcedure.NAME, VacuumProcedure::new);
     }

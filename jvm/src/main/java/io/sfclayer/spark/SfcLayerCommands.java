@@ -82,6 +82,12 @@ public final class SfcLayerCommands {
      */
     public static String delete(SparkSession spark, String path, String keys, String bbox, String time)
             throws IOException {
+        return json(summary(deleteVersion(spark, path, keys, bbox, time)));
+    }
+
+    /** {@link #delete}'s work: the new version, or the newest one unchanged when no box meets the layer. */
+    public static LayerMetadata deleteVersion(SparkSession spark, String path, String keys, String bbox, String time)
+            throws IOException {
         if (keys == null && bbox == null && time == null) {
             throw new SfcLayerException.InvalidArgument("delete: no box is given (give keys, bbox or time; to delete"
                 + " every tile, overwrite the layer)");
@@ -124,9 +130,9 @@ public final class SfcLayerCommands {
                 Integer.MAX_VALUE, t0, t1));
         }
         if (boxes.isEmpty()) {
-            return json(summary(md));
+            return md;
         }
-        return json(summary(SfcLayerUpdate.delete(spark, path, boxes)));
+        return SfcLayerUpdate.delete(spark, path, boxes);
     }
 
     /**

@@ -1,0 +1,146 @@
+"""The Python API on a Spark Connect session as on a classic one (issue 21, first slice).
+
+Each test of the shared part runs twice, on the run's classic session (``spark``) and on its Spark
+Connect session (``connect``: a thin ``sc://`` client of a Connect server set up by
+``sfclayer.configure``), asserting the same results and the same sfclayer error classes.
+"""
+
+import pytest
+
+import sfclayer
+from sfclayer import _jvm
+
+
+@pytest.fixture(params=["classic", "connect"])
+def session(request):
+    return request.getfixturevalue("spark" if request.param == "classic" else "connect")
+
+
+def grid(spark, side=16, mult=1, col0=0, row0=0):
+    """side x side tiles from (col0, row0), value = (col * 100 + row) * mult: SQL expressions only, the
+    same on both kinds of session."""
+    return spark.range(side * side).selectExpr(
+        f"int(id % {side}) + {col0} AS col", f"int(id DIV {side}) + {row0} AS row",
+    ).selectExpr("col", "row", f"(col * 100 + row) * {mult} AS value")
+
+
+def rows(df):
+    return sorted((r.col, r.row, r.value) for r in df.collect())
+
+
+def test_write_read_bbox_keys_and_versions(session, tmp_path):
+    path = str(tmp_path / "layer")
+    sfclayer.write(grid(session), path, bounds=(0, 0, 15, 15), extent=(0, 0, 16, 16))  # the default mode
+    assert rows(sfclayer.read(session, path)) == sorted((c, r, c * 100 + r) for c in range(16) for r in range(16))
+    assert rows(sfclayer.read(session, path, bbox=(10.5, 10.5, 12.5, 12.5))) == [
+        (c, r, c * 100 + r) for c in (10, 11, 12) for r in (3, 4, 5)]  # rows count from the top
+    assert sfclayer.read(session, path, keys=(2, 2, 4, 5)).count() == 12
+    sfclayer.write(grid(session, 4, mult=2), path, mode="append", on_existing="replace")
+    assert rows(sfclayer.read(session, path, keys=(1, 1, 1, 1))) == [(1, 1, 202)]
+    assert rows(sfclayer.read(session, path, keys=(1, 1, 1, 1), version=1)) == [(1, 1, 101)]
+    sfclayer.write(grid(session, 2), path, mode="overwrite", bounds=(0, 0, 1, 1))
+    assert sfclayer.read(session, path).count() == 4
+
+
+def test_errors_are_sfclayer_classes(session, tmp_path):
+    path = str(tmp_path / "layer")
+    with pytest.raises(sfclayer.LayerNotFound, match="no sfclayer layer at .*layer"):
+        sfclayer.read(session, path)
+    sfclayer.write(grid(session, 2), path, bounds=(0, 0, 1, 1))
+    with pytest.raises(sfclayer.LayerExists):
+        sfclayer.write(grid(session, 2), path, bounds=(0, 0, 1, 1))
+    with pytest.raises(sfclayer.InvalidArgument, match="option blockSize"):
+        sfclayer.write(grid(session, 2), str(tmp_path / "other"), bounds=(0, 0, 1, 1), block_size="lots")
+    with pytest.raises(sfclayer.InvalidInput, match="duplicate"):  # found by a write task, wrapped by Spark
+        sfclayer.write(grid(session, 2).union(grid(session, 2)), str(tmp_path / "dup"), bounds=(0, 0, 1, 1))
+    assert sfclayer.read(session, path).count() == 4  # nothing of the failed writes was published
+
+
+def test_sql_and_procedures(session, tmp_path):
+    path = str(tmp_path / "layer")
+    sfclayer.write(grid(session, 4), path, bounds=(0, 0, 3, 3))
+    sfclayer.write(grid(session, 2, mult=3), path, mode="append", on_existing="replace")
+    assert session.sql(f"SELECT value FROM sfclayer.`{path}` WHERE col = 1 AND row = 1").collect()[0].value == 303
+    assert [r.version for r in session.sql(f"CALL sfclayer.system.history(path => '{path}')").collect()] == [1, 2]
+    assert [r.value for r in session.sql(f"SELECT value FROM sfclayer.`{path}` VERSION AS OF 1 "
+                                         "WHERE col = 1 AND row = 1").collect()] == [101]
+    with pytest.raises(sfclayer.LayerNotFound, match="no sfclayer layer at .*missing"):
+        with _jvm.translated():
+            session.sql(f"CALL sfclayer.system.history(path => '{tmp_path / 'missing'}')").collect()
+
+
+def test_history_and_compact_on_connect_are_classics(spark, connect, tmp_path):
+    path = str(tmp_path / "layer")
+    sfclayer.write(grid(connect, 16), path, bounds=(0, 0, 15, 15), block_size="64k", partitions=4)
+    for i in range(3):  # small appends: runs of small files to compact
+        sfclayer.write(grid(connect, 2, 3, 4 * i, 4 * i), path, mode="append", on_existing="replace", partitions=4)
+    assert sfclayer.history(connect, path) == sfclayer.history(spark, path)
+    assert [v.operation for v in sfclayer.history(connect, path)] == ["write"] + ["append"] * 3
+    v = sfclayer.compact(connect, path)
+    assert v.operation == "compact" and v.metrics["filesRemoved"] > v.metrics["filesAdded"] >= 1
+    assert sfclayer.history(spark, path)[-1] == v == sfclayer.history(connect, path)[-1]
+    assert sfclayer.compact(connect, path) == v  # nothing more to do: the newest version, unchanged
+    assert rows(sfclayer.read(connect, path, keys=(4, 4, 5, 5))) == [
+        (c, r, (c * 100 + r) * 3) for c in (4, 5) for r in (4, 5)]
+    with pytest.raises(sfclayer.LayerNotFound, match="no sfclayer layer at .*missing"):
+        sfclayer.history(connect, str(tmp_path / "missing"))
+
+
+def test_delete_on_connect_is_classics(spark, connect, tmp_path):
+    by_classic, by_connect = str(tmp_path / "classic"), str(tmp_path / "connect")
+    for path in (by_classic, by_connect):
+        sfclayer.write(grid(connect, 8), path, bounds=(0, 0, 7, 7), extent=(0, 0, 8, 8))
+    for kwargs in ({"keys": (0, 0, 1, 2)}, {"bbox": (5.5, 5.5, 6.5, 6.5)}, {"keys": (20, 20, 30, 30)}):
+        a, b = sfclayer.delete(spark, by_classic, **kwargs), sfclayer.delete(connect, by_connect, **kwargs)
+        assert (a.version, a.operation, a.records, a.metrics) == (b.version, b.operation, b.records, b.metrics), kwargs
+    assert rows(sfclayer.read(connect, by_connect)) == rows(sfclayer.read(spark, by_classic))
+    assert sfclayer.read(connect, by_connect).count() == 64 - 6 - 4
+    with pytest.raises(sfclayer.InvalidArgument, match="no box is given"):
+        sfclayer.delete(connect, by_connect)
+
+
+def test_connect_clients_see_sfclayer_conditions(connect, tmp_path):
+    # what a Connect user (or any client) sees without the facade: Spark's error with sfclayer's condition
+    from pyspark.errors import PySparkException
+
+    with pytest.raises(PySparkException) as caught:
+        connect.read.format("sfclayer").load(str(tmp_path / "missing")).schema
+    assert caught.value.getCondition() == "SFCLAYER_LAYER_NOT_FOUND"
+    assert caught.value.getSqlState() == "42P01"
+
+
+def test_condition_table_is_the_jars(spark):
+    # each Java error class's condition (asked of the jar) names the same Python class as its class name
+    jvm = spark.sparkContext._jvm
+    for name, cls in _jvm._JAVA_ERRORS.items():
+        java = getattr(jvm.io.sfclayer, name[len("io.sfclayer."):])
+        try:
+            instance = java("m")
+        except Exception:  # the errors that always have a cause
+            instance = java("m", None)
+        assert _jvm._CONDITIONS[instance.getCondition()] is cls, name
+    assert len(set(_jvm._CONDITIONS.values())) == len(_jvm._CONDITIONS) == len(_jvm._JAVA_ERRORS)
+
+
+@pytest.mark.parametrize("name, call", [
+    ("sfclayer.open", lambda s, p: sfclayer.open(s, p)),
+    ("sfclayer.repair", lambda s, p: sfclayer.repair(s, p)),
+    ("sfclayer.vacuum", lambda s, p: sfclayer.vacuum(s, p)),
+    ("sfclayer.verify", lambda s, p: sfclayer.verify(s, p)),
+    ("sfclayer.ingest", lambda s, p: sfclayer.ingest(s, "/nowhere.tif", p, zoom=3)),
+    ("sfclayer.pyramid", lambda s, p: sfclayer.pyramid(s, p)),
+])
+def test_functions_not_on_connect_yet_say_so(connect, tmp_path, name, call):
+    path = str(tmp_path / "layer")
+    sfclayer.write(grid(connect, 2), path, bounds=(0, 0, 1, 1))
+    with pytest.raises(sfclayer.InvalidArgument, match=rf"Spark Connect session is not supported by {name} yet"):
+        call(connect, path)
+
+
+def test_configure_for_a_separate_connect_server_sets_the_catalog_only():
+    pytest.importorskip("grpc", reason="the Spark Connect client needs pyspark[connect] (make setup)")
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    options = sfclayer.configure(ConnectSession.builder.remote("sc://server.example:15002"))._options
+    assert options["spark.sql.catalog.sfclayer"] == sfclayer.CATALOG
+    assert "spark.jars" not in options  # a static setting of the server, which a client cannot make
