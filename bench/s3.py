@@ -108,6 +108,7 @@ def main(argv=None):
     s3_helpers.configure_spark(spark, s3_helpers.s3a_settings(BUCKET, server.endpoint))
     work = tempfile.mkdtemp(prefix="sfclayer-bench-s3-")
     try:
+        measure(spark, os.path.join(work, "warm-up"), args.side, args.payload)  # JIT and Spark warm-up, not reported
         local = measure(spark, os.path.join(work, "layer"), args.side, args.payload)
         server.latency = args.latency_ms / 1000
         s3 = measure(spark, f"s3a://{BUCKET}/layer", args.side, args.payload, server)
