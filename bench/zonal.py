@@ -78,8 +78,12 @@ def main():
 
             import geopandas
 
+            import rasterio
+
+            with rasterio.open(tif) as src:  # exactextract compares the zones' CRS with the raster's
+                crs = src.crs
             t = time.perf_counter()
-            exact_extract(tif, geopandas.GeoDataFrame(geometry=zones), ["count", "mean"], output="pandas")
+            exact_extract(tif, geopandas.GeoDataFrame(geometry=zones, crs=crs), ["count", "mean"], output="pandas")
             t_ee = f"{time.perf_counter() - t:.2f}"
         except ImportError:
             pass
