@@ -28,6 +28,8 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from sfclayer._s3a import HADOOP_SETTINGS
+
 REPO = Path(__file__).resolve().parent.parent
 S3A_JARS_DIR = REPO / "integration" / "target" / "s3-jars"
 S3PROXY_JAR = REPO / "integration" / "target" / "s3proxy" / "s3proxy.jar"
@@ -62,9 +64,25 @@ def ensure_jars(timeout=900):
 
 
 def free_port():
+    """A port free on 127.0.0.1 now: a server to be started there, or one nothing listens on."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def tiles(spark, cols, rows, keys=None, bump=0, payload=400, partitions=2):
+    """A DataFrame of tiles ``v = col * 1000 + row + bump`` with a ``payload`` of that many bytes
+    derived from ``v``: every tile of a ``cols`` x ``rows`` grid, or the (col, row) ``keys`` given."""
+    from pyspark.sql import functions as F
+
+    if keys is None:
+        df = (spark.range(cols * rows, numPartitions=partitions)
+              .select((F.col("id") % cols).cast("int").alias("col"),
+                      F.floor(F.col("id") / cols).cast("int").alias("row")))
+    else:
+        df = spark.createDataFrame(keys, "col int, row int")
+    return (df.withColumn("v", F.col("col") * 1000 + F.col("row") + F.lit(bump))
+              .withColumn("payload", F.expr(f"unhex(repeat(lpad(hex(v), 8, '0'), {payload // 4}))")))
 
 
 def s3a_settings(bucket, endpoint):
@@ -78,6 +96,8 @@ def s3a_settings(bucket, endpoint):
         b + "access.key": ACCESS_KEY,
         b + "secret.key": SECRET_KEY,
         b + "aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        # what sfclayer.session(s3=...) sets: the stream that opens without a HEAD given the length
+        **{b + key[len("fs.s3a."):]: value for key, value in HADOOP_SETTINGS.items()},
         # a local server: fail fast rather than retry for minutes
         b + "attempts.maximum": "2",
         b + "retry.limit": "2",

@@ -34,6 +34,13 @@ public final class ObjectStores {
     /** S3A's per-file create option: skip the probes for an existing file or directory. */
     static final String S3A_CREATE_PERFORMANCE = "fs.s3a.create.performance";
 
+    /**
+     * Data files up to this size are scanned from their start in one GET rather than after reading
+     * their index: the index's HEAD and GET are two round trips (tens of ms), more than a MiB takes
+     * to stream from an object store.
+     */
+    public static final long SCAN_WHOLE_BYTES = 1L << 20;
+
     /** How a file will be read. */
     public enum Access {
         /** Look-ups: small reads here and there. */

@@ -506,6 +506,13 @@ public final class ValueReader implements Closeable {
             if (index == null && (index = IndexCache.get(key)) != null) {
                 keep(file, index); // read by another reader of this JVM (an earlier open of the layer)
             }
+            if (index == null && ObjectStores.isObjectStore(path.getFileSystem(layer.conf()))
+                    && (index = indexAlone(path, entry)) != null) {
+                // an object store: the index alone (HEAD, GET), then the data file opens asking nothing
+                // and the look-up is one ranged GET, where the header would cost one more first
+                keep(file, index);
+                IndexCache.put(key, index);
+            }
             if (index != null) {
                 return new DataFileReader(layer.conf(), path, entry, null, index, ObjectStores.Access.RANDOM);
             }
@@ -525,6 +532,15 @@ public final class ValueReader implements Closeable {
             throw new SfcLayerException.CorruptLayer("layer " + layer.path() + " version " + md.version + ": "
                 + e.getMessage() + " (a reader pinned to an old version loses it when vacuum removes its"
                 + " files; refresh to the newest version)", e);
+        }
+    }
+
+    /** The file's index read without its data file; null when that cannot be (the reader then reads and reports it). */
+    private DataFileIndex indexAlone(Path path, DataFileEntry entry) {
+        try {
+            return DataFileIndex.readAlone(layer.conf(), path, entry);
+        } catch (IOException | RuntimeException e) {
+            return null; // damaged or missing: the data file's reader says so, naming the file
         }
     }
 

@@ -62,6 +62,7 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
         this.row = new GenericInternalRow(values);
         this.file = new DataFileReader(factory.conf.get(), new Path(partition.file), partition.entry,
             factory.onCorrupt.any() ? this::damaged : null);
+        this.file.scanWithoutIndex(); // a small file on an object store: one GET, not HEAD + GET of its index first
         this.traversal = new RangeTraversal(file, partition.ranges);
     }
 
