@@ -168,9 +168,14 @@ public final class ValueReader implements Closeable {
         this.cacheBytes = cacheBytes;
         this.indexInDriver = indexInDriver;
         if (indexInDriver && listing.size() > 1 && listing.size() <= PRELOAD_MAX_FILES) {
-            Thread t = new Thread(this::preloadIndexes, "sfclayer-index-preload");
-            t.setDaemon(true);
-            t.start();
+            // an object store answers each read in tens of ms, mostly waiting: read several files at once
+            int threads = ObjectStores.isObjectStore(layer.path().getFileSystem(layer.conf()))
+                ? Math.min(PRELOAD_THREADS_OBJECT_STORE, listing.size()) : 1;
+            for (int t = 0; t < threads; t++) {
+                Thread thread = new Thread(this::preloadIndexes, "sfclayer-index-preload");
+                thread.setDaemon(true);
+                thread.start();
+            }
         }
     }
 
@@ -198,6 +203,10 @@ public final class ValueReader implements Closeable {
 
     /** Layers with at most this many files have every index read in the background when opened. */
     static final int PRELOAD_MAX_FILES = 4096;
+    /** Threads reading indexes at once on an object store (each waits on one request at a time). */
+    static final int PRELOAD_THREADS_OBJECT_STORE = 8;
+    /** The next file a preload thread takes. */
+    private final java.util.concurrent.atomic.AtomicInteger preloadNext = new java.util.concurrent.atomic.AtomicInteger();
 
     /**
      * Reads every file's bloom filter and index, in the background, while they fit: the first look-up
@@ -205,7 +214,7 @@ public final class ValueReader implements Closeable {
      * left for that look-up to report.
      */
     private void preloadIndexes() {
-        for (int i = 0; i < listing.size(); i++) {
+        for (int i = preloadNext.getAndIncrement(); i < listing.size(); i = preloadNext.getAndIncrement()) {
             synchronized (this) {
                 if (closed) {
                     return;
