@@ -121,6 +121,8 @@ def main(argv=None):
         c0, r0, c1, r1 = s3["box"]
         sfclayer.read(spark, f"s3a://{BUCKET}/layer", keys=(c0, r0, c1, r1)).count()
         box_requests = len(server.requests())
+        for method, key, query in server.requests():  # what the box asked, for the console
+            print(f"  box: {method} {key}{'?' + query if query else ''}")
         # Parquet on the same S3, the same tiles, the same box as a filter on col/row
         pq = f"s3a://{BUCKET}/parquet"
         tiles(spark, args.side, args.payload).write.mode("overwrite").parquet(pq)

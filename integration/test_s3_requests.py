@@ -108,3 +108,25 @@ def test_request_counts_of_open_scan_and_commit(spark, s3, layer):
     # no data is renamed: a rename on S3 is a COPY (a PUT naming a source) plus a DELETE
     assert not [r for r in write + append if r[0] == "COPY" and "/part-r-" in r[1]], describe(write + append)
     assert not [r for r in write + append if r[0] == "DELETE" and "/part-r-" in r[1]], describe(write + append)
+
+
+def test_a_box_in_files_over_a_mib_reads_each_index_then_its_data(spark, s3):
+    """Files larger than ObjectStores.SCAN_WHOLE_BYTES: the index (HEAD, GET) first, then the data from
+    where the box starts: no HEAD of the data, no GET of its header before the index is known."""
+    path = s3.path("large-files")
+    sfclayer.write(s3_tiles(spark, N_COLS, N_ROWS, payload=8192), path, bounds=(0, 0, N_COLS - 1, N_ROWS - 1),
+                   partitions=2, block_size=64 << 20)
+    with sfclayer.open(spark, path) as lyr:
+        sizes = [f["dataBytes"] for f in lyr.metadata["files"]]
+        preloaded(lyr)  # its background reads are not the box's
+    assert min(sizes) > 1 << 20, sizes
+    got, requests = counted(s3, lambda: sfclayer.read(spark, path, keys=(3, 3, 9, 9)).select("col", "row", "v")
+                            .collect())
+    assert {(r.col, r.row): r.v for r in got} == {(c, r): c * 1000 + r for c in range(3, 10) for r in range(3, 10)}
+    print(f"\nbox in files over a MiB: {len(requests)} requests\n{describe(requests)}")
+    files = {p[:-len("/data")] for _, p, _ in requests if p.endswith("/data")}
+    assert files, describe(requests)
+    for f in files:
+        mine = [(m, p.rsplit("/", 1)[1]) for m, p, _ in requests if p.startswith(f + "/")]
+        assert mine[:2] == [("HEAD", "index"), ("GET", "index")], describe(requests)
+        assert set(mine[2:]) == {("GET", "data")}, describe(requests)

@@ -358,6 +358,25 @@ public final class DataFileReader implements Closeable {
     }
 
     /**
+     * For a scan of a file on an object store larger than {@link ObjectStores#SCAN_WHOLE_BYTES}: its
+     * index read alone first, so that the data file opens asking nothing (its header is read only if
+     * needed) and its first GET starts where the scan does. Null otherwise (smaller files are read
+     * whole, and with a sink, or where the index cannot be read alone, the reader reads it and reports
+     * what is wrong with it).
+     */
+    public static DataFileIndex indexFirst(Configuration conf, Path path, DataFileEntry entry, DamageSink sink) {
+        try {
+            if (sink != null || entry.dataBytes <= ObjectStores.SCAN_WHOLE_BYTES
+                    || !ObjectStores.isObjectStore(path.getFileSystem(conf))) {
+                return null;
+            }
+            return DataFileIndex.readAlone(conf, path, entry);
+        } catch (IOException | RuntimeException e) {
+            return null; // the reader reads it again and says what is wrong
+        }
+    }
+
+    /**
      * For a scan of a small file on an object store ({@link ObjectStores#SCAN_WHOLE_BYTES}): its index
      * is not read, seeks read on from the file's start through the one sequential stream. Call before
      * the first seek; false (and nothing changed) when the file is not such a file or its index is in use.
