@@ -184,6 +184,9 @@ object Fixtures {
     Npz.write(new File(expected, s"${spec.name}__${spec.zoom}.npz").getPath, Seq(
       "keys" -> Npz.longs(Seq(n, back.head._2.size), back.flatMap(_._2).toArray),
       "index" -> Npz.longs(Seq(n), back.map(_._1.toLong).toArray),
+      "extents" -> Npz.cells("float64", Seq(n, 4), back.flatMap { case (_, k, _) =>
+        val e = layout.mapTransform.keyToExtent(k(0).toInt, k(1).toInt)
+        Seq(e.xmin, e.ymin, e.xmax, e.ymax) }.toArray),
       "cells" -> Npz.cells(dtype, Seq(n, nb, tr, tc), cells.flatMap(_._1).toArray),
       "nodata_mask" -> Npz.bools(Seq(n, nb, tr, tc), cells.flatMap(_._2).toArray)))
 

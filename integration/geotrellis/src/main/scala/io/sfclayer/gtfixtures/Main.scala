@@ -7,13 +7,13 @@ import org.apache.spark.{SparkConf, SparkContext}
 object Main {
   def main(args: Array[String]): Unit = {
     val conf = new SparkConf()
-      .setMaster("local[1]")
+      .setMaster(sys.env.getOrElse("GT_MASTER", "local[1]"))
       .setAppName("sfclayer-geotrellis")
       .set("spark.ui.enabled", "false")
       .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
       .set("spark.kryo.registrator", "geotrellis.spark.store.kryo.KryoRegistrator")
-      // a fresh local file system per call, so each layer's fs.local.block.size applies
-      .set("spark.hadoop.fs.file.impl.disable.cache", "true")
+    // fixtures: a fresh local file system per call, so each layer's fs.local.block.size applies
+    if (args.headOption.contains("fixtures")) conf.set("spark.hadoop.fs.file.impl.disable.cache", "true")
     val sc = new SparkContext(conf)
     sc.setLogLevel("WARN")
     try args.toList match {
