@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 GENERATE = os.path.join(ROOT, "integration", "geotrellis", "generate.sh")
-TILE = 0.1  # the bench layout's tile size in degrees (integration/geotrellis Layouts.bench)
+TILE, LAYOUT_ROWS = 0.1, 256  # the bench layout: 256 x 256 tiles of 0.1° (integration/geotrellis Layouts.bench)
 FRACTIONS = (0.001, 0.01, 0.1)
 
 
@@ -56,12 +56,12 @@ def key_boxes(side, n, rng):
     return out
 
 
-def bbox_of(box, side):
+def bbox_of(box):
     """The map box selecting exactly key box ``box`` (a quarter tile inside its edges: sfclayer's boxes count
-    touching tiles). Row 0 is the top of the layout (y = side * TILE)."""
+    touching tiles). Row 0 is the top of the layout."""
     c0, r0, c1, r1 = box
-    q = TILE / 4
-    return (c0 * TILE + q, (side - r1 - 1) * TILE + q, (c1 + 1) * TILE - q, (side - r0) * TILE - q)
+    q, top = TILE / 4, LAYOUT_ROWS * TILE
+    return (c0 * TILE + q, top - (r1 + 1) * TILE + q, (c1 + 1) * TILE - q, top - r0 * TILE - q)
 
 
 def sfclayer_side(spark, catalog, boxes, side, lookups, cold, rng):
@@ -71,11 +71,12 @@ def sfclayer_side(spark, catalog, boxes, side, lookups, cold, rng):
     import sfclayer.geotrellis as sgt
 
     def run(box):
-        df = sgt.read(spark, catalog, "bench", 0, bbox=bbox_of(box, side))
+        df = sgt.read(spark, catalog, "bench", 0, bbox=bbox_of(box))
+        q = df.agg(F.count(F.lit(1)).alias("n"), F.sum(F.length("pixels")).alias("b"))
         t = time.perf_counter()
-        row = df.agg(F.count(F.lit(1)).alias("n"), F.sum(F.length("pixels")).alias("b")).collect()[0]
+        row = q.collect()[0]
         seconds = time.perf_counter() - t
-        metrics = dict(spark._jvm.io.sfclayer.spark.SfcLayerMetrics.of(df._jdf))
+        metrics = dict(spark._jvm.io.sfclayer.spark.SfcLayerMetrics.of(q._jdf))  # of the query that ran
         return seconds, int(row["n"]), int(metrics.get("recordsRead", -1))
 
     run(boxes[0][1])  # JIT, untimed
@@ -147,7 +148,7 @@ def render(args, side, write, gboxes, gcold, gwarm, sfc, conv, load, command, mi
             lines.append(f"| {label}, {len(gv)} keys | {gm * 1000:.2f} ms | {missing} | | |")
     if conv is not None:
         mb = n * 2048 / 1e6
-        lines.append(f"| `convert` to an sfclayer layer | | {conv:.1f} s ({n / conv:,.0f} tiles/s, {mb / conv:.0f} MB/s) | | |")
+        lines.append(f"| `convert` to an sfclayer layer | | {conv:.1f} s ({n / conv:,.0f} tiles/s, {mb / conv:.1f} MB/s) | | |")
     else:
         lines.append(f"| `convert` to an sfclayer layer | | {missing} | | |")
     if not sfc:
