@@ -144,3 +144,37 @@ def test_configure_for_a_separate_connect_server_sets_the_catalog_only():
     options = sfclayer.configure(ConnectSession.builder.remote("sc://server.example:15002"))._options
     assert options["spark.sql.catalog.sfclayer"] == sfclayer.CATALOG
     assert "spark.jars" not in options  # a static setting of the server, which a client cannot make
+
+
+def test_open_get_query_count_as_classic(session, tmp_path):
+    path = str(tmp_path / "layer")
+    sfclayer.write(grid(session), path, bounds=(0, 0, 15, 15), extent=(0, 0, 16, 16))
+    sfclayer.write(grid(session, 2, mult=3), path, mode="append", on_existing="replace")
+    with sfclayer.open(session, path) as layer:
+        assert layer.version == 2
+        assert layer.get(3, 2) == {"value": 302} and layer[1, 1] == {"value": 303}
+        assert (1, 1) in layer and (20, 1) not in layer
+        with pytest.raises(sfclayer.KeyNotFound, match=r"no tile at key .*20.*outside its key bounds"):
+            layer.get(20, 1)
+        assert layer.get_many([(1, 1), (2, 3), (40, 40), (15, 15)]) == [
+            {"value": 303}, {"value": 203}, None, {"value": 1515}]
+        assert sorted((t["col"], t["row"], t["value"]) for t in layer.query(keys=(2, 2, 4, 5))) == [
+            (c, r, c * 100 + r) for c in (2, 3, 4) for r in (2, 3, 4, 5)]
+        assert [t["col"] for t in layer.query(bbox=(10.5, 10.5, 12.5, 12.5))] != []
+        assert layer.count(bbox=(10.5, 10.5, 12.5, 12.5)) == 9 and layer.count(keys=(0, 0, 15, 15)) == 256
+        assert len(list(layer.query(limit=7))) == 7
+        assert layer.metadata["version"] == 2 and layer.metadata["recordCount"] == 256
+        assert layer.stats()["files_opened"] >= 1
+        with pytest.raises(sfclayer.InvalidArgument, match="limit"):
+            layer.query(limit=-1)
+        with pytest.raises(sfclayer.InvalidArgument, match="spatial"):
+            layer.get(1, 1, time="2020-01-01")
+    with pytest.raises(sfclayer.InvalidArgument, match="closed"):
+        layer.get(1, 1)
+    with sfclayer.open(session, path, version=1) as old:
+        assert old.get(1, 1) == {"value": 101}
+        sfclayer.write(grid(session, 1, mult=7), path, mode="append", on_existing="replace")
+        assert old.get(0, 0) == {"value": 0} and old.refresh() == 3 and old.get(0, 0) == {"value": 0}
+        assert old.get(1, 0) == {"value": 300}
+    with pytest.raises(sfclayer.LayerNotFound, match="no sfclayer layer at .*missing"):
+        sfclayer.open(session, str(tmp_path / "missing"))
