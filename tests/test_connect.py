@@ -178,3 +178,22 @@ def test_open_get_query_count_as_classic(session, tmp_path):
         assert old.get(1, 0) == {"value": 300}
     with pytest.raises(sfclayer.LayerNotFound, match="no sfclayer layer at .*missing"):
         sfclayer.open(session, str(tmp_path / "missing"))
+
+
+def test_thin_client_process_without_a_jvm(connect_url, tmp_path):
+    # a Python process that could not start a JVM (JAVA_HOME points nowhere) does it all through sc://
+    import json
+    import os
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
+    env.update(JAVA_HOME=str(tmp_path / "no-java"), PYTHONPATH=os.path.join(os.path.dirname(here), "python"))
+    done = subprocess.run([sys.executable, os.path.join(here, "scripts", "thin_client.py"), connect_url,
+                           str(tmp_path)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"read": 16, "get": 30, "get_many": [27, None], "query": [0, 3, 24, 27], "count": 9,
+                   "missing": "KeyNotFound", "history": ["write", "append"], "vacuumed": [1], "verified": True,
+                   "gateway": False, "connect": "pyspark.sql.connect.session"}

@@ -50,7 +50,9 @@ _CONDITIONS = {
 # "io.sfclayer.SfcLayerException$KeyNotFound: <message>" in a Connect error's server stack trace (its
 # "Caused by:" lines) or message: how an sfclayer error wrapped in Spark's (a failed task) reaches a
 # Connect client, whose exception carries only the outermost error's condition.
-_JAVA_ERROR_TEXT = re.compile(r"(io\.sfclayer\.SfcLayerException(?:\$\w+)?): ?([^\n]*)")
+# An error thrown while the server plans a relation (sfclayer's Connect plugin) reads
+# "(io.sfclayer.SfcLayerException$InvalidArgument) <message>".
+_JAVA_ERROR_TEXT = re.compile(r"\(?(io\.sfclayer\.SfcLayerException(?:\$\w+)?)(?:: ?|\) )([^\n]*)")
 
 
 def is_connect(spark):

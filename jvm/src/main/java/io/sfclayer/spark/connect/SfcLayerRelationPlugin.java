@@ -249,6 +249,8 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (FileNotFoundException e) {
             return null;
+        } catch (org.apache.hadoop.fs.ChecksumException e) { // a filesystem's own checksum found damage
+            throw new SfcLayerException.CorruptLayer(path + " is damaged (its filesystem checksum does not match)", e);
         }
     }
 
