@@ -56,23 +56,21 @@ def _plan(payload):
 
 
 def _table(spark, payload):
-    from ._jvm import translated
-
+    # Errors come as Spark Connect's: the caller translates them (sfclayer._jvm.translated, which imports
+    # this module, so it is handed in rather than imported back)
     plan = _plan(payload)
-    with translated():
-        try:
-            # one ExecutePlan round trip (DataFrame.toArrow would analyze the plan first: a second one)
-            table = spark.client.to_table(plan.to_proto(spark.client), {})[0]
-        except Exception as e:
-            _explain_missing_plugin(e)
-            raise
-    return table
+    try:
+        # one ExecutePlan round trip (DataFrame.toArrow would analyze the plan first: a second one)
+        return spark.client.to_table(plan.to_proto(spark.client), {})[0]
+    except Exception as e:
+        _explain_missing_plugin(e)
+        raise
 
 
 def _explain_missing_plugin(e):
-    text = str(e)
-    if "extension" in text.lower() and ("not supported" in text.lower() or "plugin" in text.lower()) \
-            and "sfclayer" not in text.lower():
+    """An InvalidArgument saying how to set the server up when it has no sfclayer plugin (Spark's
+    ``NO_HANDLER_FOR_EXTENSION``), rather than Spark's bare error."""
+    if "NO_HANDLER_FOR_EXTENSION" in str(e) or "No handler found for extension type" in str(e):
         raise errors.InvalidArgument(
             "spark: the Spark Connect server has no sfclayer relation plugin: start it with the sfclayer jar and "
             f"--conf spark.connect.extensions.relation.classes={PLUGIN} (README, \"Spark Connect\"), or use "
@@ -80,7 +78,7 @@ def _explain_missing_plugin(e):
 
 
 def request_text(spark, op, **args):
-    """The text answer of a request (None when the server answered none)."""
+    """The text answer of a request (None when the server answered none); Spark Connect's errors as they come."""
     table = _table(spark, dict(args, op=op))
     column = table.column("answer").to_pylist()
     if len(column) != 1:
@@ -98,11 +96,20 @@ class ConnectLookupClient:
     """:class:`sfclayer._lookup.LookupClient`'s requests for one reader opened on a Spark Connect server
     (``handle``, ``token``), made as relation requests: the same answers, the same errors."""
 
-    def __init__(self, spark, handle, token, error_from_java):
+    def __init__(self, spark, handle, token, error_from_java, translated):
         self._spark = spark
         self._id = {"handle": int(handle), "token": str(token)}
         self._error = error_from_java
+        self._translated = translated  # a context manager turning Connect's errors into sfclayer's
         self._closed = False
+
+    def _text(self, op, **args):
+        with self._translated():
+            return request_text(self._spark, op, **args, **self._id)
+
+    def _records(self, op, **args):
+        with self._translated():
+            return request_records(self._spark, op, **args, **self._id)
 
     def _check(self):
         if self._closed:
@@ -116,8 +123,7 @@ class ConnectLookupClient:
         """Records (or None) for keys packed as big-endian (int col, int row, long time); see LookupClient."""
         self._check()
         n = len(packed_keys) // 16
-        [(_, data)] = request_records(self._spark, "get_many", keys=base64.b64encode(packed_keys).decode("ascii"),
-                                      **self._id)
+        [(_, data)] = self._records("get_many", keys=base64.b64encode(packed_keys).decode("ascii"))
         out, pos, first_error = [None] * n, 0, None
         for i in range(n):
             (length,) = _INT.unpack_from(data, pos)
@@ -141,23 +147,23 @@ class ConnectLookupClient:
     def query(self, spec):
         """Encoded records of a box query in batches: (count, the records back to back)."""
         self._check()
-        yield from request_records(self._spark, "query", spec=spec, **self._id)
+        yield from self._records("query", spec=spec)
 
     def count(self, spec):
         """The number of records a box query matches."""
         self._check()
-        return int(request_text(self._spark, "count", spec=spec, **self._id))
+        return int(self._text("count", spec=spec))
 
     def metadata_json(self):
         self._check()
-        return request_text(self._spark, "metadata", **self._id)
+        return self._text("metadata")
 
     def stats(self):
         self._check()
-        return json.loads(request_text(self._spark, "stats", **self._id))
+        return json.loads(self._text("stats"))
 
     def close(self):
         """Closes the reader on the server (nothing if closed already)."""
         if not self._closed:
             self._closed = True
-            request_text(self._spark, "close", **self._id)
+            self._text("close")

@@ -210,9 +210,11 @@ def open_lookup(spark, path, cache_size=None, cache_bytes=None, index_in_driver=
     if is_connect(spark):  # the server's relation plugin opens it: no host or port, answers come as relations
         from . import _connect
 
-        return json.loads(_connect.request_text(spark, "open", path=path, cacheSize=int(size), cacheBytes=int(nbytes),
-                                                indexInDriver=bool(index_in_driver), version=int(version),
-                                                asOfMillis=int(as_of_millis)))
+        with translated():
+            text = _connect.request_text(spark, "open", path=path, cacheSize=int(size), cacheBytes=int(nbytes),
+                                         indexInDriver=bool(index_in_driver), version=int(version),
+                                         asOfMillis=int(as_of_millis))
+        return json.loads(text)
     with translated():
         answer = _lookup_sessions(spark)["open"](spark._jsparkSession, path, int(size), int(nbytes),
                                                  bool(index_in_driver), int(version), int(as_of_millis))
@@ -225,7 +227,7 @@ def lookup_client(spark, info):
     if is_connect(spark):
         from ._connect import ConnectLookupClient
 
-        return ConnectLookupClient(spark, info["handle"], info["token"], error_from_payload)
+        return ConnectLookupClient(spark, info["handle"], info["token"], error_from_payload, translated)
     from ._lookup import LookupClient
 
     return LookupClient(info["host"], info["port"], bytes.fromhex(info["token"]), error_from_payload)
@@ -269,7 +271,8 @@ _PLUGIN_COMMANDS = {"vacuum": ("path", "retainMillis", "dryRun", "enforceRetenti
 def _plugin_command(spark, name, **args):
     from . import _connect
 
-    return _connect.request_text(spark, "command", name=name, **args)
+    with translated():
+        return _connect.request_text(spark, "command", name=name, **args)
 
 
 def _procedure(spark, name, *args):
