@@ -167,10 +167,10 @@ public final class ValueReader implements Closeable {
         this.cacheSize = cacheSize;
         this.cacheBytes = cacheBytes;
         this.indexInDriver = indexInDriver;
+        this.objectStore = ObjectStores.isObjectStore(layer.path().getFileSystem(layer.conf()));
         if (indexInDriver && listing.size() > 1 && listing.size() <= PRELOAD_MAX_FILES) {
             // an object store answers each read in tens of ms, mostly waiting: read several files at once
-            int threads = ObjectStores.isObjectStore(layer.path().getFileSystem(layer.conf()))
-                ? Math.min(PRELOAD_THREADS_OBJECT_STORE, listing.size()) : 1;
+            int threads = objectStore ? Math.min(PRELOAD_THREADS_OBJECT_STORE, listing.size()) : 1;
             for (int t = 0; t < threads; t++) {
                 Thread thread = new Thread(this::preloadIndexes, "sfclayer-index-preload");
                 thread.setDaemon(true);
@@ -205,6 +205,15 @@ public final class ValueReader implements Closeable {
     static final int PRELOAD_MAX_FILES = 4096;
     /** Threads reading indexes at once on an object store (each waits on one request at a time). */
     static final int PRELOAD_THREADS_OBJECT_STORE = 8;
+    /** Index reads a look-up starts beside its file's bloom filter read (object stores). Daemon threads. */
+    private static final java.util.concurrent.ExecutorService SIDE_READS =
+        java.util.concurrent.Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "sfclayer-index-read");
+            t.setDaemon(true);
+            return t;
+        });
+    /** Whether the layer is on an object store (reads there are round trips worth overlapping). */
+    private final boolean objectStore;
     /** The next file a preload thread takes. */
     private final java.util.concurrent.atomic.AtomicInteger preloadNext = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -227,30 +236,38 @@ public final class ValueReader implements Closeable {
             } catch (IOException | RuntimeException e) {
                 continue; // nor its index: the look-up that needs the file reads the filter and reports it
             }
-            if (indexes.containsKey(i)) {
-                continue;
-            }
-            try {
-                DataFileEntry entry = layer.entry(listing.name(i));
-                String key = IndexCache.key(listing.path(i), entry);
-                DataFileIndex index = IndexCache.get(key);
-                if (index == null) {
-                    index = DataFileIndex.readAlone(layer.conf(), listing.path(i), entry); // no data file opened
-                    if (index == null) {
-                        index = DataFileIndex.read(layer.conf(), listing.path(i), entry);
-                    }
-                    IndexCache.put(key, index);
-                }
-                if (indexBytes.get() + index.bytes() > cacheBytes / 2) {
-                    return;
-                }
-                if (indexes.putIfAbsent(i, index) == null) {
-                    indexBytes.addAndGet(index.bytes());
-                }
-            } catch (IOException | RuntimeException e) {
-                // the look-up that needs this file reads it again and reports what is wrong
+            if (!indexes.containsKey(i) && !keepIndex(i)) {
+                return; // no room for more
             }
         }
+    }
+
+    /**
+     * Reads and keeps file {@code i}'s index (shared with this JVM's other readers); false when the kept
+     * indexes have no room for it. Failures are left for the look-up that opens the file to report.
+     */
+    private boolean keepIndex(int i) {
+        try {
+            DataFileEntry entry = layer.entry(listing.name(i));
+            String key = IndexCache.key(listing.path(i), entry);
+            DataFileIndex index = IndexCache.get(key);
+            if (index == null) {
+                index = DataFileIndex.readAlone(layer.conf(), listing.path(i), entry); // no data file opened
+                if (index == null) {
+                    index = DataFileIndex.read(layer.conf(), listing.path(i), entry);
+                }
+                IndexCache.put(key, index);
+            }
+            if (indexBytes.get() + index.bytes() > cacheBytes / 2) {
+                return false;
+            }
+            if (indexes.putIfAbsent(i, index) == null) {
+                indexBytes.addAndGet(index.bytes());
+            }
+        } catch (IOException | RuntimeException e) {
+            // the look-up that needs this file reads it again and reports what is wrong
+        }
+        return true;
     }
 
     public static ValueReader open(Configuration conf, String path, int cacheSize) throws IOException {
@@ -421,9 +438,34 @@ public final class ValueReader implements Closeable {
                 // open it (the preload reads filters before indexes, so this is rare)
                 return true;
             }
-            f = loadFilter(file);
+            java.util.concurrent.Future<?> side = objectStore && indexInDriver
+                ? SIDE_READS.submit(() -> keepIndex(file)) : null;
+            try {
+                f = loadFilter(file);
+            } finally {
+                if (side != null) {
+                    awaitQuietly(side); // the file's index, read beside its filter: one round trip for both
+                }
+            }
         }
         return f == NO_FILTER || f.mightContain(index);
+    }
+
+    private static void awaitQuietly(java.util.concurrent.Future<?> f) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                f.get();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (java.util.concurrent.ExecutionException e) {
+                break; // keepIndex reports nothing: the open that needs the index reads it and says what is wrong
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Reads {@code file}'s checked bloom filter, kept while filters fit in a quarter of {@code cacheBytes}. */
