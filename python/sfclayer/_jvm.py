@@ -458,3 +458,17 @@ class _HadoopFile(io.RawIOBase):
                 self._stream.close()
             finally:
                 super().close()
+
+
+def geotrellis(spark, method, *args):
+    """Call ``io.sfclayer.spark.GeoTrellisCommands.<method>(spark, *args)`` (sfclayer.geotrellis), translating errors."""
+    jvm = _jvm_of(spark)
+    with translated():
+        return getattr(jvm.io.sfclayer.spark.GeoTrellisCommands, method)(spark._jsparkSession, *args)
+
+
+def geotrellis_reader_call(spark, method, reader, *args):
+    """Call the static ``GeoTrellisCommands.<method>(reader, *args)`` on an open GeoTrellis value reader."""
+    jvm = _jvm_of(spark)
+    with translated():
+        return getattr(jvm.io.sfclayer.spark.GeoTrellisCommands, method)(reader, *args)

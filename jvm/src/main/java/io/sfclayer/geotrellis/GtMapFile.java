@@ -5,13 +5,16 @@ import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.Text;
+import org.apache.hadoop.io.WritableUtils;
 
+import java.io.ByteArrayInputStream;
 import java.io.Closeable;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.zip.InflaterInputStream;
 
 /**
  * One GeoTrellis MapFile ({@code part-r-<partition>-<first index>/{index,data}}), read as raw
@@ -89,8 +92,21 @@ public final class GtMapFile implements Closeable {
         }
     }
 
-    /** The SequenceFile header; returns the sync marker. */
+    /** The SequenceFile header of a data file (uncompressed); returns the sync marker. */
     private static byte[] readHeader(DataInputStream in, Path file) throws IOException {
+        Object[] h = header(in, file);
+        if ((Boolean) h[1]) {
+            throw new SfcLayerException.UnsupportedFormat(file + " is a compressed SequenceFile (GeoTrellis writes"
+                + " its data uncompressed, the values deflated); sfclayer does not read it");
+        }
+        return (byte[]) h[0];
+    }
+
+    /**
+     * A SequenceFile header: {sync marker, compressed (Boolean)}. Compressed files must be block-compressed
+     * with Hadoop's DefaultCodec (zlib): what MapFile.Writer gives its index.
+     */
+    private static Object[] header(DataInputStream in, Path file) throws IOException {
         byte[] magic = new byte[3];
         in.readFully(magic);
         int version = in.readByte();
@@ -102,9 +118,13 @@ public final class GtMapFile implements Closeable {
         String valueClass = Text.readString(in);
         boolean compressed = in.readBoolean();
         boolean blockCompressed = in.readBoolean();
-        if (compressed || blockCompressed) {
-            throw new SfcLayerException.UnsupportedFormat(file + " is a compressed SequenceFile (GeoTrellis writes"
-                + " them uncompressed, its values deflated); sfclayer does not read it");
+        if (compressed) {
+            String codec = Text.readString(in);
+            if (!blockCompressed || !codec.equals("org.apache.hadoop.io.compress.DefaultCodec")) {
+                throw new SfcLayerException.UnsupportedFormat(file + " is a " + (blockCompressed ? "block" : "record")
+                    + "-compressed SequenceFile with " + codec + " (sfclayer reads GeoTrellis' MapFiles: uncompressed"
+                    + " data, a block-compressed DefaultCodec index)");
+            }
         }
         int meta = in.readInt();
         if (meta < 0 || meta > 1 << 16) throw new SfcLayerException.CorruptLayer(file + ": bad metadata count " + meta);
@@ -113,18 +133,18 @@ public final class GtMapFile implements Closeable {
         byte[] s = new byte[SYNC_SIZE];
         in.readFully(s);
         if (valueClass.isEmpty()) throw new SfcLayerException.CorruptLayer(file + ": no value class");
-        return s;
+        return new Object[] {s, compressed};
     }
 
     private void readIndex(FileSystem fs) throws IOException {
         Path file = new Path(dir, "index");
         long len = fs.getFileStatus(file).getLen();
         try (FSDataInputStream in = fs.open(file)) {
-            byte[] s = readHeader(in, file);
+            Object[] h = header(in, file);
+            byte[] s = (byte[]) h[0];
+            boolean blocks = (Boolean) h[1];
+            IndexSink sink = new IndexSink(file);
             long p = in.getPos();
-            long[] keys = new long[64], positions = new long[64];
-            int n = 0;
-            byte[] buf = new byte[64];
             while (p < len) {
                 int recordLength = in.readInt();
                 p += 4;
@@ -133,27 +153,71 @@ public final class GtMapFile implements Closeable {
                     in.readFully(got);
                     if (!Arrays.equals(got, s)) throw new SfcLayerException.CorruptLayer(file + ": bad sync marker at " + p);
                     p += SYNC_SIZE;
+                    if (blocks) {
+                        readBlock(in, sink, file);
+                        p = in.getPos();
+                    }
                     continue;
                 }
+                if (blocks) throw new SfcLayerException.CorruptLayer(file + ": a block without its sync marker at " + (p - 4));
                 int keyLength = in.readInt();
-                if (recordLength < keyLength + 8 || keyLength < 4 || recordLength > 1 << 20) {
+                if (recordLength != keyLength + 8 || keyLength < 5 || keyLength > 12) {
                     throw new SfcLayerException.CorruptLayer(file + ": bad record at " + (p - 4));
                 }
-                if (buf.length < recordLength) buf = new byte[recordLength];
-                in.readFully(buf, 0, recordLength);
+                byte[] buf = new byte[recordLength];
+                in.readFully(buf);
                 p += 4 + recordLength;
-                if (n == keys.length) {
-                    keys = Arrays.copyOf(keys, 2 * n);
-                    positions = Arrays.copyOf(positions, 2 * n);
-                }
-                keys[n] = bigInt(buf, 0, keyLength, file);
-                long v = 0;
-                for (int i = 0; i < 8; i++) v = v << 8 | (buf[keyLength + i] & 0xff);
-                positions[n] = v;
-                n++;
+                sink.add(buf, 0, keyLength, buf, keyLength);
             }
-            indexKeys = Arrays.copyOf(keys, n);
-            indexPositions = Arrays.copyOf(positions, n);
+            indexKeys = Arrays.copyOf(sink.keys, sink.n);
+            indexPositions = Arrays.copyOf(sink.positions, sink.n);
+        }
+    }
+
+    /** One block of a block-compressed SequenceFile: record count, then key lengths, keys, value lengths, values (each zlib). */
+    private static void readBlock(FSDataInputStream in, IndexSink sink, Path file) throws IOException {
+        int count = WritableUtils.readVInt(in);
+        DataInputStream keyLengths = inflated(in, file), keys = inflated(in, file);
+        DataInputStream valueLengths = inflated(in, file), values = inflated(in, file);
+        byte[] key = new byte[12], value = new byte[8];
+        for (int i = 0; i < count; i++) {
+            int kl = WritableUtils.readVInt(keyLengths);
+            int vl = WritableUtils.readVInt(valueLengths);
+            if (kl < 5 || kl > 12 || vl != 8) throw new SfcLayerException.CorruptLayer(file + ": bad index entry (key " + kl + ", value " + vl + " bytes)");
+            keys.readFully(key, 0, kl);
+            values.readFully(value);
+            sink.add(key, 0, kl, value, 0);
+        }
+    }
+
+    private static DataInputStream inflated(FSDataInputStream in, Path file) throws IOException {
+        int n = WritableUtils.readVInt(in);
+        if (n < 0 || n > 1 << 26) throw new SfcLayerException.CorruptLayer(file + ": bad compressed buffer length " + n);
+        byte[] z = new byte[n];
+        in.readFully(z);
+        return new DataInputStream(new InflaterInputStream(new ByteArrayInputStream(z)));
+    }
+
+    /** Index entries as they are read: BigIntWritable key → LongWritable position. */
+    private static final class IndexSink {
+        final Path file;
+        long[] keys = new long[64], positions = new long[64];
+        int n;
+
+        IndexSink(Path file) {
+            this.file = file;
+        }
+
+        void add(byte[] key, int keyOff, int keyLength, byte[] value, int valueOff) {
+            if (n == keys.length) {
+                keys = Arrays.copyOf(keys, 2 * n);
+                positions = Arrays.copyOf(positions, 2 * n);
+            }
+            keys[n] = bigInt(key, keyOff, keyLength, file);
+            long v = 0;
+            for (int i = 0; i < 8; i++) v = v << 8 | (value[valueOff + i] & 0xff);
+            positions[n] = v;
+            n++;
         }
     }
 

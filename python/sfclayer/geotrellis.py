@@ -1,0 +1,343 @@
+"""GeoTrellis catalogs read in place: list, read, look up and convert GeoTrellis layers.
+
+A GeoTrellis Hadoop (or file) catalog — ``_attributes/<name>___<zoom>___metadata.json`` and the
+layer's ``<name>/<zoom>/part-r-<partition>-<first index>`` MapFiles, on any Hadoop filesystem — is
+read as it lies: the JVM decodes GeoTrellis' Avro tile records with the writer schema stored in the
+attributes, finds files and records through GeoTrellis' own key index (Z, Hilbert, row-major) and
+gives tiles in sfclayer's raster convention (:mod:`sfclayer.raster`), so :func:`sfclayer.raster.to_numpy`
+and everything else that reads raster layers read them.
+
+Examples
+--------
+>>> from sfclayer import geotrellis
+>>> geotrellis.layers(spark, "hdfs:///catalog")                      # doctest: +SKIP
+[('dem', 5), ('dem', 6)]
+>>> df = geotrellis.read(spark, "hdfs:///catalog", "dem", 6, keys=(10, 10, 20, 20))  # doctest: +SKIP
+>>> with geotrellis.open(spark, "hdfs:///catalog", "dem", 6) as layer:  # doctest: +SKIP
+...     tile = layer.get(12, 14)
+"""
+
+import datetime as _dt
+import json
+import struct
+
+from . import _jvm
+from ._args import check_box as _check_box, check_time_range as _check_time_range
+from .curves import to_micros as _micros
+from .errors import InvalidArgument, KeyNotFound
+
+__all__ = ["layers", "info", "read", "open", "Layer", "convert", "OPTION"]
+
+#: The read option naming a GeoTrellis layer (``name/zoom``) in the catalog given as the path.
+OPTION = "geotrellisLayer"
+
+
+def _check_id(name, zoom):
+    if not isinstance(name, str) or not name or "/" in name:
+        raise InvalidArgument(f"name: {name!r} is not a GeoTrellis layer name (a non-empty string without '/')")
+    if isinstance(zoom, bool) or not isinstance(zoom, int) or zoom < 0:
+        raise InvalidArgument(f"zoom: {zoom!r} is not a zoom level (a whole number >= 0)")
+    return name, zoom
+
+
+def layers(spark, catalog):
+    """The layers of a GeoTrellis catalog.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    catalog : str
+        The catalog's root (``file:``, ``hdfs://``, ``s3a://``...): the directory holding ``_attributes``.
+
+    Returns
+    -------
+    list of tuple
+        ``(name, zoom)`` of every layer with a metadata attribute, sorted.
+
+    Raises
+    ------
+    LayerNotFound
+        If there is no catalog at ``catalog``.
+    """
+    return [(n, int(z)) for n, z in json.loads(_jvm.geotrellis(spark, "layers", str(catalog)))]
+
+
+def info(spark, catalog, name, zoom):
+    """A GeoTrellis layer's attributes as sfclayer reads them.
+
+    Returns
+    -------
+    dict
+        ``spaceTime``, ``multiband``, ``cellType``, ``crs`` (proj4), ``keyIndex`` (its kind),
+        ``layoutExtent``, ``layoutCols``, ``layoutRows``, ``tileCols``, ``tileRows``, ``bounds``,
+        ``timeBounds`` (epoch ms), ``dataPath``, and ``metadata``: GeoTrellis' own TileLayerMetadata.
+    """
+    name, zoom = _check_id(name, zoom)
+    return json.loads(_jvm.geotrellis(spark, "info", str(catalog), name, zoom))
+
+
+def read(spark, catalog, name, zoom, keys=None, bbox=None, time=None):
+    """A GeoTrellis layer as a DataFrame of raster tiles, through sfclayer's scan.
+
+    The same as ``spark.read.format("sfclayer").option("geotrellisLayer", "name/zoom").load(catalog)``
+    with filters: the box's ranges in GeoTrellis' key index, files pruned by their names, each range
+    sought, records refined by key (the scan metrics of :func:`sfclayer.metrics` apply).
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    catalog : str
+    name : str
+    zoom : int
+    keys : tuple of int, optional
+        (col_min, row_min, col_max, row_max), inclusive.
+    bbox : tuple of float, optional
+        (xmin, ymin, xmax, ymax) in the layer's map units: tiles whose envelope meets it.
+    time : tuple, optional
+        (start, end), inclusive, for space-time layers.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``col``, ``row``, (``time``), ``pixels``, ``width``, ``height``, ``bands``, ``dtype``, ``nodata``,
+        ``mask`` (always null), ``xmin``, ``ymin``, ``xmax``, ``ymax``.
+    """
+    name, zoom = _check_id(name, zoom)
+    bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
+    keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
+    time = _check_time_range(time)
+    reader = spark.read.format("sfclayer").option(OPTION, f"{name}/{zoom}")
+    if bbox is not None:
+        reader = reader.option("bbox", ",".join(repr(float(v)) for v in bbox))
+    with _jvm.translated():
+        df = reader.load(str(catalog))
+        if keys is not None:
+            c0, r0, c1, r1 = (int(v) for v in keys)
+            df = df.where(f"`col` BETWEEN {c0} AND {c1} AND `row` BETWEEN {r0} AND {r1}")
+        if time is not None:
+            if "time" not in df.columns:
+                raise InvalidArgument(f"time: GeoTrellis layer {name}/{zoom} is spatial: its keys have no time")
+            start, end = (int(_micros(t)) for t in time)
+            df = df.where(f"`time` >= timestamp_micros({start}) AND `time` <= timestamp_micros({end})")
+    return df
+
+
+def open(spark, catalog, name, zoom, cache_size=16):  # noqa: A001 - the name the API fixes
+    """A GeoTrellis layer for look-ups and box queries from the driver (no Spark job).
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    catalog, name, zoom
+        The layer.
+    cache_size : int
+        MapFiles kept open between look-ups.
+
+    Returns
+    -------
+    Layer
+        A context manager.
+    """
+    return Layer(spark, catalog, name, zoom, cache_size)
+
+
+_HEAD = struct.Struct(">iiqiii")
+
+
+def _unpack(data):
+    """Tiles packed by ``GeoTrellisCommands.pack``: a list of dicts (None for a missing tile)."""
+    out, p, view = [], 0, memoryview(data)
+    while p < len(data):
+        (present,) = struct.unpack_from(">i", data, p)
+        p += 4
+        if not present:
+            out.append(None)
+            continue
+        col, row, millis, width, height, bands = _HEAD.unpack_from(data, p)
+        p += _HEAD.size
+        (n,) = struct.unpack_from(">i", data, p)
+        dtype = bytes(view[p + 4:p + 4 + n]).decode("ascii")
+        p += 4 + n
+        has_nodata, nodata = struct.unpack_from(">bd", data, p)
+        p += 9
+        (size,) = struct.unpack_from(">i", data, p)
+        pixels = bytes(view[p + 4:p + 4 + size])
+        p += 4 + size
+        out.append({"col": col, "row": row, "millis": millis, "pixels": pixels, "width": width, "height": height,
+                    "bands": bands, "dtype": dtype, "nodata": nodata if has_nodata else None, "mask": None})
+    return out
+
+
+def _utc(millis):
+    return _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=millis)
+
+
+class Layer:
+    """An open GeoTrellis layer: :meth:`get`, :meth:`get_many`, :meth:`query` and :meth:`count`
+    answer as :class:`sfclayer.Layer`'s do, tiles as dicts in the raster convention."""
+
+    _VALUES = ("pixels", "width", "height", "bands", "dtype", "nodata", "mask")
+
+    def __init__(self, spark, catalog, name, zoom, cache_size=16):
+        name, zoom = _check_id(name, zoom)
+        self._spark = spark
+        self.catalog, self.name, self.zoom = str(catalog), name, zoom
+        self.info = info(spark, catalog, name, zoom)
+        self.space_time = bool(self.info["spaceTime"])
+        self._reader = _jvm.geotrellis(spark, "openReader", self.catalog, name, zoom, int(cache_size))
+
+    def __repr__(self):
+        return f"<sfclayer.geotrellis.Layer {self.name}/{self.zoom} in {self.catalog}>"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Closes the layer's open files; further calls raise InvalidArgument."""
+        if self._reader is not None:
+            _jvm.reader_call(self._reader, "close")
+            self._reader = None
+
+    def _require_open(self):
+        if self._reader is None:
+            raise InvalidArgument(f"GeoTrellis layer {self.name}/{self.zoom} is closed")
+
+    def _millis(self, time):
+        if self.space_time and time is None:
+            raise InvalidArgument(f"GeoTrellis layer {self.name}/{self.zoom} is space-time: give a time with the key")
+        if not self.space_time and time is not None:
+            raise InvalidArgument(f"GeoTrellis layer {self.name}/{self.zoom} is spatial: its keys have no time")
+        return _micros(time) // 1000 if self.space_time else 0
+
+    def _tile(self, t, keys):
+        if t is None:
+            return None
+        if not keys:
+            return {k: t[k] for k in self._VALUES}
+        out = {"col": t["col"], "row": t["row"]}
+        if self.space_time:
+            out["time"] = _utc(t["millis"])
+        out.update((k, t[k]) for k in self._VALUES)
+        return out
+
+    def get(self, col, row, time=None):
+        """The value columns of one tile.
+
+        Raises
+        ------
+        KeyNotFound
+            If the layer has no tile at the key.
+        """
+        self._require_open()
+        millis = self._millis(time)
+        data = _jvm.geotrellis_reader_call(self._spark, "get", self._reader, int(col), int(row), int(millis))
+        tiles = _unpack(data)
+        if not tiles:
+            key = f"({col}, {row}" + (f", {_utc(millis).isoformat()})" if self.space_time else ")")
+            raise KeyNotFound(f"no tile at key {key} in GeoTrellis layer {self.name}/{self.zoom}")
+        return self._tile(tiles[0], False)
+
+    def get_many(self, keys):
+        """Many tiles: a value dict per key, in the keys' order; None where the layer has no tile."""
+        self._require_open()
+        packed = bytearray()
+        n = 0
+        for key in keys:
+            if self.space_time:
+                col, row, time = key
+            else:
+                (col, row), time = key[:2], None
+            packed += struct.pack(">iiq", int(col), int(row), int(self._millis(time)))
+            n += 1
+        data = _jvm.geotrellis_reader_call(self._spark, "getMany", self._reader, bytes(packed))
+        tiles = _unpack(data)
+        return [self._tile(t, False) for t in tiles]
+
+    def _box(self, bbox, keys, time):
+        bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
+        keys = _check_box("keys", keys, int, "col_min, row_min, col_max, row_max")
+        time = _check_time_range(time)
+        c0, r0, c1, r1 = self.info["bounds"]
+        if keys is not None:
+            c0, r0, c1, r1 = max(c0, keys[0]), max(r0, keys[1]), min(c1, keys[2]), min(r1, keys[3])
+        if bbox is not None:
+            ex, cols, rows = self.info["layoutExtent"], self.info["layoutCols"], self.info["layoutRows"]
+            tw, th = (ex[2] - ex[0]) / cols, (ex[3] - ex[1]) / rows
+            # tiles whose closed envelope meets the box (as the scan's bbox option)
+            import math
+            c0 = max(c0, math.ceil((bbox[0] - ex[0]) / tw) - 1)
+            c1 = min(c1, math.floor((bbox[2] - ex[0]) / tw))
+            r0 = max(r0, math.ceil((ex[3] - bbox[3]) / th) - 1)
+            r1 = min(r1, math.floor((ex[3] - bbox[1]) / th))
+        t0, t1 = -(1 << 63), (1 << 63) - 1
+        if time is not None:
+            if not self.space_time:
+                raise InvalidArgument(f"time: GeoTrellis layer {self.name}/{self.zoom} is spatial: its keys have no time")
+            t0, t1 = (-(-_micros(time[0]) // 1000), _micros(time[1]) // 1000)
+        return c0, r0, c1, r1, t0, t1
+
+    def query(self, bbox=None, keys=None, time=None, limit=None):
+        """The tiles in a box, read by the driver: dicts with ``col``, ``row`` (``time``) and the values,
+        in index order."""
+        self._require_open()
+        c0, r0, c1, r1, t0, t1 = self._box(bbox, keys, time)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise InvalidArgument(f"limit: {limit!r} must be a whole number >= 0")
+        if c0 > c1 or r0 > r1 or t0 > t1 or limit == 0:
+            return iter(())
+        data = _jvm.geotrellis_reader_call(self._spark, "query", self._reader, c0, r0, c1, r1, t0, t1,
+                                           -1 if limit is None else int(limit))
+        return iter([self._tile(t, True) for t in _unpack(data)])
+
+    def count(self, bbox=None, keys=None, time=None):
+        """How many tiles :meth:`query` would return."""
+        self._require_open()
+        c0, r0, c1, r1, t0, t1 = self._box(bbox, keys, time)
+        if c0 > c1 or r0 > r1 or t0 > t1:
+            return 0
+        return int(_jvm.reader_call(self._reader, "count", c0, r0, c1, r1, t0, t1))
+
+
+def convert(spark, catalog, name, zoom, dest, zooms=None, **write_options):
+    """Write a GeoTrellis layer as an sfclayer raster layer: same keys, pixels, nodata, extent and CRS.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    catalog, name, zoom
+        The GeoTrellis layer.
+    dest : str
+        The sfclayer layer to write.
+    zooms : list of int, optional
+        Other zoom levels of the same GeoTrellis layer name to write as the layer's pyramid levels.
+    **write_options
+        sfclayer write options; they override those derived from the GeoTrellis metadata (CRS, extent,
+        tile matrix set and zoom, nodata).
+
+    Returns
+    -------
+    dict
+        What was written: ``tiles`` per zoom and the write options used.
+    """
+    from . import _geotrellis_layout
+    from .layer import write
+
+    name, zoom = _check_id(name, zoom)
+    meta = info(spark, catalog, name, zoom)
+    options = dict(_geotrellis_layout.write_options(meta))
+    options.update(write_options)
+    df = read(spark, catalog, name, zoom).drop("xmin", "ymin", "xmax", "ymax")
+    write(df, dest, **options)
+    written = {zoom: spark.read.format("sfclayer").load(dest).count()}
+    for z in zooms or ():
+        if z == zoom:
+            continue
+        _check_id(name, z)
+        from .pyramids import write_level
+        level_meta = info(spark, catalog, name, z)
+        level_df = read(spark, catalog, name, z).drop("xmin", "ymin", "xmax", "ymax")
+        written[z] = write_level(spark, dest, z, level_df, **_geotrellis_layout.write_options(level_meta))
+    return {"tiles": written, "options": options}
