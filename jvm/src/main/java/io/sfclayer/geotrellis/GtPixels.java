@@ -132,6 +132,10 @@ final class GtPixels {
                 out = buffer(8 * n);
                 if (constant) {
                     double v = (Double) rec.get("cell");
+                    Double udNodata = floatNodata(nd);
+                    // GeoTrellis' DoubleConstantTile (alone of the constant tiles) fills from dVal: NaN
+                    // when the cell is the user-defined nodata value
+                    if (udNodata != null && !udNodata.isNaN() && udNodata == v) v = Double.NaN;
                     for (int i = 0; i < n; i++) out.putDouble(v);
                 } else {
                     List<?> c = cells(rec, where, n);
@@ -177,12 +181,30 @@ final class GtPixels {
             default: fill.putDouble(nd == null ? Double.NaN : nd); break;
         }
         byte[] f = fill.array();
+        byte[] chunkPixels = chunk.pixels;
+        if (nd != null && !nd.isNaN() && chunk.dtype.startsWith("float")) {
+            chunkPixels = nanToNodata(chunkPixels, chunk.dtype, nd);
+        }
         byte[] out = new byte[w * h * size];
         for (int i = 0; i < w * h; i++) System.arraycopy(f, 0, out, i * size, size);
         for (int r = 0; r < chunk.height; r++) {
-            System.arraycopy(chunk.pixels, r * chunk.width * size, out, ((ro + r) * w + co) * size, chunk.width * size);
+            System.arraycopy(chunkPixels, r * chunk.width * size, out, ((ro + r) * w + co) * size, chunk.width * size);
         }
         return new GtPixels(out, w, h, 1, chunk.dtype, nd);
+    }
+
+    /**
+     * GeoTrellis' PaddedTile.mutable copies a float chunk through getDouble/setDouble: a NaN cell of a
+     * user-defined nodata type reads as nodata and is written back as the type's nodata value.
+     */
+    private static byte[] nanToNodata(byte[] pixels, String dtype, double nd) {
+        ByteBuffer b = ByteBuffer.wrap(pixels.clone()).order(ByteOrder.LITTLE_ENDIAN);
+        if (dtype.equals("float32")) {
+            for (int i = 0; i + 4 <= pixels.length; i += 4) if (Float.isNaN(b.getFloat(i))) b.putFloat(i, (float) nd);
+        } else {
+            for (int i = 0; i + 8 <= pixels.length; i += 8) if (Double.isNaN(b.getDouble(i))) b.putDouble(i, nd);
+        }
+        return b.array();
     }
 
     private static int itemSize(String dtype) {

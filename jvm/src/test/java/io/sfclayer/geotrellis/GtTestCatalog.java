@@ -167,4 +167,21 @@ final class GtTestCatalog {
         attrs.mkdirs();
         Files.write(new File(attrs, name + "___" + zoom + "___metadata.json").toPath(), json.getBytes(StandardCharsets.UTF_8));
     }
+
+    /** Writes a small spatial Z layer {@code dem/3} (int16, 4 × 4 tiles, 5 records per file) into {@code args[0]}: for trying the reader by hand. */
+    public static void main(String[] args) throws Exception {
+        File catalog = new File(args[0]);
+        String json = "{\"type\":\"zorder\",\"properties\":{\"keyBounds\":{\"minKey\":{\"col\":2,\"row\":3},"
+            + "\"maxKey\":{\"col\":9,\"row\":8}}}}";
+        GtKeyIndex index = GtKeyIndex.fromJson(new com.fasterxml.jackson.databind.ObjectMapper().readTree(json), false, "main");
+        List<Entry> entries = new ArrayList<>();
+        for (int r = 3; r <= 8; r++) {
+            for (int c = 2; c <= 9; c++) {
+                short[] cells = new short[16];
+                for (int i = 0; i < 16; i++) cells[i] = (short) (c * 100 + r * 10 + i);
+                entries.add(new Entry(c, r, 0, shortTile(4, 4, cells, -32768)));
+            }
+        }
+        write(catalog, "dem", 3, json, index, false, TILE, "int16", entries, 5);
+    }
 }
