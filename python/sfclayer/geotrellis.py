@@ -301,43 +301,77 @@ class Layer:
         return int(_jvm.reader_call(self._reader, "count", c0, r0, c1, r1, t0, t1))
 
 
+def _as_sfclayer(spark, catalog, name, zoom):
+    """The layer's tiles as an sfclayer raster DataFrame, and the write options its metadata gives."""
+    from . import _geotrellis_layout
+
+    meta = info(spark, catalog, name, zoom)
+    df = read(spark, catalog, name, zoom).drop("xmin", "ymin", "xmax", "ymax")
+    bands = 1
+    if meta["multiband"]:
+        first = df.select("bands").first()
+        bands = int(first.bands) if first is not None else 1
+    return df, _geotrellis_layout.layout_options(meta["metadata"], bands=bands)
+
+
 def convert(spark, catalog, name, zoom, dest, zooms=None, **write_options):
     """Write a GeoTrellis layer as an sfclayer raster layer: same keys, pixels, nodata, extent and CRS.
+
+    The CRS becomes an EPSG code where GeoTrellis' proj4 string is one; a layout that is exactly
+    WebMercatorQuad or WorldCRS84Quad at some zoom becomes that tile matrix (tile server, pyramids).
 
     Parameters
     ----------
     spark : pyspark.sql.SparkSession
     catalog, name, zoom
-        The GeoTrellis layer.
+        The GeoTrellis layer: the base of the result.
     dest : str
         The sfclayer layer to write.
-    zooms : list of int, optional
-        Other zoom levels of the same GeoTrellis layer name to write as the layer's pyramid levels.
+    zooms : iterable of int, optional
+        Lower zoom levels of the same GeoTrellis layer name, written as the result's pyramid levels
+        (``dest/_pyramid/<z>``, read with ``sfclayer.read(..., zoom=z)``), as GeoTrellis resampled them.
     **write_options
-        sfclayer write options; they override those derived from the GeoTrellis metadata (CRS, extent,
-        tile matrix set and zoom, nodata).
+        sfclayer write options (``mode``, ``partitions``, ``compression``...); they override those the
+        GeoTrellis metadata gives (``bounds``, ``extent``, ``crs``, ``raster``, ``time_bounds``).
 
     Returns
     -------
     dict
-        What was written: ``tiles`` per zoom and the write options used.
+        ``{"tiles": {zoom: count, ...}, "options": <the base's write options>}``.
+
+    Examples
+    --------
+    >>> geotrellis.convert(spark, "hdfs:///catalog", "dem", 6, "hdfs:///layers/dem", zooms=[5, 4])  # doctest: +SKIP
     """
-    from . import _geotrellis_layout
+    from . import pyramids as _pyramids
+    from ._pyramid_levels import PYRAMID_DIR, _base_metadata, _join
     from .layer import write
 
     name, zoom = _check_id(name, zoom)
-    meta = info(spark, catalog, name, zoom)
-    options = dict(_geotrellis_layout.write_options(meta))
-    options.update(write_options)
-    df = read(spark, catalog, name, zoom).drop("xmin", "ymin", "xmax", "ymax")
-    write(df, dest, **options)
-    written = {zoom: spark.read.format("sfclayer").load(dest).count()}
-    for z in zooms or ():
-        if z == zoom:
-            continue
+    levels = sorted({int(z) for z in (zooms or ())} - {zoom})
+    for z in levels:
         _check_id(name, z)
-        from .pyramids import write_level
-        level_meta = info(spark, catalog, name, z)
-        level_df = read(spark, catalog, name, z).drop("xmin", "ymin", "xmax", "ymax")
-        written[z] = write_level(spark, dest, z, level_df, **_geotrellis_layout.write_options(level_meta))
-    return {"tiles": written, "options": options}
+        if z > zoom:
+            raise InvalidArgument(f"zooms: {z} is above the base zoom {zoom} (the levels of a pyramid are below its base)")
+    mode = write_options.pop("mode", "errorifexists")
+    df, options = _as_sfclayer(spark, catalog, name, zoom)
+    options.update(write_options)
+    write(df, dest, mode=mode, **options)
+    counts = {zoom: int(_base_metadata(spark, dest)["recordCount"])}
+    if not levels:
+        return {"tiles": counts, "options": options}
+    level_versions = {}
+    for z in levels:
+        level_df, level_options = _as_sfclayer(spark, catalog, name, z)
+        level_options.update({k: v for k, v in write_options.items() if k not in level_options})
+        level = _join(dest, PYRAMID_DIR, z)
+        write(level_df, level, mode="overwrite", **level_options)
+        md = _base_metadata(spark, level)
+        counts[z] = int(md["recordCount"])
+        level_versions[str(z)] = int(md["version"])
+    base = _base_metadata(spark, dest)
+    doc = {"format": "sfclayer-pyramid", "formatVersion": _pyramids._DOC_VERSION,
+           "tms": (base.get("raster") or {}).get("tms"), "baseZoom": zoom, "levels": levels, "resampling": "nearest"}
+    _pyramids._write_document(spark, dest, _pyramids._document(spark, dest), doc, int(base["version"]), "full", {},
+                              level_versions)
+    return {"tiles": counts, "options": options}
