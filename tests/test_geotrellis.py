@@ -66,15 +66,26 @@ def test_layers_lists_the_catalog(spark):
 
 
 def test_every_tile_reads_back_as_geotrellis_wrote_it(spark):
-    for layer in LAYERS:
-        want = expected(layer)
-        st = layer["keyType"] == "SpaceTimeKey"
-        rows = geotrellis.read(spark, CATALOG, layer["name"], layer["zoom"]).collect()
-        got = {key_of(r.asDict(), st): r.asDict() for r in rows}
-        assert sorted(got) == sorted(want), layer["name"]
-        for k, tile in got.items():
-            check_tile(layer, tile, *want[k])
-            assert tile["bands"] == layer["bands"]
+    # Through the DataFrame scan: a layer of each tile record family, nodata rule, index and key type (every
+    # layer's every tile goes through the same decoder in test_look_ups_equal_what_geotrellis_wrote); one Spark
+    # job per key type, the layers' scans in one union.
+    from functools import reduce
+    from pyspark.sql import functions as F
+
+    names = {"int8", "uint8_ud", "int16_raw", "uint16", "int32", "float32_ud", "float64_ud", "bit", "mb_uint16",
+             "files_hilbert", "st_float32", "st_mb_uint8"}
+    for st in (False, True):
+        chosen = [l for l in LAYERS if (l["keyType"] == "SpaceTimeKey") == st and l["name"] in names]
+        dfs = [geotrellis.read(spark, CATALOG, l["name"], l["zoom"]).withColumn("layer", F.lit(f"{l['name']}/{l['zoom']}"))
+               for l in chosen]
+        rows = reduce(lambda a, b: a.unionByName(b), dfs).collect()
+        for layer in chosen:
+            want = expected(layer)
+            got = {key_of(r.asDict(), st): r.asDict() for r in rows if r.layer == f"{layer['name']}/{layer['zoom']}"}
+            assert sorted(got) == sorted(want), layer["name"]
+            for k, tile in got.items():
+                check_tile(layer, tile, *want[k])
+                assert tile["bands"] == layer["bands"]
 
 
 def test_envelopes_follow_the_geotrellis_layout(spark):
@@ -161,3 +172,64 @@ def test_look_ups_equal_what_geotrellis_wrote(spark):
         geotrellis.open(spark, CATALOG, "files", 0).get(1, 1, "2020-01-01")
     with pytest.raises(LayerNotFound):
         geotrellis.open(spark, CATALOG, "files", 99)
+
+
+def test_convert_then_read_equals(spark, tmp_path):
+    from sfclayer import pyramid_levels, read
+
+    dest = str(tmp_path / "wm")
+    r = geotrellis.convert(spark, CATALOG, "wm", 3, dest, zooms=[2])
+    assert r["options"]["raster"]["tms"] == "WebMercatorQuad" and r["options"]["crs"] == "EPSG:3857"
+    assert pyramid_levels(spark, dest) == [2, 3]
+    for z in (3, 2):
+        layer = next(l for l in LAYERS if l["name"] == "wm" and l["zoom"] == z)
+        want = expected(layer)
+        got = {(t.col, t.row): t.asDict() for t in read(spark, dest, zoom=z).collect()}
+        assert sorted(got) == sorted(want)
+        for k, tile in got.items():
+            check_tile(layer, tile, *want[k])
+    # a space-time layer with a user CRS (UTM: an EPSG code) and NaN nodata
+    layer = next(l for l in LAYERS if l["name"] == "st_float32")
+    dest = str(tmp_path / "st")
+    r = geotrellis.convert(spark, CATALOG, "st_float32", 0, dest)
+    assert r["options"]["crs"].startswith("EPSG:")
+    want = expected(layer)
+    got = {key_of(t.asDict(), True): t.asDict() for t in read(spark, dest).collect()}
+    assert sorted(got) == sorted(want)
+    for k, tile in got.items():
+        check_tile(layer, tile, *want[k])
+    with pytest.raises(InvalidArgument):
+        geotrellis.convert(spark, CATALOG, "wm", 2, str(tmp_path / "x"), zooms=[3])
+
+
+def test_cli_convert_geotrellis(spark, tmp_path, capsys):
+    from sfclayer import cli, read
+
+    dest = str(tmp_path / "int16")
+    assert cli.main(["convert-geotrellis", CATALOG, "int16_ud", "0", dest], spark_factory=lambda: (spark, False)) == 0
+    assert "converted" in capsys.readouterr().out
+    layer = next(l for l in LAYERS if l["name"] == "int16_ud")
+    assert read(spark, dest).count() == len(expected(layer))
+    assert cli.main(["convert-geotrellis", CATALOG, "nosuch", "0", dest], spark_factory=lambda: (spark, False)) == 1
+
+
+def test_serve_reads_geotrellis_layers_in_place(spark):
+    from sfclayer import server as srv
+
+    from . import serving as sv
+
+    specs = [f"wm=gt:{CATALOG}#wm", f"gt:{CATALOG}#int16_ud/0"]
+    with srv.serve(spark, specs, port=0, background=True, log=lambda *_: None) as running:
+        c = sv.Client(running.url)
+        try:
+            info = c.json("/layers/wm")
+            assert info["zooms"] == [2, 3] and info["grid"]["tms"] == "WebMercatorQuad"
+            status, headers, body = c.get("/layers/wm/tiles/3/3/2.png")[:3]
+            assert status == 200 and body[:4] == b"\x89PNG"
+            assert c.get("/layers/wm/tiles/3/0/0.png")[0] == 404  # no such tile in the GeoTrellis layer
+            layer = next(l for l in LAYERS if l["name"] == "int16_ud")
+            k = sorted(expected(layer))[0]
+            assert c.json("/layers/int16_ud")["pixelLayout"] == "raster"
+            assert c.get(f"/layers/int16_ud/values/{k[0]}/{k[1]}")[0] == 200
+        finally:
+            c.close()

@@ -375,3 +375,69 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, **write_options):
     _pyramids._write_document(spark, dest, _pyramids._document(spark, dest), doc, int(base["version"]), "full", {},
                               level_versions)
     return {"tiles": counts, "options": options}
+
+
+#: The prefix of a GeoTrellis layer in ``sfclayer serve``'s layer specs: ``gt:CATALOG#name/zoom`` (one zoom)
+#: or ``gt:CATALOG#name`` (every zoom of the name, served as its levels).
+SERVE_PREFIX = "gt:"
+
+
+def parse_spec(spec):
+    """``(catalog, name, zoom or None)`` of a ``gt:CATALOG#name[/zoom]`` layer spec.
+
+    Raises
+    ------
+    InvalidArgument
+        If the spec is not of that form.
+    """
+    body = spec[len(SERVE_PREFIX):] if spec.startswith(SERVE_PREFIX) else spec
+    catalog, sep, layer = body.rpartition("#")
+    name, slash, zoom = layer.partition("/")
+    if not sep or not catalog or not name or (slash and not zoom.isdigit()):
+        raise InvalidArgument(f"layer: {spec!r} is not a GeoTrellis layer (gt:CATALOG#name/zoom or gt:CATALOG#name)")
+    return catalog, name, int(zoom) if slash else None
+
+
+class _ServedIndex:
+    """What the tile server asks of a layer's key index: its bounds, time bounds and a key's index (GeoTrellis' own)."""
+
+    def __init__(self, layer, bounds):
+        from .curves import KeyBounds, TimeBounds
+
+        self._layer = layer
+        self.bounds = KeyBounds(*bounds)
+        tb = layer.info["timeBounds"]
+        self.time_bounds = TimeBounds(tb[0] * 1000, tb[1] * 1000, 1000) if tb else None
+        self.kind = layer.info["keyIndex"]
+
+    def index(self, col, row, micros=None):
+        return int(_jvm.reader_call(self._layer._reader, "index", int(col), int(row),
+                                    int(micros or 0) // 1000))
+
+
+class ServedLayer(Layer):
+    """A GeoTrellis layer as the tile server opens layers: :class:`Layer` plus an sfclayer-like
+    ``metadata`` (the raster description, extent and CRS :func:`convert` would write) and ``key_index``."""
+
+    def __init__(self, spark, catalog, name, zoom, cache_size=16):
+        from . import _geotrellis_layout
+
+        super().__init__(spark, catalog, name, zoom, cache_size)
+        try:
+            bands = 1
+            if self.info["multiband"]:
+                c0, r0, c1, r1 = self.info["bounds"]
+                first = next(iter(self.query(keys=(c0, r0, c1, r1), limit=1)), None)
+                bands = first["bands"] if first else 1
+            o = _geotrellis_layout.layout_options(self.info["metadata"], bands=bands)
+            ext = o["extent"]
+            self.metadata = {
+                "version": 0, "writeId": f"gt:{self.catalog}#{name}/{zoom}", "crs": o["crs"],
+                "extent": {"xmin": ext[0], "ymin": ext[1], "xmax": ext[2], "ymax": ext[3]},
+                "raster": o["raster"], "keyIndex": self.info["keyIndex"], "recordCount": None, "fileCount": None,
+                "files": [], "valueSchema": {"fields": [{"name": c} for c in self._VALUES]},
+            }
+            self.key_index = _ServedIndex(self, o["bounds"])
+        except BaseException:
+            self.close()
+            raise

@@ -76,6 +76,11 @@ public final class GtValueReader implements Closeable {
         }
     }
 
+    /** GeoTrellis' index of a key (times in ms). */
+    public long index(int col, int row, long millis) {
+        return layer.keyIndex.toIndex(col, row, millis);
+    }
+
     /** Many tiles; null where the layer has none. */
     public List<GtTile> getMany(int[] cols, int[] rows, long[] millis) {
         List<GtTile> out = new ArrayList<>(cols.length);
