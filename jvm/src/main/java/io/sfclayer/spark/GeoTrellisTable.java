@@ -124,9 +124,20 @@ public final class GeoTrellisTable implements SupportsRead {
         return Map.of(TableCatalog.PROP_PROVIDER, SfcLayerSource.SHORT_NAME, TableCatalog.PROP_EXTERNAL, "true");
     }
 
+    /** sfclayer read options with no meaning for a GeoTrellis layer: refused, not ignored. */
+    private static final java.util.List<String> NOT_FOR_GEOTRELLIS = java.util.List.of(
+        SfcLayerScanBuilder.OPTION_GEOMETRY, SfcLayerScanBuilder.OPTION_MAX_RANGES, SfcLayerTable.OPTION_VERSION_AS_OF,
+        SfcLayerTable.OPTION_TIMESTAMP_AS_OF, OnCorrupt.OPTION);
+
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scanOptions) {
         ReadOptions.check(scanOptions);
+        for (String o : NOT_FOR_GEOTRELLIS) {
+            if (scanOptions.containsKey(o)) {
+                throw new SfcLayerException.InvalidArgument("option " + o + ": not for GeoTrellis layers (option "
+                    + OPTION + "; they take bbox and filters on col, row, time and the envelope columns)");
+            }
+        }
         return new GeoTrellisScanBuilder(this, layer(), scanOptions);
     }
 }
