@@ -17,10 +17,11 @@ pytestmark = [pytest.mark.hdfs, pytest.mark.skipif(not gt.LAYERS, reason="no Geo
 def catalog(spark, hdfs):
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
+    where = hdfs.path("geotrellis")  # a new name each call
     src = jvm.org.apache.hadoop.fs.Path(Path(gt.CATALOG).resolve().as_uri())
-    dst = jvm.org.apache.hadoop.fs.Path(hdfs.path("geotrellis"))
+    dst = jvm.org.apache.hadoop.fs.Path(where)
     jvm.org.apache.hadoop.fs.FileUtil.copy(src.getFileSystem(conf), src, dst.getFileSystem(conf), dst, False, conf)
-    return hdfs.path("geotrellis")
+    return where
 
 
 def test_scan_look_ups_and_convert_on_hdfs(spark, catalog, hdfs):

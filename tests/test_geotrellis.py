@@ -88,15 +88,15 @@ def test_every_tile_reads_back_as_geotrellis_wrote_it(spark):
                 assert tile["bands"] == layer["bands"]
 
 
-def test_envelopes_follow_the_geotrellis_layout(spark):
-    layer = next(l for l in LAYERS if l["name"] == "files")
-    meta = geotrellis.info(spark, CATALOG, "files", 0)
-    ex, cols, rows = meta["layoutExtent"], meta["layoutCols"], meta["layoutRows"]
-    tw, th = (ex[2] - ex[0]) / cols, (ex[3] - ex[1]) / rows
-    for r in geotrellis.read(spark, CATALOG, "files", 0, keys=(3, 3, 4, 4)).collect():
-        assert r.xmin == pytest.approx(ex[0] + r.col * tw) and r.xmax == pytest.approx(ex[0] + (r.col + 1) * tw)
-        assert r.ymax == pytest.approx(ex[3] - r.row * th) and r.ymin == pytest.approx(ex[3] - (r.row + 1) * th)
-    assert layer["tiles"] > 0
+def test_envelopes_are_geotrellis_key_extents(spark):
+    # GeoTrellis' own layout.mapTransform.keyToExtent of every key (the fixture's extents)
+    for name in ("files", "uint8_raw", "st_float32", "crs84"):
+        layer = next(l for l in LAYERS if l["name"] == name)
+        z = np.load(DATA / "expected" / f"{name}__{layer['zoom']}.npz")
+        want = {tuple(int(v) for v in k[:2]): e for k, e in zip(z["keys"], z["extents"])}
+        rows = geotrellis.read(spark, CATALOG, name, layer["zoom"]).select("col", "row", "xmin", "ymin", "xmax", "ymax")
+        for r in rows.collect():
+            assert [r.xmin, r.ymin, r.xmax, r.ymax] == pytest.approx(list(want[(r.col, r.row)]), rel=1e-12, abs=1e-9)
 
 
 @pytest.mark.parametrize("name", ["files", "files_hilbert", "st_float32"])
