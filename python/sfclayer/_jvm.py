@@ -512,9 +512,3 @@ def geotrellis(spark, method, *args):
     with translated():
         return getattr(jvm.io.sfclayer.spark.GeoTrellisCommands, method)(spark._jsparkSession, *args)
 
-
-def geotrellis_reader_call(spark, method, reader, *args):
-    """Call the static ``GeoTrellisCommands.<method>(reader, *args)`` on an open GeoTrellis value reader."""
-    jvm = _jvm_of(spark)
-    with translated():
-        return getattr(jvm.io.sfclayer.spark.GeoTrellisCommands, method)(reader, *args)

@@ -233,7 +233,7 @@ class Layer:
         """
         self._require_open()
         millis = self._millis(time)
-        data = _jvm.geotrellis_reader_call(self._spark, "get", self._reader, int(col), int(row), int(millis))
+        data = _jvm.reader_call(self._reader, "get", int(col), int(row), int(millis))
         tiles = _unpack(data)
         if not tiles:
             key = f"({col}, {row}" + (f", {_utc(millis).isoformat()})" if self.space_time else ")")
@@ -252,7 +252,7 @@ class Layer:
                 (col, row), time = key[:2], None
             packed += struct.pack(">iiq", int(col), int(row), int(self._millis(time)))
             n += 1
-        data = _jvm.geotrellis_reader_call(self._spark, "getMany", self._reader, bytes(packed))
+        data = _jvm.reader_call(self._reader, "getMany", bytes(packed))
         tiles = _unpack(data)
         return [self._tile(t, False) for t in tiles]
 
@@ -288,8 +288,7 @@ class Layer:
             raise InvalidArgument(f"limit: {limit!r} must be a whole number >= 0")
         if c0 > c1 or r0 > r1 or t0 > t1 or limit == 0:
             return iter(())
-        data = _jvm.geotrellis_reader_call(self._spark, "query", self._reader, c0, r0, c1, r1, t0, t1,
-                                           -1 if limit is None else int(limit))
+        data = _jvm.reader_call(self._reader, "query", c0, r0, c1, r1, t0, t1, -1 if limit is None else int(limit))
         return iter([self._tile(t, True) for t in _unpack(data)])
 
     def count(self, bbox=None, keys=None, time=None):

@@ -68,28 +68,51 @@ public final class GeoTrellisCommands {
         return json(m);
     }
 
-    public static GtValueReader openReader(SparkSession spark, String catalog, String name, int zoom, int cacheSize) {
-        return new GtValueReader(GtLayer.open(catalog, name, zoom, conf(spark)), conf(spark), cacheSize);
+    /** A look-up handle: each of its calls is one py4j round trip answering packed bytes. */
+    public static Lookup openReader(SparkSession spark, String catalog, String name, int zoom, int cacheSize) {
+        return new Lookup(new GtValueReader(GtLayer.open(catalog, name, zoom, conf(spark)), conf(spark), cacheSize));
     }
 
-    public static byte[] get(GtValueReader reader, int col, int row, long millis) {
-        GtTile t = reader.get(col, row, millis);
-        List<GtTile> one = new ArrayList<>(1);
-        if (t != null) one.add(t);
-        return pack(one);
-    }
+    /** {@link GtValueReader}'s answers as {@link #pack}ed bytes (what the Python Layer calls). */
+    public static final class Lookup implements java.io.Closeable {
+        private final GtValueReader reader;
 
-    /** Keys packed as {@code (int col, int row, long millis)} big-endian. */
-    public static byte[] getMany(GtValueReader reader, byte[] keys) {
-        ByteBuffer b = ByteBuffer.wrap(keys);
-        int n = keys.length / 16;
-        List<GtTile> out = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) out.add(reader.get(b.getInt(), b.getInt(), b.getLong()));
-        return pack(out);
-    }
+        Lookup(GtValueReader reader) {
+            this.reader = reader;
+        }
 
-    public static byte[] query(GtValueReader reader, int c0, int r0, int c1, int r1, long t0, long t1, long limit) {
-        return pack(reader.query(c0, r0, c1, r1, t0, t1, limit));
+        public byte[] get(int col, int row, long millis) {
+            GtTile t = reader.get(col, row, millis);
+            List<GtTile> one = new ArrayList<>(1);
+            if (t != null) one.add(t);
+            return pack(one);
+        }
+
+        /** Keys packed as {@code (int col, int row, long millis)} big-endian. */
+        public byte[] getMany(byte[] keys) {
+            ByteBuffer b = ByteBuffer.wrap(keys);
+            int n = keys.length / 16;
+            List<GtTile> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) out.add(reader.get(b.getInt(), b.getInt(), b.getLong()));
+            return pack(out);
+        }
+
+        public byte[] query(int c0, int r0, int c1, int r1, long t0, long t1, long limit) {
+            return pack(reader.query(c0, r0, c1, r1, t0, t1, limit));
+        }
+
+        public long count(int c0, int r0, int c1, int r1, long t0, long t1) {
+            return reader.count(c0, r0, c1, r1, t0, t1);
+        }
+
+        public long index(int col, int row, long millis) {
+            return reader.index(col, row, millis);
+        }
+
+        @Override
+        public void close() {
+            reader.close();
+        }
     }
 
     /**
