@@ -197,8 +197,9 @@ def layout_options(metadata, bands=1):
     except (KeyError, TypeError, ValueError) as e:
         raise CorruptLayer(f"GeoTrellis layer metadata: {e!r} is missing or malformed (layoutDefinition, cellType, "
                            f"crs, bounds)") from None
-    raster = {"tileWidth": tw, "tileHeight": th, "bands": int(bands), "dtype": dtype,
-              "nodata": None if nodata is None else ("NaN" if math.isnan(nodata) else nodata), "tms": None, "zoom": None}
+    nodata = None if nodata is None else ("NaN" if math.isnan(nodata) else nodata)
+    raster = {"tileWidth": tw, "tileHeight": th, "bands": int(bands), "dtype": dtype, "nodata": nodata,
+              "tms": None, "zoom": None}
     out = {}
     matrix = tile_matrix(crs, layout)
     if matrix is not None:

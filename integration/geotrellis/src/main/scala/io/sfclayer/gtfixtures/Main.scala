@@ -19,9 +19,10 @@ object Main {
     try args.toList match {
       case "fixtures" :: dir :: Nil => Fixtures.run(sc, dir)
       case "bench-write" :: catalog :: Nil => Bench.write(sc, catalog)
+      case "bench-write" :: catalog :: side :: partitions :: Nil => Bench.write(sc, catalog, side.toInt, partitions.toInt)
       case "bench-read" :: catalog :: rest => Bench.read(sc, catalog, rest)
       case _ =>
-        System.err.println("usage: fixtures DIR | bench-write CATALOG | bench-read CATALOG [OPTIONS]")
+        System.err.println("usage: fixtures DIR | bench-write CATALOG [SIDE PARTITIONS] | bench-read CATALOG [OPTIONS]")
         sys.exit(2)
     } finally sc.stop()
   }
