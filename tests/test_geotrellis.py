@@ -20,7 +20,8 @@ DATA = Path(__file__).parent / "data" / "geotrellis"
 CATALOG = str(DATA / "catalog")
 LAYERS = json.loads((DATA / "expected" / "layers.json").read_text()) if (DATA / "expected").exists() else []
 
-pytestmark = pytest.mark.skipif(not LAYERS, reason="tests/data/geotrellis is not there (integration/geotrellis writes it)")
+pytestmark = pytest.mark.skipif(not LAYERS,
+                                reason="tests/data/geotrellis is not there (integration/geotrellis writes it)")
 
 
 def expected(layer):
@@ -76,8 +77,8 @@ def test_every_tile_reads_back_as_geotrellis_wrote_it(spark):
              "files_hilbert", "st_float32", "st_mb_uint8"}
     for st in (False, True):
         chosen = [l for l in LAYERS if (l["keyType"] == "SpaceTimeKey") == st and l["name"] in names]
-        dfs = [geotrellis.read(spark, CATALOG, l["name"], l["zoom"]).withColumn("layer", F.lit(f"{l['name']}/{l['zoom']}"))
-               for l in chosen]
+        dfs = [geotrellis.read(spark, CATALOG, l["name"], l["zoom"])
+               .withColumn("layer", F.lit(f"{l['name']}/{l['zoom']}")) for l in chosen]
         rows = reduce(lambda a, b: a.unionByName(b), dfs).collect()
         for layer in chosen:
             want = expected(layer)

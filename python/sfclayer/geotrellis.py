@@ -275,7 +275,8 @@ class Layer:
         t0, t1 = -(1 << 63), (1 << 63) - 1
         if time is not None:
             if not self.space_time:
-                raise InvalidArgument(f"time: GeoTrellis layer {self.name}/{self.zoom} is spatial: its keys have no time")
+                raise InvalidArgument(f"time: GeoTrellis layer {self.name}/{self.zoom} is spatial: its keys have "
+                                      "no time")
             t0, t1 = (-(-_micros(time[0]) // 1000), _micros(time[1]) // 1000)
         return c0, r0, c1, r1, t0, t1
 
@@ -351,7 +352,8 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, **write_options):
     for z in levels:
         _check_id(name, z)
         if z > zoom:
-            raise InvalidArgument(f"zooms: {z} is above the base zoom {zoom} (the levels of a pyramid are below its base)")
+            raise InvalidArgument(f"zooms: {z} is above the base zoom {zoom} (the levels of a pyramid are below "
+                                  "its base)")
     mode = write_options.pop("mode", "errorifexists")
     df, options = _as_sfclayer(spark, catalog, name, zoom)
     options.update(write_options)
