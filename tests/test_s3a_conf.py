@@ -1,20 +1,16 @@
 """sfclayer.session(..., s3=...): which Spark settings put the S3A connector on the class path."""
 
-import sys
-
 import pytest
 
 from sfclayer import _s3a
 from sfclayer.errors import InvalidArgument
-
-READS = {"spark.hadoop.fs.s3a.input.stream.type": "classic"}  # opens without a HEAD given the length
 
 
 def test_a_directory_of_jars_becomes_spark_jars(tmp_path):
     for name in ("hadoop-aws-3.5.0.jar", "s3-2.35.4.jar", "notes.txt"):
         (tmp_path / name).write_bytes(b"")
     conf = _s3a.spark_conf(str(tmp_path))
-    assert conf == {"spark.jars": f"{tmp_path / 'hadoop-aws-3.5.0.jar'},{tmp_path / 's3-2.35.4.jar'}", **READS}
+    assert conf == {"spark.jars": f"{tmp_path / 'hadoop-aws-3.5.0.jar'},{tmp_path / 's3-2.35.4.jar'}"}
 
 
 def test_a_directory_without_hadoop_aws_is_refused_naming_it(tmp_path):
@@ -28,38 +24,11 @@ def test_true_without_local_jars_asks_spark_for_the_packages_without_the_bundle(
     assert _s3a.spark_conf(True) == {
         "spark.jars.packages": "org.apache.hadoop:hadoop-aws:3.5.0,software.amazon.awssdk:s3:2.35.4,"
                                "software.amazon.awssdk:s3-transfer-manager:2.35.4",
-        "spark.jars.excludes": "software.amazon.awssdk:bundle", **READS}
+        "spark.jars.excludes": "software.amazon.awssdk:bundle"}
     assert _s3a.spark_conf(False) == {} and _s3a.spark_conf(None) == {}
 
 
 def test_true_prefers_the_directory_named_by_the_environment(monkeypatch, tmp_path):
     (tmp_path / "hadoop-aws-3.5.0.jar").write_bytes(b"")
     monkeypatch.setenv("SFCLAYER_S3A_JARS", str(tmp_path))
-    assert _s3a.spark_conf(True) == {"spark.jars": str(tmp_path / "hadoop-aws-3.5.0.jar"), **READS}
-
-
-def test_the_callers_s3a_setting_wins_over_sfclayers(monkeypatch):
-    import sfclayer
-
-    seen = {}
-
-    class Builder:
-        def master(self, _):
-            return self
-
-        def appName(self, _):  # noqa: N802 (pyspark's name)
-            return self
-
-        def config(self, key, value):
-            seen[key] = value
-            return self
-
-    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)  # session() sets it when unset
-    monkeypatch.setattr("pyspark.sql.SparkSession.builder", Builder())
-    monkeypatch.setattr(sfclayer, "configure", lambda b: type("S", (), {"getOrCreate": lambda self: seen})())
-    monkeypatch.setattr(_s3a, "_jars_conf", lambda s3: {})
-    sfclayer.session(s3=True, spark_hadoop_fs_s3a_input_stream_type="analytics")
-    assert seen["spark.hadoop.fs.s3a.input.stream.type"] == "analytics"
-    seen.clear()
-    sfclayer.session(s3=True)
-    assert seen["spark.hadoop.fs.s3a.input.stream.type"] == "classic"
+    assert _s3a.spark_conf(True) == {"spark.jars": str(tmp_path / "hadoop-aws-3.5.0.jar")}

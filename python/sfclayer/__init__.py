@@ -214,8 +214,6 @@ def session(master="local[*]", app_name="sfclayer", s3=None, **conf):
     for key, value in _s3a.spark_conf(s3).items():
         if key == "spark.jars" and conf.get("spark.jars"):
             value = f"{conf['spark.jars']},{value}"
-        elif key.startswith("spark.hadoop.") and key in conf:
-            continue  # the caller's S3A setting wins over sfclayer's default
         conf[key] = value
     for key, value in conf.items():
         builder = builder.config(key, value)

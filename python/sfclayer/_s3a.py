@@ -10,7 +10,7 @@ dependencies, less what Spark ships already: netty, Apache HttpClient, SLF4J, co
 import glob
 import os
 
-__all__ = ["HADOOP_AWS", "AWS_SDK", "PACKAGES", "EXCLUDES", "HADOOP_SETTINGS", "spark_conf"]
+__all__ = ["HADOOP_AWS", "AWS_SDK", "PACKAGES", "EXCLUDES", "spark_conf"]
 
 HADOOP_AWS = "org.apache.hadoop:hadoop-aws:3.5.0"
 """The S3A connector, the same Hadoop version as pyspark 4.3's client jars."""
@@ -20,12 +20,6 @@ PACKAGES = (HADOOP_AWS, f"software.amazon.awssdk:s3:{AWS_SDK}", f"software.amazo
 """Maven coordinates for ``spark.jars.packages``."""
 EXCLUDES = ("software.amazon.awssdk:bundle",)
 """What ``spark.jars.excludes`` leaves out: the SDK's all-services bundle."""
-
-HADOOP_SETTINGS = {"fs.s3a.input.stream.type": "classic"}
-"""S3A settings sfclayer reads best with, set by ``session(s3=...)`` unless given. Hadoop 3.5's default
-input stream (``analytics``) asks a HEAD at every file open unless it knows the object's ETag, which
-no version document records; the ``classic`` stream trusts the length sfclayer gives ``openFile``, so
-a look-up whose file index is known is one ranged GET (integration/test_s3_requests.py)."""
 
 _ENV = "SFCLAYER_S3A_JARS"
 # a source checkout's `make s3-jars` (integration/fetch-s3-jars.sh) puts them here
@@ -48,23 +42,17 @@ def spark_conf(s3):
     Returns
     -------
     dict
-        ``spark.jars`` (a list of jar files) or ``spark.jars.packages`` and ``spark.jars.excludes``,
-        and :data:`HADOOP_SETTINGS` as ``spark.hadoop.*``.
+        ``spark.jars`` (a list of jar files) or ``spark.jars.packages`` and ``spark.jars.excludes``.
 
     Raises
     ------
     sfclayer.errors.InvalidArgument
         If the directory named holds no ``hadoop-aws-*.jar``.
     """
-    if not s3:
-        return {}
-    settings = {f"spark.hadoop.{key}": value for key, value in HADOOP_SETTINGS.items()}
-    return {**settings, **_jars_conf(s3)}
-
-
-def _jars_conf(s3):
     from .errors import InvalidArgument
 
+    if not s3:
+        return {}
     directory = s3 if isinstance(s3, (str, os.PathLike)) else os.environ.get(_ENV)
     if directory is None and os.path.exists(os.path.join(_CHECKOUT, ".done")):
         directory = _CHECKOUT
