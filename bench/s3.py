@@ -83,6 +83,8 @@ def main(argv=None):
     p.add_argument("--side", type=int, default=64, help="tiles per side (default 64: 4096 tiles)")
     p.add_argument("--payload", type=int, default=2048, help="bytes per tile")
     p.add_argument("--latency-ms", type=float, default=20.0, help="wait before each S3 answer")
+    p.add_argument("--stream", default="classic", choices=["classic", "analytics"],
+                   help="S3A's input stream (fs.s3a.input.stream.type; the tests count with classic)")
     p.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     args = p.parse_args(argv)
     if os.environ.get("SFCLAYER_BENCH_QUICK"):
@@ -100,7 +102,8 @@ def main(argv=None):
                                 "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
                                 "spark.sql.shuffle.partitions": "4"})
     spark.sparkContext.setLogLevel("ERROR")
-    s3_helpers.configure_spark(spark, s3_helpers.s3a_settings(BUCKET, server.endpoint))
+    s3_helpers.configure_spark(spark, {**s3_helpers.s3a_settings(BUCKET, server.endpoint),
+                                       f"fs.s3a.bucket.{BUCKET}.input.stream.type": args.stream})
     work = tempfile.mkdtemp(prefix="sfclayer-bench-s3-")
     try:
         measure(spark, os.path.join(work, "warm-up"), args.side, args.payload)  # JIT and Spark warm-up, not reported
@@ -144,11 +147,11 @@ def main(argv=None):
          f"{reopen_requests} request(s)"),
         ("warm look-up (file open)", f"{local['warm_ms']:.2f} ms", f"{s3['warm_ms']:.2f} ms", ""),
     ]
-    md = [f"### S3 (issue 28): {args.side}×{args.side} tiles of {args.payload} B, moto through S3A (classic input "
-          f"stream, as the tests) with {args.latency_ms:g} ms before each answer, against local files",
+    md = [f"### S3 (issue 28): {args.side}×{args.side} tiles of {args.payload} B, moto through S3A ({args.stream} input "
+          f"stream) with {args.latency_ms:g} ms before each answer, against local files",
           "",
           "Reproduce: `.venv/bin/python bench/s3.py` (needs `make s3-jars`; "
-          f"`--side {args.side} --latency-ms {args.latency_ms:g}`). Medians on 2 cores, load average "
+          f"`--side {args.side} --latency-ms {args.latency_ms:g} --stream {args.stream}`). Medians on 2 cores, load average "
           f"{os.getloadavg()[0]:.1f} at the end of the run (other work shares the machine: compare within a row).",
           "",
           "| operation | local files | S3 (+latency) | S3 / local |",
@@ -156,11 +159,13 @@ def main(argv=None):
     md += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     one_request_ms = args.latency_ms + 2
     box_ratio = s3["bbox_s"] / local["bbox_s"]
-    md += ["", f"`sfclayer.open` on S3: {open_requests} requests (a LIST of `_sfclayer/`, a GET of the newest document).",
+    md += ["", f"`sfclayer.open` on S3: {open_requests} requests (a LIST of `_sfclayer/`, a GET of the newest document;"
+           " the analytics stream HEADs it first).",
            "", "Goals (issue 28):",
            f"- a look-up in a file not open, its index known = one request's latency + ≤ 2 ms (≤ {one_request_ms:g} ms): "
            f"{s3['reopen_ms']:.1f} ms in {reopen_requests} request(s), "
-           + ("**met**" if s3["reopen_ms"] <= one_request_ms else "**missed**") + ".",
+           + ("not measured: the stream served it from its own cache" if reopen_requests == 0
+              else "**met**" if s3["reopen_ms"] <= one_request_ms else "**missed**") + ".",
            f"- a 1% box ≤ 2× local: {box_ratio:.1f}×, " + ("**met**" if box_ratio <= 2 else "**missed**") + ".",
            f"- warm look-ups unchanged (served from the cache): {s3['warm_ms']:.2f} ms on S3, {local['warm_ms']:.2f} ms local"
            " (with the classic stream every look-up reads its record: one GET; the default analytics stream serves"
