@@ -277,7 +277,11 @@ public final class ValueReader implements Closeable {
 
     /** The metadata document of the version this reader is pinned to. */
     public String metadataJson() {
-        return new String(md.toJsonBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        try {
+            return layer.documentJson();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     public String tileSchemaJson() {
