@@ -213,9 +213,20 @@ public final class LayerMetadata implements Serializable {
      * digits zeroed (section 9); version documents and manifests alike.
      */
     static byte[] sealed(Map<String, Object> m) throws IOException {
+        return sealed(m, JSON);
+    }
+
+    /** Manifests are written compact (no indentation): a third smaller, and nobody reads them by eye. */
+    static byte[] sealedCompact(Map<String, Object> m) throws IOException {
+        return sealed(m, COMPACT);
+    }
+
+    private static final ObjectMapper COMPACT = new ObjectMapper();
+
+    private static byte[] sealed(Map<String, Object> m, ObjectMapper mapper) throws IOException {
         m.remove(CHECKSUM);
         m.put(CHECKSUM, CHECKSUM_ZERO);
-        byte[] bytes = JSON.writeValueAsBytes(m);
+        byte[] bytes = mapper.writeValueAsBytes(m);
         String text = new String(bytes, StandardCharsets.UTF_8);
         java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(text);
         if (!t.find()) {

@@ -101,7 +101,7 @@ public final class Manifest {
             }
         }
         m.put(level == 0 ? "files" : "manifests", entries);
-        return LayerMetadata.sealed(m);
+        return LayerMetadata.sealedCompact(m);
     }
 
     /** Parses and checks a manifest against the reference that led to it; CorruptLayer naming it otherwise. */

@@ -25,10 +25,10 @@ public final class ManifestTree {
     public static final String FANOUT = "sfclayer.manifest.fanout";
     /** A version lists its files inline up to this many (~60 KB with statistics): small layers stay format 3-5. */
     public static final int DEFAULT_INLINE_FILES = 128;
-    /** Data files per leaf manifest (~15 KB with statistics). */
+    /** Data files per leaf manifest (~16 KB with a raster layer's statistics). */
     public static final int DEFAULT_LEAF_FILES = 32;
-    /** Manifests per inner manifest and in a version document (~25 KB of references). */
-    public static final int DEFAULT_FANOUT = 128;
+    /** Manifests per inner manifest and in a version document (~13 KB of references). */
+    public static final int DEFAULT_FANOUT = 64;
 
     private final Manifest.Store store;
     private final String writeId;
