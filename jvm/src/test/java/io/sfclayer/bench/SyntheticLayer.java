@@ -41,6 +41,9 @@ public final class SyntheticLayer {
     /** The real files, in index order. */
     public final List<DataFile> realFiles = new ArrayList<>();
 
+    /** How long the last {@link #appendTile}'s commit took (the metadata: manifests and document). */
+    public long lastCommitNanos;
+
     private SyntheticLayer(Path path) {
         this.path = path;
     }
@@ -136,7 +139,9 @@ public final class SyntheticLayer {
             files.add(added);
             md.setFiles(files);
         }
+        long t0 = System.nanoTime();
         LayerMetadata out = log.commit(md, List.of(added));
+        lastCommitNanos = System.nanoTime() - t0;
         realFiles.set(j, added);
         return out;
     }

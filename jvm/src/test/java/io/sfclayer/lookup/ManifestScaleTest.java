@@ -38,10 +38,7 @@ public class ManifestScaleTest {
     public void aLayerOf100000FilesOpensPlansAppendsAndVacuums() throws Exception {
         Configuration conf = new Configuration();
         Path path = new Path(tmp.getRoot().getPath(), "big");
-        long t0 = System.nanoTime();
         SyntheticLayer layer = SyntheticLayer.build(conf, path, 100_000, 4);
-        System.err.println("build " + (System.nanoTime() - t0) / 1e6);
-        t0 = System.nanoTime();
         Manifest.forgetCached();
         LayerMetadata v1 = new VersionLog(conf, path).current();
         assertEquals(ManifestRef.MANIFEST_FORMAT_VERSION, v1.formatVersion);
@@ -52,8 +49,6 @@ public class ManifestScaleTest {
         try (ValueReader r = ValueReader.open(conf, path.toString(), 16)) {
             assertEquals(SyntheticLayer.value(key[0], key[1]), ValueReaderTest.valueOf(r.get(key[0], key[1])));
         }
-        System.err.println("open+get " + (System.nanoTime() - t0) / 1e6);
-        t0 = System.nanoTime();
         // planning a 1-tile box selects the tile's file, reading one manifest per level
         Manifest.forgetCached();
         Layer opened = Layer.open(conf, path.toString());
@@ -62,9 +57,6 @@ public class ManifestScaleTest {
         assertEquals(1, selected.size());
         assertEquals(layer.realFiles.get(2).name, selected.get(0).name);
         assertTrue("read " + opened.manifests().store().reads, opened.manifests().store().reads <= 4);
-
-        System.err.println("plan " + (System.nanoTime() - t0) / 1e6);
-        t0 = System.nanoTime();
         // a one-tile append writes a few small manifests and a small document
         String oldId = layer.realFiles.get(2).id();
         long before = dirBytes(new File(tmp.getRoot(), "big/_sfclayer/manifests"));
@@ -79,15 +71,11 @@ public class ManifestScaleTest {
         try (ValueReader r = ValueReader.open(conf, path.toString(), 16, 1, -1)) {
             assertEquals(SyntheticLayer.value(key[0], key[1]), ValueReaderTest.valueOf(r.get(key[0], key[1])));
         }
-
-        System.err.println("append " + (System.nanoTime() - t0) / 1e6);
-        t0 = System.nanoTime();
         // vacuum: version 1, its replaced file and the manifests only it listed go; version 2 reads on
         int manifests = new File(tmp.getRoot(), "big/_sfclayer/manifests").list((d, n) -> n.endsWith(".json")).length;
         Map<String, Object> out = Vacuum.run(conf, path.toString(), 0, false, false);
         assertEquals(List.of(1L), out.get("versionsRemoved"));
         assertEquals(List.of(oldId), out.get("filesRemoved"));
-        System.err.println("vacuum " + (System.nanoTime() - t0) / 1e6);
         int left = new File(tmp.getRoot(), "big/_sfclayer/manifests").list((d, n) -> n.endsWith(".json")).length;
         assertTrue(manifests + " -> " + left, left < manifests && left > manifests - 8);
         Manifest.forgetCached();

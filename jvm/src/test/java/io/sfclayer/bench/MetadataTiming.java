@@ -1,0 +1,132 @@
+package io.sfclayer.bench;
+
+import io.sfclayer.curve.IndexRange;
+import io.sfclayer.curve.QueryBox;
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.DataFileListing;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.Manifest;
+import io.sfclayer.format.VersionLog;
+import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.QueryPlan;
+import io.sfclayer.lookup.ValueReader;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+
+import java.io.File;
+import java.util.List;
+
+/**
+ * bench/metadata.py's JVM side (issue 20): builds a {@link SyntheticLayer} of N file entries, then,
+ * after a warm-up on another layer (JIT, classes), measures the first open of the layer for look-ups
+ * with its first get, the planning of a 1-tile box, the driver heap they hold, and a one-tile append's
+ * metadata bytes and time. Prints one JSON object.
+ *
+ * <pre>java -cp ... io.sfclayer.bench.MetadataTiming ENTRIES WORKDIR</pre>
+ */
+public final class MetadataTiming {
+    private MetadataTiming() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        long entries = Long.parseLong(args[0]);
+        File work = new File(args[1]);
+        Configuration conf = new Configuration();
+        long t0 = System.nanoTime();
+        SyntheticLayer layer = SyntheticLayer.build(conf, new Path(new File(work, "layer-" + entries).getPath()),
+            entries, 4);
+        double buildS = (System.nanoTime() - t0) / 1e9;
+        Configuration warmConf = new Configuration(conf);
+        warmConf.setInt(io.sfclayer.format.ManifestTree.INLINE_FILES, 4); // the warm-up runs the manifest code too
+        SyntheticLayer warm = SyntheticLayer.build(warmConf, new Path(new File(work, "warm-" + entries).getPath()),
+            200, 4);
+        for (int i = 0; i < 20; i++) {
+            measure(conf, warm, i % 2, false);
+        }
+        Manifest.forgetCached();
+        gc();
+        long heap0 = used();
+        Object[] held = new Object[1];
+        double[] m = measure(conf, layer, 0, true, held);
+        gc();
+        long heap = used() - heap0;
+        String path = layer.path.toString();
+        long v1Bytes = new File(path, "_sfclayer/v00000001.json").length();
+        File manifests = new File(path, "_sfclayer/manifests");
+        long before = dirBytes(manifests);
+        LayerMetadata v2 = layer.appendTile(conf, 2, 77);
+        double appendMs = layer.lastCommitNanos / 1e6;
+        long appendBytes = dirBytes(manifests) - before
+            + new File(path, "_sfclayer/" + VersionLog.versionFileName(v2.version)).length();
+        System.out.println("{\"entries\": " + entries + ", \"fileCount\": " + v2.fileCount
+            + ", \"formatVersion\": " + v2.formatVersion + ", \"buildS\": " + buildS
+            + ", \"documentBytes\": " + v1Bytes + ", \"openGetMs\": " + m[0] + ", \"planMs\": " + m[1]
+            + ", \"planManifestsRead\": " + (long) m[2] + ", \"heapBytes\": " + heap
+            + ", \"appendMs\": " + appendMs + ", \"appendBytes\": " + appendBytes + "}");
+        if (held[0] == null) {
+            throw new IllegalStateException("nothing held");
+        }
+    }
+
+    private static double[] measure(Configuration conf, SyntheticLayer layer, int key, boolean cold) throws Exception {
+        return measure(conf, layer, key, cold, new Object[1]);
+    }
+
+    /** {open + first get ms, plan ms, manifests the plan read}; {@code held} keeps the reader and plan alive. */
+    private static double[] measure(Configuration conf, SyntheticLayer layer, int key, boolean cold, Object[] held)
+            throws Exception {
+        int[] k = layer.keys.get(key);
+        long t0 = System.nanoTime();
+        ValueReader reader = ValueReader.open(conf, layer.path.toString(), 1024);
+        if (reader.get(k[0], k[1]) == null) {
+            throw new IllegalStateException("no tile");
+        }
+        double openMs = (System.nanoTime() - t0) / 1e6;
+        int[] b = layer.keys.get(key + 1);
+        if (cold) {
+            Manifest.forgetCached(); // the plan reads its manifests itself
+        }
+        t0 = System.nanoTime();
+        Layer opened = Layer.open(conf, layer.path.toString());
+        List<IndexRange> ranges = QueryPlan.ranges(opened.metadata().keyIndex,
+            List.of(QueryBox.of(b[0], b[1], b[0], b[1])), 0);
+        DataFileListing listing = opened.listing();
+        List<DataFileListing.Selection> selected = listing.select(ranges);
+        int withStats = 0;
+        for (DataFileListing.Selection s : selected) {
+            DataFile f = opened.fileStarting(s.firstIndex);
+            withStats += f != null ? 1 : 0;
+        }
+        double planMs = (System.nanoTime() - t0) / 1e6;
+        if (selected.size() != 1 || withStats != 1) {
+            throw new IllegalStateException("a 1-tile box selected " + selected.size() + " files");
+        }
+        long reads = opened.manifests() == null ? 0 : opened.manifests().store().reads;
+        held[0] = new Object[] {reader, opened, listing, selected};
+        if (!cold) {
+            reader.close();
+        }
+        return new double[] {openMs, planMs, reads};
+    }
+
+    private static void gc() throws InterruptedException {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(50);
+        }
+    }
+
+    private static long used() {
+        Runtime rt = Runtime.getRuntime();
+        return rt.totalMemory() - rt.freeMemory();
+    }
+
+    private static long dirBytes(File dir) {
+        File[] fs = dir.listFiles((d, n) -> n.endsWith(".json"));
+        long n = 0;
+        for (File f : fs == null ? new File[0] : fs) {
+            n += f.length();
+        }
+        return n;
+    }
+}
