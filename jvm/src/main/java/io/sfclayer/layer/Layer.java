@@ -88,7 +88,12 @@ public final class Layer {
     /** The version's data files, sorted by first index. */
     public List<DataFile> files() throws IOException {
         if (metadata.manifests != null) {
-            return manifests().all();
+            synchronized (this) {
+                if (allFiles == null) {
+                    allFiles = java.util.Collections.unmodifiableList(manifests().all());
+                }
+                return allFiles;
+            }
         }
         listing();
         if (metadata.files.size() != metadata.fileCount) {
@@ -100,6 +105,8 @@ public final class Layer {
     }
 
     private ManifestFiles manifests;
+    /** Format 6: every file, once asked for (updates and verify); look-ups and plans never ask. */
+    private List<DataFile> allFiles;
 
     /** Format 6: the version's files through its manifests, read on demand; null for a version listing them inline. */
     public synchronized ManifestFiles manifests() {
