@@ -84,6 +84,9 @@ public final class ManifestTree {
         while (level.size() > fanout) {
             level = inner(level);
         }
+        while (level.size() == 1 && level.get(0).level > 0) {
+            level = store.read(level.get(0)).children; // a root of one node: the tree got a level lower
+        }
         return level;
     }
 
@@ -105,13 +108,14 @@ public final class ManifestTree {
                 removedFrom.computeIfAbsent(i, k -> new TreeMap<>()).put(e.getKey(), e.getValue());
             }
         }
-        List<ManifestRef> out = new ArrayList<>();
+        // each entry: a reference kept as it is, or the content (files or references) of one to write
+        List<Object> slots = new ArrayList<>();
         for (int i = 0; i < refs.size(); i++) {
             ManifestRef ref = refs.get(i);
             List<DataFile> add = addedTo.getOrDefault(i, List.of());
             TreeMap<Long, String> rem = removedFrom.getOrDefault(i, new TreeMap<>());
             if (add.isEmpty() && rem.isEmpty()) {
-                out.add(ref);
+                slots.add(ref);
                 continue;
             }
             Manifest node = store.read(ref);
@@ -127,7 +131,9 @@ public final class ManifestTree {
                 }
                 files.addAll(add);
                 files.sort(null);
-                out.addAll(leaves(files));
+                if (!files.isEmpty()) {
+                    slots.add(files);
+                }
             } else {
                 TreeMap<Long, String> below = new TreeMap<>(rem);
                 List<ManifestRef> children = applyLevel(node.children, below, add);
@@ -136,10 +142,57 @@ public final class ManifestTree {
                         removed.remove(k);
                     }
                 }
-                out.addAll(split(children, node.level));
+                if (!children.isEmpty()) {
+                    slots.add(children);
+                }
+            }
+        }
+        int level = refs.get(0).level;
+        mergeSmall(slots, level);
+        List<ManifestRef> out = new ArrayList<>();
+        for (Object slot : slots) {
+            if (slot instanceof ManifestRef) {
+                out.add((ManifestRef) slot);
+            } else if (level == 0) {
+                @SuppressWarnings("unchecked")
+                List<DataFile> files = (List<DataFile>) slot;
+                out.addAll(leaves(files));
+            } else {
+                @SuppressWarnings("unchecked")
+                List<ManifestRef> children = (List<ManifestRef>) slot;
+                out.addAll(split(children, level));
             }
         }
         return out;
+    }
+
+    /**
+     * Merges each rewritten entry under a quarter of its capacity with a neighbour (read and rewritten
+     * with it), so deletes do not leave a tree of near-empty manifests: B-tree merging, local to the
+     * paths an update writes anyway.
+     */
+    private void mergeSmall(List<Object> slots, int level) throws IOException {
+        int min = level == 0 ? Math.max(1, leafFiles / 4) : Math.max(2, fanout / 4);
+        for (int i = 0; i < slots.size(); i++) {
+            if (!(slots.get(i) instanceof List) || ((List<?>) slots.get(i)).size() >= min || slots.size() == 1) {
+                continue;
+            }
+            int j = i + 1 < slots.size() ? i + 1 : i - 1;
+            int lo = Math.min(i, j);
+            List<Object> merged = new ArrayList<>(content(slots.get(lo)));
+            merged.addAll(content(slots.get(lo + 1)));
+            slots.set(lo, merged);
+            slots.remove(lo + 1);
+            i = lo - 1; // look at the merged entry again
+        }
+    }
+
+    private List<?> content(Object slot) throws IOException {
+        if (slot instanceof List) {
+            return (List<?>) slot;
+        }
+        Manifest m = store.read((ManifestRef) slot);
+        return m.level == 0 ? m.files : m.children;
     }
 
     /** The entry whose span would hold {@code index}: the greatest first ≤ index, else the first. */

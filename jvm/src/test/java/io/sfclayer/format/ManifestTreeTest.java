@@ -210,6 +210,31 @@ public class ManifestTreeTest {
     }
 
     @Test
+    public void deletesMergeSmallManifestsAndLowerTheTree() throws IOException {
+        Configuration c = conf(0, 8, 4);
+        VersionLog log = new VersionLog(c, new Path(tmp.getRoot().getPath(), "L"));
+        LayerMetadata md = shape("write", -1, "w0");
+        md.setFiles(files(400)); // 50 leaves, 13 + 4 inner manifests
+        log.commit(md, md.files);
+        List<DataFile> left = files(400);
+        Random rng = new Random(3);
+        for (int step = 1; left.size() > 6; step++) {
+            List<DataFile> removed = new ArrayList<>();
+            for (int k = 0; k < 60 && left.size() > 6; k++) {
+                removed.add(left.remove(rng.nextInt(left.size())));
+            }
+            update(log, log.read(step), removed, List.of(), "d" + step);
+        }
+        LayerMetadata last = log.read(log.versions().get(log.versions().size() - 1));
+        ManifestFiles mf = new ManifestFiles(new Manifest.Store(c, log.layerPath()), last.manifests);
+        assertEquals(ids(left), ids(mf.all()));
+        List<ManifestRef> all = mf.manifests(new ArrayList<>());
+        assertTrue("6 files in " + all.size() + " manifests: " + all, all.size() <= 6); // 67 at the start
+        assertTrue("top level " + last.manifests, last.manifests.size() > 1 || last.manifests.get(0).level == 0);
+        assertTrue("depth " + last.manifests.get(0).level, last.manifests.get(0).level <= 1);
+    }
+
+    @Test
     public void aDamagedOrMissingManifestIsNamed() throws IOException {
         Configuration c = conf(0, 4, 4);
         VersionLog log = new VersionLog(c, new Path(tmp.getRoot().getPath(), "L"));
