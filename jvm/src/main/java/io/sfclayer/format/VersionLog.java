@@ -305,7 +305,7 @@ public final class VersionLog {
         ManifestTree tree = new ManifestTree(new Manifest.Store(conf, layer), c.writeId, conf);
         if (c.manifests != null && !Conflicts.replacesLayer(c)) {
             c.setManifests(tree.apply(c.manifests, new java.util.HashSet<>(c.removedFiles), added));
-        } else if (c.formatVersion >= 2 && c.files.size() > tree.inlineFiles) {
+        } else if (RecordFrame.checked(c.formatVersion) && c.files.size() > tree.inlineFiles) {
             c.setManifests(tree.build(c.files));
         } else {
             c.manifests = null;
