@@ -202,13 +202,18 @@ public final class ManifestTree {
         return Math.max(0, i);
     }
 
+    /** Where part {@code p} of {@code n} entries split evenly into {@code parts} starts (in long: n·p passes 2^31). */
+    static int cut(int p, int n, int parts) {
+        return (int) ((long) p * n / parts);
+    }
+
     /** Leaves of at most {@code leafFiles} files each, as even as possible. */
     private List<ManifestRef> leaves(List<DataFile> files) throws IOException {
         List<ManifestRef> out = new ArrayList<>();
         int n = files.size();
         int parts = (n + leafFiles - 1) / leafFiles;
         for (int p = 0; p < parts; p++) {
-            List<DataFile> part = new ArrayList<>(files.subList(p * n / parts, (p + 1) * n / parts));
+            List<DataFile> part = new ArrayList<>(files.subList(cut(p, n, parts), cut(p + 1, n, parts)));
             out.add(written(new Manifest(0, part, List.of())));
         }
         return out;
@@ -220,7 +225,7 @@ public final class ManifestTree {
         int n = children.size();
         int parts = (n + fanout - 1) / fanout;
         for (int p = 0; p < parts; p++) {
-            List<ManifestRef> part = new ArrayList<>(children.subList(p * n / parts, (p + 1) * n / parts));
+            List<ManifestRef> part = new ArrayList<>(children.subList(cut(p, n, parts), cut(p + 1, n, parts)));
             out.add(written(new Manifest(level, List.of(), part)));
         }
         return out;

@@ -235,6 +235,18 @@ public class ManifestTreeTest {
     }
 
     @Test
+    public void evenSplitsOfMillionsOfFilesDoNotOverflow() {
+        // 10^6 files in 31,250 leaves: p * n passes 2^31 (the bench's 10^6-entry build failed so)
+        int n = 1_000_000, parts = 31_250;
+        assertEquals(0, ManifestTree.cut(0, n, parts));
+        assertEquals(68_704, ManifestTree.cut(2_147, n, parts));
+        assertEquals(n, ManifestTree.cut(parts, n, parts));
+        for (int p = 0; p < parts; p++) {
+            assertEquals(32, ManifestTree.cut(p + 1, n, parts) - ManifestTree.cut(p, n, parts));
+        }
+    }
+
+    @Test
     public void aDamagedOrMissingManifestIsNamed() throws IOException {
         Configuration c = conf(0, 4, 4);
         VersionLog log = new VersionLog(c, new Path(tmp.getRoot().getPath(), "L"));
