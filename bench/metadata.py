@@ -52,8 +52,9 @@ def section(rows, command, load):
         "",
         f"`{command}` — load average {load}. Layers of N data file entries, synthetic but for 4 real one-tile "
         "files (`SyntheticLayer`: the other entries' files do not exist and nothing reads them; each entry "
-        "carries a raster layer's statistics). One JVM per size, warmed up on another layer; the layer itself "
-        "is opened for the first time (its documents and manifests not cached). Up to 128 files a version "
+        "carries a raster layer's statistics). One JVM per size, warmed up on another layer; median of 7 first "
+        "opens of the layer (the JVM's caches of documents, listings, manifests and indexes emptied before each; "
+        "the OS page cache warm). Up to 128 files a version "
         "lists them inline (format 3-5), past that manifests (format 6, docs/FORMAT.md section 10: 32 files a "
         "leaf, 64 references a node).",
         "",
