@@ -82,6 +82,8 @@ def test_random_updates_match_a_dict_model(spark, tmp_path, request, seed, key_i
     if manifests:
         doc = helpers.metadata(path)
         assert doc["formatVersion"] == 6 and len(doc["manifests"]) > 1, doc.get("manifests")
+        with sfclayer.open(spark, path) as layer:  # documents given to Python list the manifests' files
+            assert len(layer.metadata["files"]) == layer.metadata["fileCount"] == len(doc["files"]) > 1
     models = {1: dict(first)}  # version -> tiles, for every retained version
     # every operation at least once (appends with each onExisting), in a random order
     plan = ["append"] * 4 + ["delete", "delete", "overwrite", "compact", "vacuum"]
