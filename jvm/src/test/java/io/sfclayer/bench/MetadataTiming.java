@@ -60,7 +60,7 @@ public final class MetadataTiming {
                 ((ValueReader) ((Object[]) held[0])[0]).close();
             }
         }
-        double[] m = {median(runs, 0), median(runs, 1), runs[0][2]};
+        double[] m = {median(runs, 0), median(runs, 1), runs[0][2], median(runs, 3), median(runs, 4)};
         String path = layer.path.toString();
         long v1Bytes = new File(path, "_sfclayer/v00000001.json").length();
         File manifests = new File(path, "_sfclayer/manifests");
@@ -72,6 +72,7 @@ public final class MetadataTiming {
         System.out.println("{\"entries\": " + entries + ", \"fileCount\": " + v2.fileCount
             + ", \"formatVersion\": " + v2.formatVersion + ", \"buildS\": " + buildS
             + ", \"documentBytes\": " + v1Bytes + ", \"openGetMs\": " + m[0] + ", \"planMs\": " + m[1]
+            + ", \"openGetCpuMs\": " + m[3] + ", \"planCpuMs\": " + m[4]
             + ", \"planManifestsRead\": " + (long) m[2] + ", \"heapBytes\": " + heap
             + ", \"appendMs\": " + appendMs + ", \"appendBytes\": " + appendBytes + "}");
         if (held[0] == null) {
@@ -87,16 +88,20 @@ public final class MetadataTiming {
     private static double[] measure(Configuration conf, SyntheticLayer layer, int key, boolean cold, Object[] held)
             throws Exception {
         int[] k = layer.keys.get(key);
+        java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+        long c0 = cpu.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
         ValueReader reader = ValueReader.open(conf, layer.path.toString(), 1024);
         if (reader.get(k[0], k[1]) == null) {
             throw new IllegalStateException("no tile");
         }
         double openMs = (System.nanoTime() - t0) / 1e6;
+        double openCpuMs = (cpu.getCurrentThreadCpuTime() - c0) / 1e6;
         int[] b = layer.keys.get(key + 1);
         if (cold) {
             forgetAll(); // the plan reads its document and manifests itself
         }
+        c0 = cpu.getCurrentThreadCpuTime();
         t0 = System.nanoTime();
         Layer opened = Layer.open(conf, layer.path.toString());
         List<IndexRange> ranges = QueryPlan.ranges(opened.metadata().keyIndex,
@@ -109,6 +114,7 @@ public final class MetadataTiming {
             withStats += f != null ? 1 : 0;
         }
         double planMs = (System.nanoTime() - t0) / 1e6;
+        double planCpuMs = (cpu.getCurrentThreadCpuTime() - c0) / 1e6;
         if (selected.size() != 1 || withStats != 1) {
             throw new IllegalStateException("a 1-tile box selected " + selected.size() + " files");
         }
@@ -117,7 +123,7 @@ public final class MetadataTiming {
         if (!cold) {
             reader.close();
         }
-        return new double[] {openMs, planMs, reads};
+        return new double[] {openMs, planMs, reads, openCpuMs, planCpuMs};
     }
 
     private static double median(double[][] runs, int k) {
