@@ -38,7 +38,7 @@ public class ManifestScaleTest {
     public void aLayerOf100000FilesOpensPlansAppendsAndVacuums() throws Exception {
         Configuration conf = new Configuration();
         Path path = new Path(tmp.getRoot().getPath(), "big");
-        SyntheticLayer layer = SyntheticLayer.build(conf, path, 100_000, 4);
+        SyntheticLayer layer = SyntheticLayer.build(conf, path, 100_000, 4, false); // no statistics: quicker
         Manifest.forgetCached();
         LayerMetadata v1 = new VersionLog(conf, path).current();
         assertEquals(ManifestRef.MANIFEST_FORMAT_VERSION, v1.formatVersion);
