@@ -114,6 +114,44 @@ public class ManifestTreeTest {
     }
 
     @Test
+    public void aFormat2LayerStaysInlineUntilAnUpdateInFormat3UpgradesIt() throws IOException {
+        Configuration c = conf(16, 4, 3);
+        VersionLog log = new VersionLog(c, new Path(tmp.getRoot().getPath(), "L"));
+        LayerMetadata md = shape("write", -1, "w1");
+        md.formatVersion = 2; // files without checksums, as an old writer (or formatVersion=2) wrote them
+        List<DataFile> old = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            old.add(new DataFile("d", "part-r-00000-" + 10L * i, 10L * i, 10L * i + 5, 2, 1, 100));
+        }
+        md.setFiles(old);
+        log.commit(md, old);
+        LayerMetadata v1 = log.read(1);
+        assertEquals(2, v1.formatVersion);
+        assertNull(v1.manifests); // a format 2 document cannot list manifests
+        LayerMetadata up = v1.copy();
+        up.formatVersion = LayerMetadata.FORMAT_VERSION;
+        log.commit(withUpdate(up, v1, "w2"), List.of(file("e", 1000, 1001)));
+        LayerMetadata v2 = log.read(2);
+        assertEquals(ManifestRef.MANIFEST_FORMAT_VERSION, v2.formatVersion);
+        List<DataFile> all = new ManifestFiles(new Manifest.Store(c, log.layerPath()), v2.manifests).all();
+        assertEquals(21, all.size());
+        assertNull(all.get(0).indexCrc32c); // kept files are still read as the format that wrote them
+        assertEquals(0, DataFileEntry.of(all.get(0), v2.formatVersion, "L").formatVersion);
+    }
+
+    private static LayerMetadata withUpdate(LayerMetadata md, LayerMetadata base, String writeId) {
+        md.operation = "append";
+        md.readVersion = base.version;
+        md.writeId = writeId;
+        md.dataDir = "data-" + writeId;
+        md.removedFiles = new ArrayList<>();
+        List<DataFile> all = new ArrayList<>(base.files);
+        all.add(file("e", 1000, 1001));
+        md.setFiles(all);
+        return md;
+    }
+
+    @Test
     public void lookUpsAndPlanningReadOnlyTheManifestsOnTheirWay() throws IOException {
         Configuration c = conf(0, 8, 4);
         VersionLog log = new VersionLog(c, new Path(tmp.getRoot().getPath(), "L"));
