@@ -187,6 +187,38 @@ def test_append_refuses_other_time_bounds_and_resolution(spark, layer_path):
     assert helpers.versions(layer_path) == [1, 2]
 
 
+def _append_jobs(spark, new, path, **opts):
+    """Appends ``new`` to ``path``; returns the stage counts of the Spark jobs the append ran."""
+    sc = spark.sparkContext
+    group = f"append-{uuid.uuid4().hex[:8]}"
+    sc.setJobGroup(group, "test")
+    try:
+        sfclayer.write(new, path, mode="append", **opts)
+    finally:
+        sc._jsc.clearJobGroup()
+    tracker = sc.statusTracker()
+    return [len(tracker.getJobInfo(j).stageIds) for j in tracker.getJobIdsForGroup(group)]
+
+
+def test_small_append_skips_the_shuffle_and_writes_what_the_shuffled_append_writes(spark, big, tmp_path):
+    shuffled = str(tmp_path / "shuffled")
+    shutil.copytree(big, shuffled)
+    # keys spread over several partitions (and files), some replacing, none outside the bounds
+    keys = [(c, r) for c in (1, 2, 9, 17, 30) for r in (0, 5, 6, 31)]
+    new = keyed(spark, keys, 1500, 7)
+    small_jobs = _append_jobs(spark, new, big, partitions=4)
+    big_jobs = _append_jobs(spark, new, shuffled, partitions=4, small_append_bytes=0)
+    assert small_jobs == [1] and big_jobs == [2]  # one stage, no shuffle; the shuffled: map and write stages
+    a, b = helpers.metadata(big), helpers.metadata(shuffled)
+
+    def shape(md):
+        files = sorted((f["name"], f["firstIndex"], f["lastIndex"], f["records"], f["dataBytes"]) for f in md["files"])
+        return files, md["operation"], md["recordCount"], md["dataBytes"]
+    assert shape(a) == shape(b)
+    assert values(spark, big) == values(spark, shuffled)
+    assert a["operation"]["metrics"]["tilesReplaced"] == len(keys)
+
+
 def test_append_to_no_layer_creates_it(spark, layer_path):
     sfclayer.write(tiles(spark, 3, 3), layer_path, mode="append", bounds=(0, 0, 9, 9))
     md = helpers.metadata(layer_path)

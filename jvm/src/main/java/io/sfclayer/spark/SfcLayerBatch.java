@@ -39,16 +39,35 @@ final class SfcLayerBatch implements Batch {
 
     @Override
     public InputPartition[] planInputPartitions() {
-        InputPartition[] out = new InputPartition[selected.size()];
+        SfcLayerInputPartition[] out = new SfcLayerInputPartition[selected.size()];
         FileSystem fs = localityFileSystem(selected.size());
+        long bytes = 0;
         for (int i = 0; i < out.length; i++) {
             DataFileListing.Selection s = selected.get(i);
             long[] pairs = QueryPlan.pairs(s.ranges);
             Path file = new Path(s.path);
-            out[i] = new SfcLayerInputPartition(file.toString(), layer.entry(s.name), pairs,
+            io.sfclayer.format.DataFileEntry entry = layer.entry(s.name);
+            bytes += entry == null ? Long.MAX_VALUE / 2 : entry.dataBytes;
+            out[i] = new SfcLayerInputPartition(file.toString(), entry, pairs,
                 fs == null ? null : blockHosts(fs, file));
         }
+        if (out.length > 1 && bytes <= smallScanBytes) {
+            return new InputPartition[] {new SfcLayerFilesPartition(out)};
+        }
         return out;
+    }
+
+    /**
+     * A scan whose selected files hold at most this many bytes in all is one task (read option
+     * smallScanBytes): reading them costs less than the tasks would (bench/spark_path.py).
+     */
+    static final long SMALL_SCAN_BYTES = 8L << 20;
+
+    private long smallScanBytes = SMALL_SCAN_BYTES;
+
+    SfcLayerBatch withSmallScanBytes(long bytes) {
+        this.smallScanBytes = bytes;
+        return this;
     }
 
     /** Asking for block hosts costs one NameNode call per file: done for moderate scans only. */
