@@ -47,7 +47,7 @@ final class SfcLayerBatch implements Batch {
             long[] pairs = QueryPlan.pairs(s.ranges);
             Path file = new Path(s.path);
             io.sfclayer.format.DataFileEntry entry = layer.entry(s.name);
-            bytes += entry == null ? Long.MAX_VALUE / 2 : entry.dataBytes;
+            bytes += entry == null ? SMALL_SCAN_BYTES + 1 : bytesToRead(entry, pairs);
             out[i] = new SfcLayerInputPartition(file.toString(), entry, pairs,
                 fs == null ? null : blockHosts(fs, file));
         }
@@ -58,16 +58,23 @@ final class SfcLayerBatch implements Batch {
     }
 
     /**
-     * A scan whose selected files hold at most this many bytes in all is one task (read option
-     * smallScanBytes): reading them costs less than the tasks would (bench/spark_path.py).
+     * A scan expected to read at most this many bytes in all is one task: reading them costs less
+     * than a task per file would (~10 ms each here; bench/spark_path.py).
      */
-    static final long SMALL_SCAN_BYTES = 8L << 20;
+    static final long SMALL_SCAN_BYTES = 4L << 20;
 
-    private long smallScanBytes = SMALL_SCAN_BYTES;
+    private final long smallScanBytes = SMALL_SCAN_BYTES;
 
-    SfcLayerBatch withSmallScanBytes(long bytes) {
-        this.smallScanBytes = bytes;
-        return this;
+    /** The file's bytes in proportion to the part of its index span that the ranges {@code pairs} (clipped to it) cover. */
+    static long bytesToRead(io.sfclayer.format.DataFileEntry entry, long[] pairs) {
+        double span = (double) entry.lastIndex - entry.firstIndex + 1;
+        double covered = 0;
+        for (int i = 0; i + 1 < pairs.length; i += 2) {
+            long lo = Math.max(pairs[i], entry.firstIndex);
+            long hi = Math.min(pairs[i + 1], entry.lastIndex);
+            covered += Math.max(0, (double) hi - lo + 1);
+        }
+        return (long) Math.ceil(entry.dataBytes * Math.min(1.0, covered / span));
     }
 
     /** Asking for block hosts costs one NameNode call per file: done for moderate scans only. */

@@ -148,7 +148,6 @@ public final class SfcLayerUpdate {
         LayerMetadata md0 = base.metadata();
         List<DataFile> files = base.files();
         long[] breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
-        List<Tuple2<Long, byte[]>> collected = smallBytes > 0 ? collectSmall(job, encoded, smallBytes, base) : null;
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
         Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(assign(breaks, files));
@@ -158,9 +157,12 @@ public final class SfcLayerUpdate {
         task.maxGroupBytes = job.maxGroupBytes;
         task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
         task.baseFormat = md0.formatVersion;
-        Results run = collected != null ? () -> onDriver(collected, breaks, task)
-            : () -> job.run(encoded.repartitionAndSortWithinPartitions(new IndexPartitioner(breaks)), task,
-                "sfclayer: append to " + base.path());
+        Results run = () -> {
+            List<Tuple2<Long, byte[]>> collected = smallBytes > 0 ? collectSmall(job, encoded, smallBytes, base) : null;
+            return collected != null ? onDriver(collected, breaks, task)
+                : job.run(IndexShuffle.sortedBy(encoded, new IndexPartitioner(breaks)), task,
+                    "sfclayer: append to " + base.path());
+        };
         // An append that inserted and replaced no tile (no rows, or only keys kept by onExisting=ignore)
         // publishes nothing: a version without a change would only conflict with concurrent writers.
         LayerMetadata out = runAndCommit(job, base, run, "append",

@@ -185,8 +185,8 @@ public final class SfcLayerWrite {
         job.repair = opts.repair;
         boolean committed = false;
         try {
-            List<UpdateTask.Result> results = job.run(rows.mapPartitionsToPair(encode)
-                .repartitionAndSortWithinPartitions(new IndexPartitioner(breaks)), task, "sfclayer: write " + path);
+            List<UpdateTask.Result> results = job.run(IndexShuffle.sortedBy(rows.mapPartitionsToPair(encode),
+                new IndexPartitioner(breaks)), task, "sfclayer: write " + path);
             LayerMetadata md = new LayerMetadata();
             md.keyIndex = keyIndex;
             md.valueSchemaJson = valueSchema.json();
