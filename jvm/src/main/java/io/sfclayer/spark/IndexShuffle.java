@@ -28,7 +28,9 @@ final class IndexShuffle {
         ShuffledRDD<Long, byte[], byte[]> s = new ShuffledRDD<>((org.apache.spark.rdd.RDD) records.rdd(), partitioner,
             k, v, v);
         s.setKeyOrdering(scala.math.Ordering$.MODULE$.comparatorToOrdering(Comparator.<Long>naturalOrder()));
-        s.setSerializer(new KryoSerializer(records.context().getConf()));
+        // no reference tracking: a long and a byte array hold no shared references, and tracking
+        // clears Kryo's identity map after every record
+        s.setSerializer(new KryoSerializer(records.context().getConf().clone().set("spark.kryo.referenceTracking", "false")));
         return JavaPairRDD.fromRDD(s, k, v);
     }
 }
