@@ -346,8 +346,8 @@ def verdict(results):
     out.append("Default: zstd-raster for raster layers: the smallest of sfclayer's codecs on every raster here "
                f"and {min(vs_gdal):.2f}× to {max(vs_gdal):.2f}× the bytes of GDAL's best tiled GeoTIFF, writing "
                "faster than deflate, at the warm look-up cost above (decoding is proportional to the tile's bytes). "
-               "Other value columns stay uncompressed by default: a generic column holds anything; zstd's figures "
-               "on the bench's column are above (0.68× the bytes), and compression='zstd' is one option away.")
+               "Other layers: zstd when a value column is binary, an array or a map, none when all are scalars and "
+               "strings (measured below, \"Generic value columns\").")
     return out
 
 
