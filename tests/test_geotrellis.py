@@ -235,3 +235,20 @@ def test_serve_reads_geotrellis_layers_in_place(spark):
             assert c.get(f"/layers/int16_ud/values/{k[0]}/{k[1]}")[0] == 200
         finally:
             c.close()
+
+
+def test_sfclayer_only_options_are_refused(spark):
+    for option, value in (("versionAsOf", "1"), ("geometry", "POINT (0 0)")):
+        with pytest.raises(InvalidArgument, match=option):
+            with sfclayer_translated():
+                spark.read.format("sfclayer").option("geotrellisLayer", "files/0").option(option, value) \
+                    .load(CATALOG).count()
+    with pytest.raises(InvalidArgument, match="name/zoom"):
+        with sfclayer_translated():
+            spark.read.format("sfclayer").option("geotrellisLayer", "files").load(CATALOG).count()
+
+
+def sfclayer_translated():
+    from sfclayer import _jvm
+
+    return _jvm.translated()
