@@ -168,7 +168,8 @@ public final class ValueReader implements Closeable {
         this.cacheBytes = cacheBytes;
         this.indexInDriver = indexInDriver;
         this.objectStore = ObjectStores.isObjectStore(layer.path().getFileSystem(layer.conf()));
-        if (indexInDriver && listing.size() > 1 && listing.size() <= PRELOAD_MAX_FILES) {
+        // not through manifests (format 6): that would read every manifest, which look-ups avoid
+        if (indexInDriver && md.manifests == null && listing.size() > 1 && listing.size() <= PRELOAD_MAX_FILES) {
             // an object store answers each read in tens of ms, mostly waiting: read several files at once
             int threads = objectStore ? Math.min(PRELOAD_THREADS_OBJECT_STORE, listing.size()) : 1;
             for (int t = 0; t < threads; t++) {
@@ -303,7 +304,11 @@ public final class ValueReader implements Closeable {
 
     /** The metadata document of the version this reader is pinned to. */
     public String metadataJson() {
-        return new String(md.toJsonBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        try {
+            return layer.documentJson();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     public String tileSchemaJson() {
