@@ -60,7 +60,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>About 600 lines on purpose: the cache, its locking and eviction, and the three ways through it
  * (get, sorted batches, box queries) share one set of invariants that read best in one place.
  */
-public final class ValueReader implements Closeable {
+public final class ValueReader implements Closeable, TileSource<BoxQuery> {
     /** Most data files kept open by default: a bound on file descriptors; memory is bounded by bytes. */
     public static final int DEFAULT_CACHE_SIZE = 1024;
     /** Memory for open files and kept indexes by default: small next to a driver's heap (16 GiB: 1.6%). */
