@@ -114,23 +114,29 @@ public final class VersionLog {
 
     /** The metadata of the newest version; LayerNotFound naming the path if there is none. */
     public LayerMetadata current() throws IOException {
-        long hinted = newestFromHint();
+        // Object stores list the log instead of following the hint: one strongly consistent LIST (per
+        // 1000 documents) names the newest document and its length, which is then read in one GET;
+        // the hint costs a HEAD and a GET for itself, a HEAD per probed version and a HEAD before the
+        // document's GET (FORMAT.md section 6).
+        long hinted = ObjectStores.isObjectStore(fs) ? 0 : newestFromHint();
         if (hinted > 0) {
             return read(hinted);
         }
         long newestVersion = -1;
+        long newestLength = -1;
         try {
             for (FileStatus st : fs.listStatus(logDir())) {
                 Matcher m = VERSION_FILE.matcher(st.getPath().getName());
                 if (m.matches() && Long.parseLong(m.group(1)) > newestVersion) {
                     newestVersion = Long.parseLong(m.group(1));
+                    newestLength = st.getLen();
                 }
             }
         } catch (FileNotFoundException e) {
             // no log: below
         }
         if (newestVersion >= 0) {
-            return read(newestVersion);
+            return read(newestVersion, newestLength);
         }
         List<Long> vs = versions();
         if (vs.isEmpty()) {
@@ -144,9 +150,14 @@ public final class VersionLog {
     }
 
     public LayerMetadata read(long version) throws IOException {
+        return read(version, -1);
+    }
+
+    /** {@link #read(long)} of a document whose length a listing gave (an object store then asks no HEAD). */
+    private LayerMetadata read(long version, long knownLength) throws IOException {
         Path p = new Path(logDir(), versionFileName(version));
         byte[] bytes;
-        try (FSDataInputStream in = fs.open(p)) {
+        try (FSDataInputStream in = ObjectStores.open(fs, p, ObjectStores.Access.WHOLE_FILE, knownLength)) {
             bytes = in.readAllBytes();
         } catch (FileNotFoundException e) {
             throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version " + version + " (" + p + ")");
@@ -426,7 +437,7 @@ public final class VersionLog {
 
     /** Best effort, after a commit: readers then find the newest version with a few look-ups, no listing. */
     private void writeHint(long version) {
-        try (FSDataOutputStream out = fs.create(new Path(logDir(), HINT_FILE), true)) {
+        try (FSDataOutputStream out = ObjectStores.create(fs, new Path(logDir(), HINT_FILE), true)) {
             out.write(Long.toString(version).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         } catch (IOException | RuntimeException e) {
             // readers list the log instead
