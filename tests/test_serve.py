@@ -19,31 +19,7 @@ from sfclayer.server import catalog, render
 
 from . import helpers
 from . import serving as sv
-from .serving import TILE
-
-CORS_ORIGIN = "https://maps.example"
-
-
-@pytest.fixture(scope="module")
-def layers(spark, tmp_path_factory):
-    return sv.write_layers(spark, str(tmp_path_factory.mktemp("served")))
-
-
-@pytest.fixture(scope="module")
-def running(spark, layers):
-    lines = []
-    server = srv.serve(spark, [f"{n}={p}" for n, p in layers.items()], port=0, background=True, log=lines.append,
-                       cors_origins=[CORS_ORIGIN])
-    server.lines = lines
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def client(running):
-    c = sv.Client(running.url)
-    yield c
-    c.close()
+from .serving import CORS_ORIGIN, TILE, client, layers, running  # noqa: F401 (fixtures)
 
 
 def test_start_message_names_the_url_on_loopback(running):

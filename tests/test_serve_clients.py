@@ -15,28 +15,9 @@ import sfclayer
 from sfclayer import server as srv
 
 from . import serving as sv
-from .serving import TILE
+from .serving import CORS_ORIGIN, TILE, client, layers, running  # noqa: F401 (fixtures)
 
-CORS_ORIGIN = "https://maps.example"
-
-
-@pytest.fixture(scope="module")
-def layers(spark, tmp_path_factory):
-    return sv.write_layers(spark, str(tmp_path_factory.mktemp("served")), names=("rgb", "merc"))
-
-
-@pytest.fixture(scope="module")
-def running(spark, layers):
-    server = srv.serve(spark, [f"{n}={p}" for n, p in layers.items()], port=0, background=True, log=lambda *_: None)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def client(running):
-    c = sv.Client(running.url)
-    yield c
-    c.close()
+SERVED_LAYERS = ("rgb", "merc")
 
 
 def test_allowed_hosts_cors_off_by_default_and_a_warning_off_loopback(spark, layers):
