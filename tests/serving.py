@@ -10,6 +10,8 @@ import datetime as _dt
 import http.client
 import io
 import json
+import threading
+import time
 import urllib.parse
 
 import numpy as np
@@ -147,6 +149,38 @@ def decode_png(body):
     image = Image.open(io.BytesIO(body))
     assert image.format in ("PNG", "WEBP")
     return np.asarray(image.convert("RGBA"))
+
+
+def fetch_coalesced(server, name, keys, hold=0.3):
+    """Request ``/layers/<name>/values/<c>/<r>`` for every key at once, a thread each, while the layer's
+    first look-up is held ``hold`` seconds, so the other requests gather behind it into coalesced batches.
+
+    Returns ``(batches, answers)``: the keys of each ``get_many`` call, and each key's
+    ``(code, headers, body)``.
+    """
+    layer = server.served[name].base.layer
+    real, batches, answers = layer.get_many, [], {}
+
+    def slow_first(keys, **kw):
+        batches.append(list(keys))
+        if len(batches) == 1:
+            time.sleep(hold)
+        return real(keys, **kw)
+
+    def fetch(key):
+        c = Client(server.url)
+        try:
+            answers[key] = c.get(f"/layers/{name}/values/{key[0]}/{key[1]}")
+        finally:
+            c.close()
+
+    layer.get_many = slow_first
+    threads = [threading.Thread(target=fetch, args=(k,)) for k in keys]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return batches, answers
 
 
 @pytest.fixture(scope="module")
