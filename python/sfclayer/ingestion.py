@@ -322,22 +322,21 @@ def _task_frame(spark, tasks):
     are neighbours (the plan is in key order), so its task reuses the sources it opened. The slices
     are ``spark.range``'s partitions, each joined with its tiles from a broadcast of the plan: no shuffle.
     """
-    from pyspark.sql import functions as F
-
-    cores = int(spark.conf.get("spark.default.parallelism", None) or 0) or _cores(spark)
-    slices = max(1, min(len(tasks), max(2 * cores, len(tasks) // 256)))
+    slices = max(1, min(len(tasks), max(2 * _cores(spark), len(tasks) // 256)))
     n = len(tasks)
     plan = spark.createDataFrame([(i * slices // n, c, r, list(ix)) for i, (c, r, ix) in enumerate(tasks)],
                                  "slice long, col int, row int, sources array<int>")
     return (spark.range(0, slices, 1, slices).withColumnRenamed("id", "slice")
-            .join(F.broadcast(plan), "slice").drop("slice").sortWithinPartitions("row", "col"))
+            .join(plan.hint("broadcast"), "slice").drop("slice").sortWithinPartitions("row", "col"))
 
 
 def _cores(spark):
     """The cores Spark runs tasks on: the classic context's default parallelism; on Spark Connect the
-    server's ``local[N]``, else 8 (a Connect client cannot ask the cluster)."""
+    server's ``spark.default.parallelism`` or ``local[N]``, else 8 (a Connect client cannot ask the cluster)."""
     if not _jvm.is_connect(spark):
         return spark.sparkContext.defaultParallelism
+    if spark.conf.get("spark.default.parallelism", None):
+        return int(spark.conf.get("spark.default.parallelism"))
     master = spark.conf.get("spark.master", "") or ""
     inside = master[master.find("[") + 1:master.find("]")] if master.startswith("local[") else ""
     return int(inside) if inside.isdigit() else 8
