@@ -210,7 +210,7 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
                                   f"{grid.tile_height} px tiles (leave tile_size at its default)")
         tasks = _tms_plan(t, grid, srcs)
 
-    render = functools.partial(_render_batches, grid, srcs, resampling, first.dtype, nodata)
+    render = functools.partial(_render_batches, grid, srcs, resampling, first.dtype, nodata, tasks)
     df = _task_frame(spark, tasks).mapInArrow(render, raster.spark_schema())
     _layer.write(df, path, mode=mode, bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
                  raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)
@@ -314,20 +314,17 @@ def _native_plan(srcs, tile_size):
 
 
 def _task_frame(spark, tasks):
-    """The target tiles as a DataFrame ``(col, row, sources)`` in slices of consecutive tiles, a
-    partition each (DataFrame operations only: classic and Spark Connect sessions alike).
+    """The target tiles' positions in ``tasks`` as a DataFrame ``id``, in slices of consecutive
+    tiles, a partition each (DataFrame operations only: classic and Spark Connect sessions alike).
 
     Tiles are rendered one at a time (memory per task does not grow with the slice), so slices are
     large enough to amortise task overhead and many enough to keep every core busy. A slice's tiles
     are neighbours (the plan is in key order), so its task reuses the sources it opened. The slices
-    are ``spark.range``'s partitions, each joined with its tiles from a broadcast of the plan: no shuffle.
+    are ``spark.range``'s partitions (one job, no shuffle); the plan itself travels with the drawing
+    function, as ``parallelize`` shipped it with the tasks before.
     """
     slices = max(1, min(len(tasks), max(2 * _cores(spark), len(tasks) // 256)))
-    n = len(tasks)
-    plan = spark.createDataFrame([(i * slices // n, c, r, list(ix)) for i, (c, r, ix) in enumerate(tasks)],
-                                 "slice long, col int, row int, sources array<int>")
-    return (spark.range(0, slices, 1, slices).withColumnRenamed("id", "slice")
-            .join(plan.hint("broadcast"), "slice").drop("slice").sortWithinPartitions("row", "col"))
+    return spark.range(0, len(tasks), 1, slices)
 
 
 def _cores(spark):
@@ -346,12 +343,13 @@ def _cores(spark):
 # Executors: one target tile at a time
 
 
-def _render_batches(grid, srcs, resampling, dtype, nodata, batches):
-    """``mapInArrow``'s function: the tiles of a slice's tasks as Arrow record batches."""
-    from ._tile_batches import rows, tile_batches
+def _render_batches(grid, srcs, resampling, dtype, nodata, tasks, batches):
+    """``mapInArrow``'s function: the tiles of a slice (``batches`` of positions in ``tasks``) as Arrow
+    record batches."""
+    from ._tile_batches import tile_batches
 
-    tasks = ((col, row, tuple(ix)) for b in batches for col, row, ix in rows(b, ("col", "row", "sources")))
-    return tile_batches(_render_partition(grid, srcs, resampling, dtype, nodata, tasks))
+    mine = (tasks[i] for b in batches for i in b.column("id").to_pylist())
+    return tile_batches(_render_partition(grid, srcs, resampling, dtype, nodata, mine))
 
 
 def _render_partition(grid, srcs, resampling, dtype, nodata, tasks):
