@@ -100,11 +100,10 @@ def spark(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def connect(tmp_path_factory):
-    """A Spark Connect session on the run's own Connect server (pyspark's ``remote("local[2]")`` server,
+def connect_url(tmp_path_factory):
+    """The ``sc://`` URL (with its token) of the run's own Connect server (pyspark's ``remote("local[2]")`` server,
     configured by ``sfclayer.configure``, in a child process: a classic session and a local Connect
-    server cannot share one Python process). The client is built with Connect's own builder, so this
-    process stays in classic mode for the ``spark`` fixture."""
+    server cannot share one Python process)."""
     import json
     import secrets
     import socket
@@ -115,7 +114,6 @@ def connect(tmp_path_factory):
     if _PYTHON_SRC not in sys.path:
         sys.path.append(_PYTHON_SRC)
     import sfclayer
-    from pyspark.sql.connect.session import SparkSession as ConnectSession
 
     tmp_dir = str(tmp_path_factory.mktemp("connect"))
     snapshot = shutil.copyfile(sfclayer.jar_path(), os.path.join(tmp_dir, "sfclayer.jar"))  # as `spark` does
@@ -146,15 +144,26 @@ def connect(tmp_path_factory):
         with open(log.name) as f:
             tail = f.read()[-3000:]
         pytest.fail(f"the Spark Connect server did not start (log {log.name}):\n{tail}", pytrace=False)
-    session = sfclayer.configure(ConnectSession.builder.remote(f"sc://localhost:{port}/;token={token}")).create()
-    yield session
-    session.stop()
+    yield f"sc://localhost:{port}/;token={token}"
     server.stdin.close()
     try:
         server.wait(60)
     except subprocess.TimeoutExpired:
         server.kill()
     log.close()
+
+
+@pytest.fixture(scope="session")
+def connect(connect_url):
+    """A Spark Connect session on the run's own Connect server (:func:`connect_url`), a thin ``sc://`` client.
+    It is built with Connect's own builder, so this process stays in classic mode for ``spark``."""
+    pytest.importorskip("grpc", reason="the Spark Connect client needs pyspark[connect] (make setup)")
+    import sfclayer
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    session = sfclayer.configure(ConnectSession.builder.remote(connect_url)).create()
+    yield session
+    session.stop()
 
 
 # MiniHdfs boots (~5 s) while Spark does: it is launched as soon as collection shows a test that

@@ -28,6 +28,7 @@ STUDIES = {
     "integrity": ("integrity", "the cost of checking every record: format 3 vs 2, scans and look-ups (issue 11)"),
     "bloom": ("bloom", "bloom filters per data file: look-up misses cold and warm, with and without (issue 16)"),
     "s3": ("s3", "S3 (moto through S3A, 20 ms per request) against local files: write, append, bbox, look-ups; Parquet on S3 (issue 28)"),
+    "connect": ("connect", "Spark Connect: look-ups and box queries from a Connect client through sfclayer's relation plugin, against the Spark-job path and classic Layer.get (issue 21)"),
     "compression": ("compression", "codecs x rasters: size, codec speed, look-ups; GDAL's tiled GeoTIFF alongside (issue 23)"),
 }
 

@@ -123,10 +123,6 @@ def test_condition_table_is_the_jars(spark):
 
 
 @pytest.mark.parametrize("name, call", [
-    ("sfclayer.open", lambda s, p: sfclayer.open(s, p)),
-    ("sfclayer.repair", lambda s, p: sfclayer.repair(s, p)),
-    ("sfclayer.vacuum", lambda s, p: sfclayer.vacuum(s, p)),
-    ("sfclayer.verify", lambda s, p: sfclayer.verify(s, p)),
     ("sfclayer.pyramid", lambda s, p: sfclayer.pyramid(s, p)),
 ])
 def test_functions_not_on_connect_yet_say_so(connect, tmp_path, name, call):
@@ -143,3 +139,56 @@ def test_configure_for_a_separate_connect_server_sets_the_catalog_only():
     options = sfclayer.configure(ConnectSession.builder.remote("sc://server.example:15002"))._options
     assert options["spark.sql.catalog.sfclayer"] == sfclayer.CATALOG
     assert "spark.jars" not in options  # a static setting of the server, which a client cannot make
+
+
+def test_open_get_query_count_as_classic(session, tmp_path):
+    path = str(tmp_path / "layer")
+    sfclayer.write(grid(session), path, bounds=(0, 0, 15, 15), extent=(0, 0, 16, 16))
+    sfclayer.write(grid(session, 2, mult=3), path, mode="append", on_existing="replace")
+    with sfclayer.open(session, path) as layer:
+        assert layer.version == 2
+        assert layer.get(3, 2) == {"value": 302} and layer[1, 1] == {"value": 303}
+        assert (1, 1) in layer and (20, 1) not in layer
+        with pytest.raises(sfclayer.KeyNotFound, match=r"no tile at key .*20.*outside its key bounds"):
+            layer.get(20, 1)
+        assert layer.get_many([(1, 1), (2, 3), (40, 40), (15, 15)]) == [
+            {"value": 303}, {"value": 203}, None, {"value": 1515}]
+        assert sorted((t["col"], t["row"], t["value"]) for t in layer.query(keys=(2, 2, 4, 5))) == [
+            (c, r, c * 100 + r) for c in (2, 3, 4) for r in (2, 3, 4, 5)]
+        assert [t["col"] for t in layer.query(bbox=(10.5, 10.5, 12.5, 12.5))] != []
+        assert layer.count(bbox=(10.5, 10.5, 12.5, 12.5)) == 9 and layer.count(keys=(0, 0, 15, 15)) == 256
+        assert len(list(layer.query(limit=7))) == 7
+        assert layer.metadata["version"] == 2 and layer.metadata["recordCount"] == 256
+        assert layer.stats()["files_opened"] >= 1
+        with pytest.raises(sfclayer.InvalidArgument, match="limit"):
+            layer.query(limit=-1)
+        with pytest.raises(sfclayer.InvalidArgument, match="spatial"):
+            layer.get(1, 1, time="2020-01-01")
+    with pytest.raises(sfclayer.InvalidArgument, match="closed"):
+        layer.get(1, 1)
+    with sfclayer.open(session, path, version=1) as old:
+        assert old.get(1, 1) == {"value": 101}
+        sfclayer.write(grid(session, 1, mult=7), path, mode="append", on_existing="replace")
+        assert old.get(0, 0) == {"value": 0} and old.refresh() == 3 and old.get(0, 0) == {"value": 0}
+        assert old.get(1, 0) == {"value": 300}
+    with pytest.raises(sfclayer.LayerNotFound, match="no sfclayer layer at .*missing"):
+        sfclayer.open(session, str(tmp_path / "missing"))
+
+
+def test_thin_client_process_without_a_jvm(connect_url, tmp_path):
+    # a Python process that could not start a JVM (JAVA_HOME points nowhere) does it all through sc://
+    import json
+    import os
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
+    env.update(JAVA_HOME=str(tmp_path / "no-java"), PYTHONPATH=os.path.join(os.path.dirname(here), "python"))
+    done = subprocess.run([sys.executable, os.path.join(here, "scripts", "thin_client.py"), connect_url,
+                           str(tmp_path)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"read": 16, "get": 30, "get_many": [27, None], "query": [0, 3, 24, 27], "count": 9,
+                   "missing": "KeyNotFound", "history": ["write", "append"], "vacuumed": [1], "verified": True,
+                   "gateway": False, "connect": "pyspark.sql.connect.session"}

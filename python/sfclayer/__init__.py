@@ -38,6 +38,7 @@ from .errors import (
 from .layer import write, read, open, Layer
 from .integrity import verify, repair, VerifyReport, RepairReport
 from .maintenance import Version, history, delete, compact, vacuum
+from . import _connect
 from .ingestion import ingest
 from .pyramids import pyramid, pyramid_levels
 from . import _s3a
@@ -62,6 +63,7 @@ __all__ = [
     "jar_path",
     "configure",
     "CATALOG",
+    "RELATION_PLUGINS",
     "session",
     "write",
     "read",
@@ -125,6 +127,12 @@ session (Spark Connect too, with the jar on the server) can at run time, before 
 ``spark.conf.set("spark.sql.catalog.sfclayer", sfclayer.CATALOG)``."""
 
 
+RELATION_PLUGINS = "spark.connect.extensions.relation.classes"
+"""The Spark Connect server setting naming sfclayer's relation plugin
+(``io.sfclayer.spark.connect.SfcLayerRelationPlugin``), which answers ``sfclayer.open`` look-ups and
+queries, verify, vacuum and repair for Connect clients without py4j. A static setting of the server."""
+
+
 def configure(builder):
     """Add the sfclayer connector to a ``SparkSession.Builder``.
 
@@ -136,8 +144,10 @@ def configure(builder):
     -------
     pyspark.sql.SparkSession.Builder
         The same builder, with ``spark.jars`` naming the connector jar and, unless the builder
-        names a catalog ``sfclayer`` already, ``spark.sql.catalog.sfclayer`` set to :data:`CATALOG`.
-        For Spark Connect, ``builder.remote("local[...]")`` starts its own server, which gets both;
+        names a catalog ``sfclayer`` already, ``spark.sql.catalog.sfclayer`` set to :data:`CATALOG`, and
+        sfclayer's Spark Connect relation plugin added to ``spark.connect.extensions.relation.classes``
+        (:data:`RELATION_PLUGINS`). For Spark Connect, ``builder.remote("local[...]")`` starts its own
+        server, which gets all three;
         a client of a separate server (``remote("sc://...")``) gets the catalog only: the jar must
         be on that server's class path already (README, "Spark Connect").
 
@@ -158,6 +168,10 @@ def configure(builder):
     builder = builder.config("spark.jars", jars)
     if "spark.sql.catalog.sfclayer" not in options:
         builder = builder.config("spark.sql.catalog.sfclayer", CATALOG)
+    # for remote("local")'s own Connect server (on a classic session, a setting nothing reads)
+    plugins = options.get(RELATION_PLUGINS)
+    if not plugins or _connect.PLUGIN not in plugins.split(","):
+        builder = builder.config(RELATION_PLUGINS, f"{plugins},{_connect.PLUGIN}" if plugins else _connect.PLUGIN)
     return builder
 
 

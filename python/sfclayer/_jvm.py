@@ -8,7 +8,8 @@ import sys
 
 from . import errors
 
-__all__ = ["is_connect", "require_classic", "translated", "open_value_reader", "open_lookup", "lookup_call", "reader_call", "start_lookup_server", "server_call",
+__all__ = ["is_connect", "require_classic", "translated", "open_value_reader", "open_lookup", "lookup_client",
+           "lookup_call", "reader_call", "start_lookup_server", "server_call",
            "error_from_payload", "command", "read_text", "write_text", "verify_layer", "layer_metadata_json",
            "restore_document", "hadoop_opener", "hadoop_file_status"]  # what the rest of sfclayer uses
 
@@ -49,7 +50,9 @@ _CONDITIONS = {
 # "io.sfclayer.SfcLayerException$KeyNotFound: <message>" in a Connect error's server stack trace (its
 # "Caused by:" lines) or message: how an sfclayer error wrapped in Spark's (a failed task) reaches a
 # Connect client, whose exception carries only the outermost error's condition.
-_JAVA_ERROR_TEXT = re.compile(r"(io\.sfclayer\.SfcLayerException(?:\$\w+)?): ?([^\n]*)")
+# An error thrown while the server plans a relation (sfclayer's Connect plugin) reads
+# "(io.sfclayer.SfcLayerException$InvalidArgument) <message>".
+_JAVA_ERROR_TEXT = re.compile(r"\(?(io\.sfclayer\.SfcLayerException(?:\$\w+)?)(?:: ?|\) )([^\n]*)")
 
 
 def is_connect(spark):
@@ -204,10 +207,30 @@ def open_lookup(spark, path, cache_size=None, cache_bytes=None, index_in_driver=
 
     size = 1024 if cache_size is None else cache_size  # ValueReader.DEFAULT_CACHE_SIZE
     nbytes = (256 << 20) if cache_bytes is None else cache_bytes  # ValueReader.DEFAULT_CACHE_BYTES
+    if is_connect(spark):  # the server's relation plugin opens it: no host or port, answers come as relations
+        from . import _connect
+
+        with translated():
+            text = _connect.request_text(spark, "open", path=path, cacheSize=int(size), cacheBytes=int(nbytes),
+                                         indexInDriver=bool(index_in_driver), version=int(version),
+                                         asOfMillis=int(as_of_millis))
+        return json.loads(text)
     with translated():
         answer = _lookup_sessions(spark)["open"](spark._jsparkSession, path, int(size), int(nbytes),
                                                  bool(index_in_driver), int(version), int(as_of_millis))
     return json.loads(answer)
+
+
+def lookup_client(spark, info):
+    """The look-up client of a reader :func:`open_lookup` opened: a ``LookupClient`` on the driver's socket,
+    or on a Spark Connect session a ``ConnectLookupClient`` (the relation plugin), with the same requests."""
+    if is_connect(spark):
+        from ._connect import ConnectLookupClient
+
+        return ConnectLookupClient(spark, info["handle"], info["token"], error_from_payload, translated)
+    from ._lookup import LookupClient
+
+    return LookupClient(info["host"], info["port"], bytes.fromhex(info["token"]), error_from_payload)
 
 
 def lookup_call(spark, method, handle):
@@ -231,10 +254,25 @@ def command(spark, name, *args):
 
     if is_connect(spark) and name in _PROCEDURES:
         return _procedure(spark, name, *args)
+    if is_connect(spark) and name in _PLUGIN_COMMANDS:
+        return json.loads(_plugin_command(spark, name, **dict(zip(_PLUGIN_COMMANDS[name], args))))
     jvm = _jvm_of(spark)
     with translated():
         answer = getattr(jvm.io.sfclayer.spark.SfcLayerCommands, name)(spark._jsparkSession, *args)
     return json.loads(answer)
+
+
+# Commands a Spark Connect session runs through sfclayer's relation plugin (sfclayer._connect): their
+# arguments by name, as SfcLayerRelationPlugin.command takes them; the answers are the py4j call's.
+_PLUGIN_COMMANDS = {"vacuum": ("path", "retainMillis", "dryRun", "enforceRetention"),
+                    "repair": ("path", "version", "damagedNames", "dropped"), "deleteKeys": ("path", "keys")}
+
+
+def _plugin_command(spark, name, **args):
+    from . import _connect
+
+    with translated():
+        return _connect.request_text(spark, "command", name=name, **args)
 
 
 def _procedure(spark, name, *args):
@@ -254,6 +292,8 @@ def _procedure(spark, name, *args):
 
 def verify_layer(spark, path, version=None):
     """The JSON report of ``io.sfclayer.spark.VerifyJob`` on a layer version (newest by default)."""
+    if is_connect(spark):
+        return _plugin_command(spark, "verify", path=path, version=int(version or 0))
     jvm = _jvm_of(spark)
     with translated():
         return str(jvm.io.sfclayer.spark.VerifyJob.report(spark._jsparkSession, path, int(version or 0)))
@@ -261,6 +301,8 @@ def verify_layer(spark, path, version=None):
 
 def layer_metadata_json(spark, path, version=None):
     """The version document of one version of a layer (the newest when ``version`` is None), as JSON text."""
+    if is_connect(spark):
+        return _plugin_command(spark, "layerMetadata", path=path, version=-1 if version is None else int(version))
     jvm = _jvm_of(spark)
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     with translated():
@@ -271,6 +313,8 @@ def layer_metadata_json(spark, path, version=None):
 
 def restore_document(spark, path):
     """``io.sfclayer.layer.LayerRepair.restoreDocument``: a new version restoring the newest readable one."""
+    if is_connect(spark):
+        return _plugin_command(spark, "restoreDocument", path=path)
     jvm = _jvm_of(spark)
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     with translated():
@@ -330,6 +374,8 @@ def _hadoop_path(spark, path):
 
 def read_text(spark, path):
     """The UTF-8 text of a small file on any Hadoop filesystem, or None if there is none."""
+    if is_connect(spark):
+        return _plugin_command(spark, "readText", path=path)
     p, fs = _hadoop_path(spark, path)
     if not fs.exists(p):
         return None
@@ -458,3 +504,11 @@ class _HadoopFile(io.RawIOBase):
                 self._stream.close()
             finally:
                 super().close()
+
+
+def geotrellis(spark, method, *args):
+    """Call ``io.sfclayer.spark.GeoTrellisCommands.<method>(spark, *args)`` (sfclayer.geotrellis), translating errors."""
+    jvm = _jvm_of(spark)
+    with translated():
+        return getattr(jvm.io.sfclayer.spark.GeoTrellisCommands, method)(spark._jsparkSession, *args)
+

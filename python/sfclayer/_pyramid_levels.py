@@ -43,7 +43,8 @@ def _document(spark, path):
         text = _jvm.read_text(spark, where)
     except Exception as e:  # a filesystem's own checksum (Hadoop's local .crc sidecar) found damage
         java = getattr(e, "java_exception", None)
-        if java is None or java.getClass().getName() != "org.apache.hadoop.fs.ChecksumException":
+        checksum = isinstance(e, CorruptLayer) and "checksum" in str(e)  # on Spark Connect (the relation plugin)
+        if not checksum and (java is None or java.getClass().getName() != "org.apache.hadoop.fs.ChecksumException"):
             raise
         raise CorruptLayer(f"pyramid document {where} is damaged (its filesystem checksum does not match); "
                            f"rebuild the pyramid with sfclayer pyramid {path} --full") from None

@@ -214,8 +214,9 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     df = _task_frame(spark, tasks).mapInArrow(render, raster.spark_schema())
     _layer.write(df, path, mode=mode, bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
                  raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)
-    # The committed count (answered from the version document), not one of the tasks' (a retried task counts twice).
-    tiles = int(_layer.read(spark, path).count())
+    # The committed version's count, not the tasks' (a retried task would count twice); on Spark Connect
+    # through sfclayer's relation plugin.
+    tiles = int(json.loads(_jvm.layer_metadata_json(spark, path))["recordCount"])
     return IngestReport(path, grid, srcs, len(tasks), tiles, nodata, time.perf_counter() - t0)
 
 

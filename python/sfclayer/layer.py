@@ -15,7 +15,6 @@ import threading
 import fastavro
 
 from . import _jvm
-from ._lookup import LookupClient
 
 from ._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
 from ._pyramid_levels import _level_read
@@ -247,7 +246,9 @@ def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=Non
     Parameters
     ----------
     spark : pyspark.sql.SparkSession
-        Its driver JVM does the reading.
+        Its driver JVM does the reading: through py4j and a loopback socket on a classic session, through
+        sfclayer's relation plugin on a Spark Connect session (each request one round trip to the server,
+        no Spark job; README, "Spark Connect").
     path : str
     cache_size : int, optional
         Most data files kept open (an LRU; default 1024, a bound on file descriptors).
@@ -299,7 +300,8 @@ class _Pinned:
         self.spark = spark
         self.handle = info["handle"]
         self.version = int(info["version"])
-        self.client = LookupClient(info["host"], info["port"], bytes.fromhex(info["token"]), _jvm.error_from_payload)
+        self.connect = _jvm.is_connect(spark)
+        self.client = _jvm.lookup_client(spark, info)  # the driver's socket, or a Connect server's plugin
         self.key_index = key_index_from_json(info["keyIndex"])
         self.space_time = self.key_index.kind == "z3"
         self.schema = _parsed_schema(info["tileSchema"])
@@ -315,8 +317,9 @@ class _Pinned:
         return tile
 
     def close(self):
-        self.client.close()
-        _jvm.lookup_call(self.spark, "close", self.handle)
+        self.client.close()  # on Connect, this closes the reader on the server
+        if not self.connect:
+            _jvm.lookup_call(self.spark, "close", self.handle)
 
 
 class Layer:
@@ -390,7 +393,10 @@ class Layer:
         """
         if self._metadata is None:
             self._require_open()
-            self._metadata = json.loads(_jvm.lookup_call(self._spark, "metadataJson", self._handle))
+            if self._last.connect:
+                self._metadata = json.loads(self._last.client.metadata_json())
+            else:
+                self._metadata = json.loads(_jvm.lookup_call(self._spark, "metadataJson", self._handle))
         return self._metadata
 
     @property
@@ -638,6 +644,9 @@ class Layer:
     def stats(self):
         """Look-up counters: files opened, cache hits, files open now, cache memory, indexes kept,
         misses answered by bloom filters without opening a file (``bloom_skips``), filters kept."""
+        if self._last.connect:
+            self._require_open()
+            return self._last.client.stats()
         return {
             "files_opened": int(_jvm.reader_call(self._reader, "filesOpened")),
             "cache_hits": int(_jvm.reader_call(self._reader, "cacheHits")),

@@ -1,0 +1,165 @@
+"""Spark Connect (issue 21): look-ups and box queries from a Connect client, answered by sfclayer's relation
+plugin on the server's driver (no Spark job), against the one-tile Spark query a Connect client had before
+and the classic session's ``Layer.get`` (py4j open, loopback socket).
+
+    .venv/bin/python bench/connect.py [--side 128] [--payload 2048] [--out bench/RESULTS.md]
+
+A study of its own: a classic session in this process writes the layer and measures the classic side; a
+Connect server (pyspark's ``remote("local[2]")`` server set up by ``sfclayer.configure``) runs in a child
+process (tests/scripts/connect_server.py, as the tests start it) and this process is its ``sc://`` client.
+It rewrites the ``connect`` block of RESULTS.md. Goals: ``Layer.get`` p50 ≤ 10 ms, query of 100 ≤ 20 ms.
+"""
+
+import argparse
+import os
+import random
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path[:0] = [HERE, ROOT, os.path.join(ROOT, "python")]
+
+import sfclayer  # noqa: E402
+
+
+def percentiles(times_s):
+    ms = sorted(t * 1000 for t in times_s)
+    return statistics.median(ms), ms[min(len(ms) - 1, int(round(0.99 * (len(ms) - 1))))]
+
+
+def each(fn, args):
+    out = []
+    for a in args:
+        t = time.perf_counter()
+        fn(*a)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def start_server(work):
+    """pyspark's own Connect server with sfclayer set up, in a child process: (process, sc:// URL)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_hex(16)
+    jar = shutil.copyfile(sfclayer.jar_path(), os.path.join(work, "sfclayer.jar"))
+    env = dict(os.environ, SFCLAYER_JAR=jar, SPARK_CONNECT_AUTHENTICATE_TOKEN=token, SPARK_LOCAL_IP="127.0.0.1",
+               PYSPARK_PYTHON=sys.executable, PYTHONPATH=os.path.join(ROOT, "python"))
+    for var in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE"):
+        env.pop(var, None)
+    conf = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4", "spark.driver.host": "127.0.0.1"}
+    import json
+
+    server = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "scripts", "connect_server.py"),
+                               str(port), json.dumps(conf)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=open(os.path.join(work, "server.log"), "w"), text=True, env=env, cwd=work)
+    for line in server.stdout:
+        if line.strip() == "ready":
+            return server, f"sc://localhost:{port}/;token={token}"
+    raise RuntimeError(f"the Connect server did not start: see {work}/server.log")
+
+
+def measure(spark, path, side, n_get, n_job, label):
+    rng = random.Random(7)
+    keys = [(rng.randrange(side), rng.randrange(side)) for _ in range(n_get)]
+    many = [(rng.randrange(side), rng.randrange(side)) for _ in range(1000)]
+    out = {}
+    with sfclayer.open(spark, path) as layer:
+        each(layer.get, keys[:50])  # warm: files open, JIT
+        out["get"] = percentiles(each(layer.get, keys))
+        out["get_many_1000"] = statistics.median(each(layer.get_many, [(many,)] * 5)) * 1000
+        q100 = (10, 10, 19, 19)          # 10 x 10 tiles
+        q1000 = (20, 20, 59, 44)         # 40 x 25 tiles
+        assert len(list(layer.query(keys=q100))) == 100 and len(list(layer.query(keys=q1000))) == 1000
+        out["query_100"] = statistics.median(each(lambda: list(layer.query(keys=q100)), [()] * 15)) * 1000
+        out["query_1000"] = statistics.median(each(lambda: list(layer.query(keys=q1000)), [()] * 7)) * 1000
+        out["count_1000"] = statistics.median(each(lambda: layer.count(keys=q1000), [()] * 15)) * 1000
+    job = lambda c, r: sfclayer.read(spark, path, keys=(c, r, c, r)).collect()  # noqa: E731
+    each(job, keys[:3])
+    out["job_get"] = percentiles(each(job, keys[:n_job]))
+    print(label, {k: (tuple(round(x, 3) for x in v) if isinstance(v, tuple) else round(v, 3)) for k, v in out.items()},
+          flush=True)
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--side", type=int, default=128, help="tiles per side (default 128: 16,384 tiles)")
+    p.add_argument("--payload", type=int, default=2048, help="bytes per tile")
+    p.add_argument("--gets", type=int, default=500, help="look-ups timed for p50/p99")
+    p.add_argument("--jobs", type=int, default=30, help="one-tile Spark queries timed")
+    p.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
+    args = p.parse_args(argv)
+    if os.environ.get("SFCLAYER_BENCH_QUICK"):
+        args.side, args.gets, args.jobs = 64, 100, 5
+
+    work = tempfile.mkdtemp(prefix="sfclayer-bench-connect-")
+    server, url = start_server(work)
+    classic = sfclayer.session("local[2]", app_name="sfclayer-bench-connect",
+                               **{"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                                  "spark.driver.host": "127.0.0.1", "spark.sql.shuffle.partitions": "4"})
+    classic.sparkContext.setLogLevel("ERROR")
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    remote = sfclayer.configure(ConnectSession.builder.remote(url)).create()
+    try:
+        path = os.path.join(work, "layer")
+        s = args.side
+        df = classic.range(s * s, numPartitions=4).selectExpr(
+            f"int(id % {s}) AS col", f"int(id DIV {s}) AS row",
+            f"unhex(repeat(lpad(hex(id), 8, '0'), {args.payload // 4})) AS payload")
+        sfclayer.write(df, path, bounds=(0, 0, s - 1, s - 1), partitions=4)
+        t0 = time.perf_counter()
+        on_classic = measure(classic, path, s, args.gets, args.jobs, "classic")
+        on_connect = measure(remote, path, s, args.gets, args.jobs, "connect")
+        seconds = time.perf_counter() - t0
+    finally:
+        remote.stop()
+        classic.stop()
+        server.stdin.close()
+        server.wait(60)
+        shutil.rmtree(work, ignore_errors=True)
+
+    def ms(v):
+        return f"{v:.2f} ms" if v < 10 else f"{v:.1f} ms"
+
+    rows = [
+        ("`Layer.get` p50", ms(on_connect["get"][0]), ms(on_classic["get"][0]), "≤ 10 ms"),
+        ("`Layer.get` p99", ms(on_connect["get"][1]), ms(on_classic["get"][1]), ""),
+        ("one-tile Spark query p50 (`read(keys=)` + collect)", ms(on_connect["job_get"][0]),
+         ms(on_classic["job_get"][0]), ""),
+        ("one-tile Spark query p99", ms(on_connect["job_get"][1]), ms(on_classic["job_get"][1]), ""),
+        ("`get_many` of 1,000 keys", ms(on_connect["get_many_1000"]), ms(on_classic["get_many_1000"]), ""),
+        ("`query` of 100 tiles", ms(on_connect["query_100"]), ms(on_classic["query_100"]), "≤ 20 ms"),
+        ("`query` of 1,000 tiles", ms(on_connect["query_1000"]), ms(on_classic["query_1000"]), ""),
+        ("`count` of 1,000 tiles", ms(on_connect["count_1000"]), ms(on_classic["count_1000"]), ""),
+    ]
+    md = ["## Spark Connect (bench/connect.py, issue 21)",
+          "",
+          f"{s}×{s} tiles of {args.payload} B, 4 files, local filesystem, warm. Connect: a thin `sc://` client of "
+          "pyspark's own Connect server (`remote(\"local[2]\")` set up by `sfclayer.configure`, another process on "
+          "the same machine), its look-ups and queries answered by sfclayer's relation plugin on the server's "
+          "driver as local relations, no Spark job; classic: `Layer.get` through py4j and the loopback socket. "
+          f"{args.gets} random look-ups for p50/p99, {args.jobs} one-tile Spark queries, medians of 5 to 15 for the "
+          f"rest. Reproduce: `.venv/bin/python bench/connect.py`; {seconds:.0f} s on 2 cores, load average "
+          f"{os.getloadavg()[0]:.1f} at the end (a shared machine: compare within a row).",
+          "",
+          "| operation | Connect client | classic session | goal (Connect) |",
+          "|---|---:|---:|---|"]
+    md += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    text = "\n".join(md)
+    print(text)
+    import report
+
+    report.write_section("connect", text, path=args.out)
+
+
+if __name__ == "__main__":
+    main()

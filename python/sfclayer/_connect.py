@@ -1,0 +1,169 @@
+"""Requests to sfclayer's Spark Connect relation plugin (``io.sfclayer.spark.connect.SfcLayerRelationPlugin``):
+what py4j does on a classic session, a Spark Connect client asks the server's driver for as an extension
+relation, answered without a Spark job as a local relation (Arrow batches).
+
+A request is a ``google.protobuf.Any`` whose ``type_url`` is :data:`TYPE_URL` and whose ``value`` is a
+JSON object: ``op`` and its arguments. Answers are a text (``answer``, one row) or records (``count``,
+``data``: batches of encoded tile records, as the loopback look-up socket sends them).
+"""
+
+import base64
+import itertools
+import json
+import os
+import struct
+
+from . import errors
+
+__all__ = ["TYPE_URL", "PLUGIN", "request_text", "request_records", "ConnectLookupClient"]
+
+TYPE_URL = "type.googleapis.com/sfclayer.connect.Request"  # ConnectRequest.TYPE_URL
+PLUGIN = "io.sfclayer.spark.connect.SfcLayerRelationPlugin"  # spark.connect.extensions.relation.classes
+_NONCE = f"{os.getpid():x}-{os.urandom(4).hex()}-"
+_COUNTER = itertools.count()
+_INT = struct.Struct(">i")
+
+
+_REQUEST_CLASS = []
+
+
+def _request_class():
+    """The plan class of a request (made on first use: pyspark's Connect client is imported only then)."""
+    if not _REQUEST_CLASS:
+        from pyspark.sql.connect.plan import LogicalPlan
+
+        class _Request(LogicalPlan):
+            """A relation Spark Connect hands to the server's plugins (``Relation.extension``)."""
+
+            def __init__(self, value):
+                super().__init__(None)
+                self._value = value
+
+            def plan(self, session):
+                rel = self._create_proto_relation()
+                rel.extension.type_url = TYPE_URL
+                rel.extension.value = self._value
+                return rel
+
+        _REQUEST_CLASS.append(_Request)
+    return _REQUEST_CLASS[0]
+
+
+def _plan(payload):
+    # the nonce: each request is its own relation, which no plan cache answers from an earlier one
+    payload = dict(payload, nonce=_NONCE + str(next(_COUNTER)))
+    return _request_class()(json.dumps(payload, separators=(",", ":")).encode("utf-8"))
+
+
+def _table(spark, payload):
+    # Errors come as Spark Connect's: the caller translates them (sfclayer._jvm.translated, which imports
+    # this module, so it is handed in rather than imported back)
+    plan = _plan(payload)
+    try:
+        # one ExecutePlan round trip (DataFrame.toArrow would analyze the plan first: a second one)
+        return spark.client.to_table(plan.to_proto(spark.client), {})[0]
+    except Exception as e:
+        _explain_missing_plugin(e)
+        raise
+
+
+def _explain_missing_plugin(e):
+    """An InvalidArgument saying how to set the server up when it has no sfclayer plugin (Spark's
+    ``NO_HANDLER_FOR_EXTENSION``), rather than Spark's bare error."""
+    if "NO_HANDLER_FOR_EXTENSION" in str(e) or "No handler found for extension type" in str(e):
+        raise errors.InvalidArgument(
+            "spark: the Spark Connect server has no sfclayer relation plugin: start it with the sfclayer jar and "
+            f"--conf spark.connect.extensions.relation.classes={PLUGIN} (README, \"Spark Connect\"), or use "
+            "sfclayer.configure(SparkSession.builder.remote(\"local\")) for a server of its own") from e
+
+
+def request_text(spark, op, **args):
+    """The text answer of a request (None when the server answered none); Spark Connect's errors as they come."""
+    table = _table(spark, dict(args, op=op))
+    column = table.column("answer").to_pylist()
+    if len(column) != 1:
+        raise errors.SfcLayerError(f"sfclayer Connect request {op}: {len(column)} answers, expected one")
+    return column[0]
+
+
+def request_records(spark, op, **args):
+    """The record batches of a request: a list of (count, bytes)."""
+    table = _table(spark, dict(args, op=op))
+    return list(zip(table.column("count").to_pylist(), table.column("data").to_pylist()))
+
+
+class ConnectLookupClient:
+    """:class:`sfclayer._lookup.LookupClient`'s requests for one reader opened on a Spark Connect server
+    (``handle``, ``token``), made as relation requests: the same answers, the same errors."""
+
+    def __init__(self, spark, handle, token, error_from_java, translated):
+        self._spark = spark
+        self._id = {"handle": int(handle), "token": str(token)}
+        self._error = error_from_java
+        self._translated = translated  # a context manager turning Connect's errors into sfclayer's
+        self._closed = False
+
+    def _text(self, op, **args):
+        with self._translated():
+            return request_text(self._spark, op, **args, **self._id)
+
+    def _records(self, op, **args):
+        with self._translated():
+            return request_records(self._spark, op, **args, **self._id)
+
+    def _check(self):
+        if self._closed:
+            raise errors.SfcLayerError("the layer is closed")
+
+    def get(self, col, row, time_micros):
+        """The encoded tile record at the key, or None."""
+        return self.get_many(struct.pack(">iiq", col, row, time_micros))[0]
+
+    def get_many(self, packed_keys, errors_as_values=False):
+        """Records (or None) for keys packed as big-endian (int col, int row, long time); see LookupClient."""
+        self._check()
+        n = len(packed_keys) // 16
+        [(_, data)] = self._records("get_many", keys=base64.b64encode(packed_keys).decode("ascii"))
+        out, pos, first_error = [None] * n, 0, None
+        for i in range(n):
+            (length,) = _INT.unpack_from(data, pos)
+            pos += 4
+            if length >= 0:
+                out[i] = data[pos:pos + length]
+                pos += length
+            elif length == -2:
+                (size,) = _INT.unpack_from(data, pos)
+                e = self._error(data[pos + 4:pos + 4 + size])
+                pos += 4 + size
+                first_error = first_error or e
+                if errors_as_values:
+                    out[i] = e
+        if pos != len(data):
+            raise errors.SfcLayerError(f"the Connect server answered {len(data)} bytes for {n} keys, {pos} expected")
+        if first_error is not None and not errors_as_values:
+            raise first_error
+        return out
+
+    def query(self, spec):
+        """Encoded records of a box query in batches: (count, the records back to back)."""
+        self._check()
+        yield from self._records("query", spec=spec)
+
+    def count(self, spec):
+        """The number of records a box query matches."""
+        self._check()
+        return int(self._text("count", spec=spec))
+
+    def metadata_json(self):
+        self._check()
+        return self._text("metadata")
+
+    def stats(self):
+        self._check()
+        return json.loads(self._text("stats"))
+
+    def close(self):
+        """Closes the reader on the server (nothing if closed already)."""
+        if not self._closed:
+            self._closed = True
+            self._text("close")
