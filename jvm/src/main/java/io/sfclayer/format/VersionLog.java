@@ -281,8 +281,8 @@ public final class VersionLog {
             candidate.version = latest + 1;
             candidate = withManifests(candidate, added);
             CandidateCheck.check(layer.toString(), candidate);
-            if (publishOnce(publisher, new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
-                    candidate.writeId)) {
+            if (publisher.publishDecided(new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
+                    candidate.writeId, documents)) {
                 writeHint(latest + 1);
                 return candidate;
             }
@@ -334,61 +334,18 @@ public final class VersionLog {
         return publisher;
     }
 
-    /**
-     * One attempt to publish {@code document} as {@code target}: true when it is published (by this
-     * attempt, or by an earlier one whose answer was lost), false when another writer's document holds
-     * the name. When publishing fails, the document is read back and its writeId decides: ours is
-     * committed, another's is a lost race; absent, the attempt is fenced off (not committed:
-     * StorageError) or, when it cannot be, tried once more; what cannot be decided is CommitStateUnknown.
-     */
-    private boolean publishOnce(CommitPublisher publisher, Path target, byte[] document, String writeId)
-            throws IOException {
-        boolean published;
-        try {
-            published = publisher.publish(target, document, writeId);
-        } catch (IOException | RuntimeException e) {
-            return afterFailure(publisher, target, document, writeId, e);
+    /** The version documents, as {@link CommitPublisher#publishDecided} decides a commit's outcome by them. */
+    private final CommitPublisher.Documents documents = new CommitPublisher.Documents() {
+        @Override
+        public String idAt(Path p) throws IOException {
+            return writeIdAt(p);
         }
-        if (published) {
-            return true;
-        }
-        // the name is taken: by another writer, or by us if an earlier answer was lost (S3: a retried PUT got 412)
-        String holder;
-        try {
-            holder = writeIdAt(target);
-        } catch (IOException | RuntimeException e) {
-            throw unknown(target, "it exists but could not be read back", e);
-        }
-        return writeId.equals(holder);
-    }
 
-    private boolean afterFailure(CommitPublisher publisher, Path target, byte[] document, String writeId,
-                                 Exception failure) throws IOException {
-        String holder;
-        try {
-            holder = writeIdAt(target);
-            if (holder == null && publisher.fence(target, writeId)) {
-                holder = writeIdAt(target); // a rename may have landed before the fence
-                if (holder == null) {
-                    throw new SfcLayerException.StorageError("could not publish version document " + target + " ("
-                        + publisher.describe() + "): " + failure + "; nothing was published", failure);
-                }
-            } else if (holder == null) {
-                // cannot fence (an object store's PUT): try once more; 412 or success then decide
-                boolean again = publisher.publish(target, document, writeId);
-                holder = again ? writeId : writeIdAt(target);
-            }
-        } catch (SfcLayerException.StorageError e) {
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            e.addSuppressed(failure);
-            throw unknown(target, "publishing failed (" + failure + ") and reading it back failed too", e);
+        @Override
+        public SfcLayerException unknown(Path target, String why, Throwable cause) {
+            return VersionLog.this.unknown(target, why, cause);
         }
-        if (holder == null) {
-            throw unknown(target, "publishing failed (" + failure + ") and it is absent", failure);
-        }
-        return writeId.equals(holder);
-    }
+    };
 
     private SfcLayerException.CommitStateUnknown unknown(Path target, String why, Throwable cause) {
         return new SfcLayerException.CommitStateUnknown("the commit to layer " + layer + " has an unknown outcome: "
