@@ -37,7 +37,8 @@ FRACTIONS = (0.001, 0.01, 0.1)
 
 def gt(*args):
     """Run the GeoTrellis JVM; its JSON lines on stdout."""
-    env = dict(os.environ, GT_MASTER="local[2]")
+    # 6 GiB: the write's sort of 65,536 tiles dies of OutOfMemoryError in generate.sh's default 2 GiB
+    env = dict(os.environ, GT_MASTER="local[2]", GT_XMX=os.environ.get("GT_XMX", "6g"))
     p = subprocess.run(["bash", GENERATE, "run", *args], env=env, capture_output=True, text=True)
     if p.returncode:
         sys.stderr.write(p.stderr[-4000:])
