@@ -127,7 +127,8 @@ def render(args, side, write, gboxes, gcold, gwarm, sfc, conv, load, command, mi
              f"`sfclayer.geotrellis.open` per key, warm = one reader, after 200 untimed.", "",
              "| query | GeoTrellis 3.7.1 | sfclayer.geotrellis | × (GeoTrellis / sfclayer) | sfclayer records read per tile |",
              "|---|---:|---:|---:|---:|"]
-    for i, f in enumerate(FRACTIONS):
+    ratios = []  # (row, GeoTrellis time / sfclayer time)
+    for f in FRACTIONS:
         g = [b for b in gboxes if b["share"] == f]
         gmed = statistics.median(b["seconds"] for b in g)
         tiles = g[0]["tiles"]
@@ -135,6 +136,7 @@ def render(args, side, write, gboxes, gcold, gwarm, sfc, conv, load, command, mi
             s = [sfc["boxes"][j] for j, b in enumerate(gboxes) if b["share"] == f]
             smed = statistics.median(x[0] for x in s)
             rr = statistics.median(x[2] / max(x[1], 1) for x in s)
+            ratios.append((f"box {f * 100:g} %", gmed / smed))
             lines.append(f"| box {f * 100:g} % ({tiles:,} tiles) | {_ms(gmed)} | {_ms(smed)} | {gmed / smed:.1f}× | {rr:.2f} |")
         else:
             lines.append(f"| box {f * 100:g} % ({tiles:,} tiles) | {_ms(gmed)} | {missing} | | |")
@@ -144,6 +146,7 @@ def render(args, side, write, gboxes, gcold, gwarm, sfc, conv, load, command, mi
         gm = statistics.median(gv)
         if sfc and sfc.get(key):
             sm = statistics.median(sfc[key])
+            ratios.append((label.split(" (")[0], gm / sm))
             lines.append(f"| {label}, {len(gv)} keys | {gm * 1000:.2f} ms | {sm * 1000:.2f} ms | {gm / sm:.1f}× | |")
         else:
             lines.append(f"| {label}, {len(gv)} keys | {gm * 1000:.2f} ms | {missing} | | |")
@@ -152,6 +155,13 @@ def render(args, side, write, gboxes, gcold, gwarm, sfc, conv, load, command, mi
         lines.append(f"| `convert` to an sfclayer layer | | {conv:.1f} s ({n / conv:,.0f} tiles/s, {mb / conv:.1f} MB/s) | | |")
     else:
         lines.append(f"| `convert` to an sfclayer layer | | {missing} | | |")
+    if ratios:
+        slower = [f"{name} ({r:.2f}×)" for name, r in ratios if r < 1.0]
+        lines += ["", f"sfclayer.geotrellis is faster than GeoTrellis on {len(ratios) - len(slower)} of "
+                  f"{len(ratios)} rows" + (f"; not on: {', '.join(slower)}." if slower else ".")]
+    if max(load[0][0], load[1][0]) > 3:
+        lines += ["", f"Measured on a busy machine (1-minute load {load[0][0]} to {load[1][0]} on 2 cores): "
+                  "rerun the command on a quiet one for figures to quote."]
     if not sfc:
         lines += ["", "The sfclayer column was not measured: this checkout has no `sfclayer.geotrellis` (issue 22's "
                   "reader); rerun the command above where it is."]
