@@ -104,6 +104,7 @@ def sfclayer_side(spark, catalog, boxes, side, lookups, cold, rng):
 def convert_side(spark, catalog, dest):
     import sfclayer.geotrellis as sgt
 
+    shutil.rmtree(dest, ignore_errors=True)  # a reused --out keeps the last run's
     t = time.perf_counter()
     sgt.convert(spark, catalog, "bench", 0, dest)
     return time.perf_counter() - t
@@ -156,7 +157,7 @@ def render(args, side, write, gboxes, gcold, gwarm, sfc, conv, load, command, mi
     else:
         lines.append(f"| `convert` to an sfclayer layer | | {missing} | | |")
     if ratios:
-        slower = [f"{name} ({r:.2f}×)" for name, r in ratios if r < 1.0]
+        slower = [f"{name} ({r:.1f}×)" for name, r in ratios if r < 1.0]
         lines += ["", f"sfclayer.geotrellis is faster than GeoTrellis on {len(ratios) - len(slower)} of "
                   f"{len(ratios)} rows" + (f"; not on: {', '.join(slower)}." if slower else ".")]
     if max(load[0][0], load[1][0]) > 3:
