@@ -268,6 +268,7 @@ public final class VersionLog {
                 candidate = Conflicts.rebase(md, added, newer.get(newer.size() - 1));
             }
             candidate.version = latest + 1;
+            candidate = withManifests(candidate, added);
             CandidateCheck.check(layer.toString(), candidate);
             if (publishOnce(publisher, new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
                     candidate.writeId)) {
@@ -287,6 +288,29 @@ public final class VersionLog {
                 throw new SfcLayerException("commit to layer " + layer + " interrupted; nothing was published");
             }
         }
+    }
+
+    /**
+     * The candidate as it is published (docs/FORMAT.md, section 10): an update of a version with
+     * manifests rewrites only the manifests on the paths to the files it removed and added; a version
+     * with more files than {@link ManifestTree#INLINE_FILES} gets manifests (format 6) built whole;
+     * others list their files inline. Manifests are written before the document that lists them: a
+     * commit that then fails leaves them unreferenced, for vacuum.
+     */
+    private LayerMetadata withManifests(LayerMetadata c, List<DataFile> added) throws IOException {
+        boolean restore = c.operation.equals(Conflicts.RESTORE);
+        if (restore && c.manifests != null) {
+            return c; // the restored version's manifests, as they were
+        }
+        ManifestTree tree = new ManifestTree(new Manifest.Store(conf, layer), c.writeId, conf);
+        if (c.manifests != null && !Conflicts.replacesLayer(c)) {
+            c.setManifests(tree.apply(c.manifests, new java.util.HashSet<>(c.removedFiles), added));
+        } else if (RecordFrame.checked(c.formatVersion) && c.files.size() > tree.inlineFiles) {
+            c.setManifests(tree.build(c.files));
+        } else {
+            c.manifests = null;
+        }
+        return c;
     }
 
     private CommitPublisher publisher;

@@ -60,7 +60,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>About 600 lines on purpose: the cache, its locking and eviction, and the three ways through it
  * (get, sorted batches, box queries) share one set of invariants that read best in one place.
  */
-public final class ValueReader implements Closeable {
+public final class ValueReader implements Closeable, TileSource<BoxQuery> {
     /** Most data files kept open by default: a bound on file descriptors; memory is bounded by bytes. */
     public static final int DEFAULT_CACHE_SIZE = 1024;
     /** Memory for open files and kept indexes by default: small next to a driver's heap (16 GiB: 1.6%). */
@@ -167,7 +167,8 @@ public final class ValueReader implements Closeable {
         this.cacheSize = cacheSize;
         this.cacheBytes = cacheBytes;
         this.indexInDriver = indexInDriver;
-        if (indexInDriver && listing.size() > 1 && listing.size() <= PRELOAD_MAX_FILES) {
+        // not through manifests (format 6): that would read every manifest, which look-ups avoid
+        if (indexInDriver && md.manifests == null && listing.size() > 1 && listing.size() <= PRELOAD_MAX_FILES) {
             Thread t = new Thread(this::preloadIndexes, "sfclayer-index-preload");
             t.setDaemon(true);
             t.start();
@@ -277,7 +278,11 @@ public final class ValueReader implements Closeable {
 
     /** The metadata document of the version this reader is pinned to. */
     public String metadataJson() {
-        return new String(md.toJsonBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        try {
+            return layer.documentJson();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     public String tileSchemaJson() {
