@@ -180,8 +180,11 @@ public class RasterZstdTest {
         renamed.fields()[4] = new StructField("kind", DataTypes.StringType, false, Metadata.empty());
         assertNull(RasterLayout.of(TileSchema.fromSpark(renamed, false)));
         assertSame(ValueCompression.ZSTD_RASTER, ValueCompression.defaultFor(TileSchema.fromSpark(rasterColumns(true), true)));
-        assertSame(ValueCompression.NONE, ValueCompression.defaultFor(
+        // generic layers: zstd where a column is binary (bytes to gain), none for numbers and strings
+        assertSame(ValueCompression.ZSTD, ValueCompression.defaultFor(
             TileSchema.fromSpark(new StructType().add("v", DataTypes.BinaryType), false)));
+        assertSame(ValueCompression.NONE, ValueCompression.defaultFor(
+            TileSchema.fromSpark(new StructType().add("v", DataTypes.LongType).add("s", DataTypes.StringType), false)));
         assertSame(ValueCompression.ZSTD_RASTER, ValueCompression.parse("ZSTD-raster"));
         assertEquals(4, ValueCompression.ZSTD_RASTER.formatVersion());
         assertEquals(1, ValueCompression.ZSTD.formatVersion());
