@@ -193,3 +193,16 @@ def test_thin_client_process_without_a_jvm(connect_url, tmp_path):
     assert out == {"read": 16, "get": 30, "get_many": [27, None], "query": [0, 3, 24, 27], "count": 9,
                    "missing": "KeyNotFound", "history": ["write", "append"], "vacuumed": [1], "verified": True,
                    "gateway": False, "connect": "pyspark.sql.connect.session"}
+
+
+def test_configure_names_the_relation_plugin_for_a_server_of_its_own():
+    pytest.importorskip("grpc", reason="the Spark Connect client needs pyspark[connect] (make setup)")
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    plugin = "io.sfclayer.spark.connect.SfcLayerRelationPlugin"
+    options = sfclayer.configure(ConnectSession.builder.remote("local[2]"))._options
+    assert options[sfclayer.RELATION_PLUGINS] == plugin and options["spark.jars"] == sfclayer.jar_path()
+    theirs = ConnectSession.builder.remote("local[2]").config(sfclayer.RELATION_PLUGINS, "com.example.Other")
+    assert sfclayer.configure(theirs)._options[sfclayer.RELATION_PLUGINS] == f"com.example.Other,{plugin}"
+    twice = sfclayer.configure(sfclayer.configure(ConnectSession.builder.remote("local[2]")))
+    assert twice._options[sfclayer.RELATION_PLUGINS] == plugin
