@@ -206,3 +206,27 @@ def test_configure_names_the_relation_plugin_for_a_server_of_its_own():
     assert sfclayer.configure(theirs)._options[sfclayer.RELATION_PLUGINS] == f"com.example.Other,{plugin}"
     twice = sfclayer.configure(sfclayer.configure(ConnectSession.builder.remote("local[2]")))
     assert twice._options[sfclayer.RELATION_PLUGINS] == plugin
+
+
+def test_readers_of_a_closed_connect_session_are_closed(connect, connect_url, tmp_path):
+    # a client that stops (or dies) with a layer open leaves no reader behind on the server's driver
+    import time
+
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    from sfclayer import _connect
+
+    path = str(tmp_path / "layer")
+    sfclayer.write(grid(connect, 2), path, bounds=(0, 0, 1, 1))
+    readers = lambda: int(_connect.request_text(connect, "readers"))  # noqa: E731
+    before = readers()
+    other = sfclayer.configure(ConnectSession.builder.remote(connect_url)).create()
+    layer = sfclayer.open(other, path)
+    assert layer.get(1, 1) == {"value": 101} and readers() == before + 1
+    other.stop()  # the layer left open
+    deadline = time.monotonic() + 60
+    while readers() != before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert readers() == before
+    with sfclayer.open(connect, path) as mine:  # the other sessions' readers are theirs only
+        assert readers() == before + 1 and mine.get(0, 1) == {"value": 1}

@@ -71,16 +71,18 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
         }
         SparkSession spark = planner.session();
         try {
-            return Optional.of(answer(spark, request));
+            return Optional.of(answer(spark, planner.sessionId(), request));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    private static LogicalPlan answer(SparkSession spark, ConnectRequest r) throws IOException {
+    private static LogicalPlan answer(SparkSession spark, String sessionId, ConnectRequest r) throws IOException {
         switch (r.op) {
             case "open":
-                return text(spark, open(spark, r));
+                return text(spark, open(spark, sessionId, r));
+            case "readers": // how many readers Connect clients have open on this server (for tests, monitoring)
+                return text(spark, Integer.toString(ConnectLookups.openReaders()));
             case "close":
                 ConnectLookups.close(r.number("handle"), r.string("token"));
                 return text(spark, "{}");
@@ -108,14 +110,14 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
     }
 
     /** Opens a reader as {@code sfclayer.open} does, with the session's Hadoop configuration. */
-    private static String open(SparkSession spark, ConnectRequest r) throws IOException {
+    private static String open(SparkSession spark, String sessionId, ConnectRequest r) throws IOException {
         Configuration conf = HadoopConfs.forOptions(spark, Map.of());
         ValueReader reader = ValueReader.open(conf, r.string("path"),
             (int) r.number("cacheSize", ValueReader.DEFAULT_CACHE_SIZE),
             r.number("cacheBytes", ValueReader.DEFAULT_CACHE_BYTES), r.bool("indexInDriver"),
             r.number("version", -1), r.number("asOfMillis", -1));
         try {
-            Object[] handle = ConnectLookups.register(reader);
+            Object[] handle = ConnectLookups.register(reader, sessionId, spark.sparkContext());
             LayerMetadata md = reader.metadata();
             Map<String, Object> out = new LinkedHashMap<>();
             out.put("handle", handle[0]);
