@@ -8,7 +8,7 @@ BENCH_JAR := build/libs/sfclayer-bench.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
 
-.PHONY: setup jar test test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest
+.PHONY: setup jar test test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest geotrellis-fixtures
 
 setup: $(VENV)/.installed $(JAR) $(BENCH_JAR)
 
@@ -43,6 +43,11 @@ hdfs-jars: | gradle-installed
 # The S3A connector (hadoop-aws + the AWS SDK's s3 modules) and S3Proxy, for the S3 tests and users
 s3-jars:
 	bash integration/fetch-s3-jars.sh
+
+# Rewrites tests/data/geotrellis/ with GeoTrellis 3.7.1 itself (Maven, own JVM; not part of `make test`,
+# which reads the committed catalog). See tests/data/geotrellis/README.md.
+geotrellis-fixtures:
+	bash integration/geotrellis/generate.sh
 
 test-jvm: setup
 	$(GRADLE) test
