@@ -44,7 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sfclayer  # noqa: E402
 from sfclayer import raster  # noqa: E402
 
-__all__ = ["CODECS", "compression_study", "render", "main"]
+__all__ = ["CODECS", "compression_study", "generic_study", "render", "render_generic", "main"]
 
 SECTION = "Codecs"
 CODECS = ("none", "deflate", "zstd", "zstd-raster")
@@ -219,6 +219,82 @@ def compression_study(spark, work, side=256, n_keys=300, n_cold=20):
     return out
 
 
+def _typed(spark, side):
+    """side × side tiles of small typed values (long, double, a short string), as a feature layer holds."""
+    from pyspark.sql import functions as F
+
+    df = (spark.range(0, side * side, 1, 4)
+          .select((F.col("id") % side).cast("int").alias("col"), (F.col("id") / side).cast("int").alias("row"),
+                  (F.col("id") * 7919 % 100003).alias("count"), (F.rand(23) * 1000).alias("mean"),
+                  F.concat(F.lit("class-"), (F.col("id") % 17).cast("string")).alias("label")))
+    df = df.persist()
+    df.count()
+    return df
+
+
+def _repeated(spark, side, tile_bytes=256):
+    """bench/updates.py's and bench/spark_path.py's tiles: a long and a payload repeating its hex."""
+    from pyspark.sql import functions as F
+
+    df = (spark.range(0, side * side, 1, 4)
+          .select((F.col("id") % side).cast("int").alias("col"), (F.col("id") / side).cast("int").alias("row"))
+          .withColumn("v", F.col("col") * 1000 + F.col("row"))
+          .withColumn("payload", F.expr(f"unhex(repeat(lpad(hex(v), 8, '0'), {tile_bytes // 4}))")))
+    df = df.persist()
+    df.count()
+    return df
+
+
+def generic_study(spark, work, side=256, n_keys=300, n_cold=20):
+    """The default for value columns that are not raster tiles: three kinds of generic layer."""
+    import common
+
+    rng = np.random.default_rng(23)
+    keys = [(int(c), int(r)) for c, r in zip(rng.integers(0, side, n_keys), rng.integers(0, side, n_keys))]
+    bounds = (0, 0, side - 1, side - 1)
+    out = []
+
+    class _Cfg:
+        tile_bytes, partition_bytes = 2048, 64 << 20
+    kinds = [("binary 2 KiB (bench tiles: int16 ramp + noise)", lambda: common.source(spark, side, _Cfg)[0], 2048),
+             ("long + 256 B repeating payload (updates/spark_path bench)", lambda: _repeated(spark, side), 8 + 256),
+             ("long + double + short string (feature-like)", lambda: _typed(spark, side), 8 + 8 + 8)]
+    for name, make, value_bytes in kinds:
+        df = make()
+        rows = []
+        for codec in GENERIC_CODECS:
+            path = os.path.join(work, f"generic-{codec}")
+            measure(spark, df, path, codec, keys[:20], keys[:2], bounds)  # warm-up: JIT and classes
+            m = measure(spark, df, path, codec, keys, keys[:n_cold], bounds)
+            shutil.rmtree(path, ignore_errors=True)
+            rows.append(m)
+            print(name, m, flush=True)
+        df.unpersist()
+        out.append({"raster": name, "pixel_bytes": side * side * value_bytes, "tiles": side * side, "codecs": rows,
+                    "gdal": [], "note": ""})
+    return out
+
+
+def render_generic(results, command, seconds, machine):
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    lines = ["### Generic value columns: the default (bench/compression.py --generic, issue 23)", "",
+             f"`{command}` — {seconds / 60:.1f} min on {machine}, load average at the end {load}. Each layer written "
+             "twice per codec (the first a warm-up); write MB/s: value bytes ÷ the second Spark write's seconds "
+             "(local[2]); warm: median JVM look-up (300 keys, each read once before); cold: a new reader per key.", ""]
+    for r in results:
+        lines += [f"**{r['raster']}**: {r['tiles']:,} tiles, {_mib(r['pixel_bytes']):.1f} MiB of values", "",
+                  "| codec | stored MiB | × none | write s | write MB/s | encode MB/s | decode MB/s | warm µs | cold ms |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        none = next(c["bytes"] for c in r["codecs"] if c["codec"] == "none")
+        for c in r["codecs"]:
+            speeds = ("— | —" if c["codec"] == "none" else f"{c['encode_mb_s']:.0f} | {c['decode_mb_s']:.0f}")
+            lines.append(f"| {c['codec']} | {_mib(c['bytes']):.2f} | {c['bytes'] / none:.2f} | {c['write_s']:.2f} | "
+                         f"{r['pixel_bytes'] / 1e6 / c['write_s']:.0f} | {speeds} | {c['warm_us']:.1f} | "
+                         f"{c['cold_ms']:.2f} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------------------ reporting
 
 def _mib(b):
@@ -270,8 +346,8 @@ def verdict(results):
     out.append("Default: zstd-raster for raster layers: the smallest of sfclayer's codecs on every raster here "
                f"and {min(vs_gdal):.2f}× to {max(vs_gdal):.2f}× the bytes of GDAL's best tiled GeoTIFF, writing "
                "faster than deflate, at the warm look-up cost above (decoding is proportional to the tile's bytes). "
-               "Other value columns stay uncompressed by default: a generic column holds anything; zstd's figures "
-               "on the bench's column are above (0.68× the bytes), and compression='zstd' is one option away.")
+               "Other layers: zstd when a value column is binary, an array or a map, none when all are scalars and "
+               "strings (measured below, \"Generic value columns\").")
     return out
 
 
@@ -307,6 +383,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="4,096 synthetic tiles; RESULTS.md untouched")
     ap.add_argument("--work", default="/tmp/sfclayer-bench-compression")
+    ap.add_argument("--generic", action="store_true",
+                    help="only the generic (non-raster) value columns: their default; writes its own block")
     ap.add_argument("--json", help="also write the raw results here")
     ap.add_argument("--from-json", help="render RESULTS.md's section from a --json file of an earlier run")
     ap.add_argument("--minutes", type=float, default=0, help="with --from-json: that run's duration")
@@ -333,6 +411,28 @@ def main(argv=None):
         "spark.sql.shuffle.partitions": "8"})
     spark.sparkContext.setLogLevel("ERROR")
     os.makedirs(args.work, exist_ok=True)
+    if args.generic:
+        try:
+            results = generic_study(spark, args.work, side=64 if args.quick else 256)
+        finally:
+            spark.stop()
+            shutil.rmtree(args.work, ignore_errors=True)
+        import platform
+
+        machine = f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
+        text = render_generic(results, "PYTHONPATH=python .venv/bin/python bench/compression.py --generic",
+                              _perf() - t0, machine)
+        print(text)
+        if args.json:
+            import json
+
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+        if not args.quick:
+            import report
+
+            report.write_section("compression-generic", text)
+        return
     try:
         results = compression_study(spark, args.work, side=64 if args.quick else 256)
     finally:

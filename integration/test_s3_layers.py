@@ -61,7 +61,7 @@ def objects(spark, path):
 @pytest.fixture(scope="module")
 def layer(spark, s3):
     path = s3.path("layer")
-    sfclayer.write(tiles(spark), path, bounds=BOUNDS, extent=EXTENT, partitions=2, block_size=BLOCK)
+    sfclayer.write(tiles(spark), path, bounds=BOUNDS, extent=EXTENT, partitions=2, block_size=BLOCK, compression="none")
     return path
 
 
@@ -102,7 +102,8 @@ def test_updates_time_travel_compact_verify_vacuum(spark, s3):
     files no version references, as on local files."""
     path = s3.path("life")
     # six partitions of ~25 KB in 256 KiB blocks: small files side by side, for compact to merge
-    sfclayer.write(tiles(spark), path, bounds=BOUNDS, extent=EXTENT, partitions=6, block_size=4 * BLOCK)
+    sfclayer.write(tiles(spark), path, bounds=BOUNDS, extent=EXTENT, partitions=6, block_size=4 * BLOCK,
+                   compression="none")
     v1 = everything()
     # append: replace a box, add nothing new (keys inside the bounds)
     box = [(c, r) for c in range(4, 8) for r in range(2, 5)]
@@ -155,7 +156,7 @@ def test_vacuum_during_a_write_in_progress_on_s3_keeps_its_files(spark, s3_race)
     server's proxy: vacuum with zero retention keeps them, and the append then commits."""
     path = s3_race.path("in-progress")
     proxy = s3_race.proxy
-    sfclayer.write(tiles(spark), path, bounds=BOUNDS, extent=EXTENT, partitions=2, block_size=BLOCK)
+    sfclayer.write(tiles(spark), path, bounds=BOUNDS, extent=EXTENT, partitions=2, block_size=BLOCK, compression="none")
     before = set(objects(spark, path))
     # n=2 never comes: the one commit waits out the timeout, then goes on to the server
     proxy.hold(r"_sfclayer/v00000002\.json", n=2, timeout=8)

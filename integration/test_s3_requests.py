@@ -30,7 +30,8 @@ def tiles(spark, keys=None, bump=0):
 @pytest.fixture(scope="module")
 def layer(spark, s3):
     path = s3.path("requests")
-    sfclayer.write(tiles(spark), path, bounds=(0, 0, N_COLS - 1, N_ROWS - 1), partitions=2, block_size=BLOCK)
+    sfclayer.write(tiles(spark), path, bounds=(0, 0, N_COLS - 1, N_ROWS - 1), partitions=2, block_size=BLOCK,
+                   compression="none")
     return path
 
 

@@ -31,7 +31,8 @@ def tiles(spark, payload_bytes=3000):
 def layer(spark, hdfs):
     path = hdfs.path("layer")
     # no blockSize option: the target filesystem's block size (1 MiB here) is the default
-    sfclayer.write(tiles(spark), path, bounds=(0, 0, N_COLS - 1, N_ROWS - 1), extent=EXTENT, partitions=3)
+    sfclayer.write(tiles(spark), path, bounds=(0, 0, N_COLS - 1, N_ROWS - 1), extent=EXTENT, partitions=3,
+                   compression="none")
     return path
 
 
@@ -133,7 +134,8 @@ def test_a_damaged_record_written_through_hdfs_is_caught_by_sfclayer(spark, hdfs
     from tests.test_integrity import parse_records
 
     path = hdfs.path("damaged")
-    sfclayer.write(tiles(spark, 600), path, bounds=(0, 0, N_COLS - 1, N_ROWS - 1), extent=EXTENT, partitions=2)
+    sfclayer.write(tiles(spark, 600), path, bounds=(0, 0, N_COLS - 1, N_ROWS - 1), extent=EXTENT, partitions=2,
+                   compression="none")
     files = sorted(f for f, _, _ in data_files(hdfs, spark, path))
     victim = files[1]
     data = bytearray(hdfs.read_bytes(spark, victim))

@@ -34,6 +34,7 @@ def layer(spark, tmp_path_factory):
           .withColumn("mean", F.col("v") / 4.0)
           .withColumn("pixels", F.expr("unhex(repeat(lpad(hex(v), 8, '0'), 1200))")))
     sfclayer.write(df, path, bounds=(0, 0, COLS - 1, ROWS - 1), extent=(10.0, 40.0, 22.0, 49.0), crs="EPSG:4326",
+                   compression="none",  # several files of these compressible pixels
                    block_size="64k", partitions=2)
     return path
 

@@ -89,11 +89,19 @@ def test_scan_and_append_keep_zstd_raster(spark, raster_layer, tmp_path):
         assert layer.get(3, 3)["pixels"] == tiles[-1]["pixels"]
 
 
-def test_generic_layers_keep_their_default_and_options_are_checked(spark, tmp_path):
+def test_generic_layers_default_by_their_columns_and_options_are_checked(spark, tmp_path):
+    # a binary (blob) column: zstd by default (bench/RESULTS.md, "Codecs", generic value columns)
     df = spark.createDataFrame([(c, r, bytes([c, r]) * 8) for c in range(2) for r in range(2)], "col int, row int, v binary")
     path = str(tmp_path / "generic")
     sfclayer.write(df, path, bounds=(0, 0, 1, 1))
-    assert helpers.metadata(path)["compression"] == "none" and helpers.metadata(path)["formatVersion"] == 3
+    assert helpers.metadata(path)["compression"] == "zstd" and helpers.metadata(path)["formatVersion"] == 3
+    with sfclayer.open(spark, path) as layer:
+        assert layer.get(1, 0)["v"] == bytes([1, 0]) * 8
+    # only scalars and strings: records of tens of bytes, which zstd's frame would grow
+    small = spark.createDataFrame([(c, r, c * 0.5, "a") for c in range(2) for r in range(2)],
+                                  "col int, row int, x double, s string")
+    sfclayer.write(small, str(tmp_path / "scalars"), bounds=(0, 0, 1, 1))
+    assert helpers.metadata(str(tmp_path / "scalars"))["compression"] == "none"
     # Raster tiles without the mask column (the convention before format 5): zstd-raster is format 4.
     rdf = spark.createDataFrame(_tiles(2), raster.spark_schema()).drop("mask")
     sfclayer.write(rdf, str(tmp_path / "v4"), bounds=(0, 0, 1, 1))

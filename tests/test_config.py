@@ -69,4 +69,4 @@ def test_an_unknown_read_option_is_an_error_listing_the_valid_ones(spark, layer_
 def test_the_read_option_table_is_what_the_error_lists(spark):
     known = spark.sparkContext._jvm.io.sfclayer.spark.ReadOptions.KNOWN
     assert list(known.keySet()) == [
-        "path", "bbox", "geometry", "maxRanges", "versionAsOf", "timestampAsOf", "onCorrupt"]
+        "path", "bbox", "geometry", "maxRanges", "versionAsOf", "timestampAsOf", "geotrellisLayer", "onCorrupt"]

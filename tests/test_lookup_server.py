@@ -27,7 +27,8 @@ AUTH_MS, IO_MS = 500, 1000
 @pytest.fixture(scope="module")
 def layer(spark, tmp_path_factory):
     path = str(tmp_path_factory.mktemp("abuse") / "layer")
-    sfclayer.write(grid(spark, 64, 64, 0, 0), path, bounds=(0, 0, 63, 63), block_size="64k", partitions=2)
+    sfclayer.write(grid(spark, 64, 64, 0, 0), path, bounds=(0, 0, 63, 63), block_size="64k", partitions=2,
+                   compression="none")  # several files
     with sfclayer.open(spark, path) as lay:
         yield lay
 

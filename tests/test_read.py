@@ -300,6 +300,17 @@ def test_explain_and_read_amplification_of_a_small_box(spark, big_layer):
             and "bbox=[1810.5,1250.5,2209.5,1499.5]" in scan_description(by_bbox))
 
 
+def test_a_small_box_over_several_files_is_one_task(spark, big_layer):
+    # a task costs more than reading a few small files: the box's files are read one after the other
+    q = read(spark, big_layer).where("col BETWEEN 181 AND 220 AND row BETWEEN 100 AND 124")
+    assert q.rdd.getNumPartitions() == 1
+    assert sorted(r.v for r in q.collect()) == sorted(r * 400 + c for c in range(181, 221) for r in range(100, 125))
+    st = metrics(spark, q)
+    assert st["filesRead"] > 1 and st["recordsReturned"] == 1000
+    counted = q.groupBy().count()
+    assert counted.collect()[0][0] == 1000 and metrics(spark, counted)["filesRead"] == st["filesRead"]
+
+
 def test_box_outside_the_bounds_reads_no_file(spark, big_layer):
     for where in ["col > 399", "row < 0 AND col = 3", "col > 399 OR row > 249", "xmin > 5000"]:
         q = read(spark, big_layer).where(where)

@@ -50,7 +50,7 @@ def layer(spark, tmp_path_factory):
     path = str(tmp_path_factory.mktemp("stats") / "layer")
     rows = source_rows()
     df = spark.createDataFrame(rows, SCHEMA)
-    sfclayer.write(df, path, bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k", partitions=2)
+    sfclayer.write(df, path, bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k", partitions=2, compression="none")
     return path, rows
 
 
@@ -239,7 +239,7 @@ def test_updates_write_statistics_and_files_without_them_are_never_pruned(spark,
     path = str(tmp_path / "upd")
     rows = source_rows(seed=2)
     df = spark.createDataFrame(rows, SCHEMA)
-    sfclayer.write(df.where("row < 12"), path, bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k")
+    sfclayer.write(df.where("row < 12"), path, bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k", compression="none")
     sfclayer.write(df.where("row >= 12"), path, mode="append")
     md = helpers.metadata(path)
     assert md["version"] == 2 and all("stats" in f for f in md["files"])

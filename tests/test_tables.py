@@ -8,6 +8,7 @@ import zipfile
 import pytest
 
 import sfclayer
+from sfclayer import geotrellis
 from sfclayer import _jvm, errors, layer
 
 
@@ -38,7 +39,7 @@ def _java_read_options(jvm):
 def test_option_table_is_the_jvms(spark):
     jvm = spark.sparkContext._jvm
     java = {str(n) for n in jvm.io.sfclayer.layer.LayerWriteOptions.KNOWN} | _java_read_options(jvm)
-    python = set(layer._OPTION_NAMES.values()) | set(layer._READ_ARGUMENTS.values()) | {"path"}
+    python = set(layer._OPTION_NAMES.values()) | set(layer._READ_ARGUMENTS.values()) | {"path", geotrellis.OPTION}
     assert python == java, (f"only in Python: {sorted(python - java)}; only in the JVM: {sorted(java - python)}")
 
 

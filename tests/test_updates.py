@@ -40,7 +40,7 @@ def layer_path(tmp_path):
 def big(spark, layer_path):
     """A 32 x 32 layer of ~1.5 KB tiles in ~24 files of 64 KiB."""
     sfclayer.write(tiles(spark, 32, 32, size=1500), layer_path, bounds=(0, 0, 31, 31), block_size="64k",
-                   partitions=4)
+                   partitions=4, compression="none")
     return layer_path
 
 
@@ -185,6 +185,38 @@ def test_append_refuses_other_time_bounds_and_resolution(spark, layer_path):
     with pytest.raises(sfclayer.InvalidArgument, match=r"option timeResolution: '1 day' differs .*, 'PT6H'"):
         sfclayer.write(df, layer_path, mode="append", time_resolution="1 day")
     assert helpers.versions(layer_path) == [1, 2]
+
+
+def _append_jobs(spark, new, path, **opts):
+    """Appends ``new`` to ``path``; returns the stage counts of the Spark jobs the append ran."""
+    sc = spark.sparkContext
+    group = f"append-{uuid.uuid4().hex[:8]}"
+    sc.setJobGroup(group, "test")
+    try:
+        sfclayer.write(new, path, mode="append", **opts)
+    finally:
+        sc._jsc.clearJobGroup()
+    tracker = sc.statusTracker()
+    return [len(tracker.getJobInfo(j).stageIds) for j in tracker.getJobIdsForGroup(group)]
+
+
+def test_small_append_skips_the_shuffle_and_writes_what_the_shuffled_append_writes(spark, big, tmp_path):
+    shuffled = str(tmp_path / "shuffled")
+    shutil.copytree(big, shuffled)
+    # keys spread over several partitions (and files), some replacing, none outside the bounds
+    # (the input's size must be one Spark can estimate: a range, a file, a cached DataFrame)
+    new = tiles(spark, 32, 2, col0=0, row0=9, size=1500, mult=7)
+    small_jobs = _append_jobs(spark, new, big, partitions=4)
+    big_jobs = _append_jobs(spark, new, shuffled, partitions=4, small_append_bytes=0)
+    assert small_jobs == [1] and big_jobs == [2]  # one stage, no shuffle; the shuffled: map and write stages
+    a, b = helpers.metadata(big), helpers.metadata(shuffled)
+
+    def shape(md):
+        files = sorted((f["name"], f["firstIndex"], f["lastIndex"], f["records"], f["dataBytes"]) for f in md["files"])
+        return files, md["operation"], md["recordCount"], md["dataBytes"]
+    assert shape(a) == shape(b)
+    assert values(spark, big) == values(spark, shuffled)
+    assert a["operation"]["metrics"]["tilesReplaced"] == 64 and a["operation"]["metrics"]["filesRemoved"] > 1
 
 
 def test_append_to_no_layer_creates_it(spark, layer_path):

@@ -46,7 +46,7 @@ def count_stages(spark, action):
 
 def test_files_are_sorted_disjoint_named_by_first_index_and_within_block(spark, layer_path):
     df = tiles(spark, 64, 48, col0=10, row0=-5, size=1500)
-    sfclayer.write(df, layer_path, bounds=(10, -5, 73, 42), block_size="64k", partitions=3)
+    sfclayer.write(df, layer_path, bounds=(10, -5, 73, 42), block_size="64k", partitions=3, compression="none")
     md = helpers.metadata(layer_path)
     files = helpers.data_files(layer_path)
     assert md["recordCount"] == 64 * 48
@@ -120,7 +120,7 @@ def test_oversized_value_gets_a_file_of_its_own(spark, layer_path):
     df = tiles(spark, 8, 8, size=200).withColumn(
         "payload", F.when((F.col("col") == 3) & (F.col("row") == 3), F.expr("unhex(repeat('ab', 100000))"))
         .otherwise(F.col("payload")))
-    sfclayer.write(df, layer_path, bounds=(0, 0, 7, 7), block_size="64k", partitions=1)
+    sfclayer.write(df, layer_path, bounds=(0, 0, 7, 7), block_size="64k", partitions=1, compression="none")
     big = [f for f in helpers.data_files(layer_path) if os.path.getsize(os.path.join(f, "data")) > 64 * 1024]
     assert len(big) == 1
     assert len(helpers.read_groups(spark, big[0])) == 1

@@ -491,3 +491,11 @@ class _HadoopFile(io.RawIOBase):
                 self._stream.close()
             finally:
                 super().close()
+
+
+def geotrellis(spark, method, *args):
+    """Call ``io.sfclayer.spark.GeoTrellisCommands.<method>(spark, *args)`` (sfclayer.geotrellis), translating errors."""
+    jvm = _jvm_of(spark)
+    with translated():
+        return getattr(jvm.io.sfclayer.spark.GeoTrellisCommands, method)(spark._jsparkSession, *args)
+

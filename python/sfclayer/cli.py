@@ -475,6 +475,28 @@ def _cmd_pyramid(args, spark_factory):
     return 0
 
 
+def _cmd_convert_geotrellis(args, spark_factory):
+    from . import geotrellis
+
+    options = {k: v for k, v in (("partitions", args.partitions), ("block_size", args.block_size)) if v is not None}
+    spark, created = spark_factory()
+    try:
+        t0 = time.perf_counter()
+        r = geotrellis.convert(spark, args.catalog, args.name, args.zoom, args.dest, zooms=args.zooms or None,
+                               mode=args.mode, **options)
+    finally:
+        if created:
+            spark.stop()
+    o = r["options"]
+    raster = o.get("raster") or {}
+    matrix = f"{raster['tms']} zoom {raster['zoom']}" if raster.get("tms") else "its own grid"
+    tiles = ", ".join(f"zoom {z}: {n}" for z, n in sorted(r["tiles"].items(), reverse=True))
+    print(f"{args.dest}: GeoTrellis layer {args.name}/{args.zoom} of {args.catalog} converted in "
+          f"{time.perf_counter() - t0:.1f} s ({tiles} tiles; {o.get('crs')}, {matrix}, {raster.get('dtype')}, "
+          f"nodata {raster.get('nodata')})")
+    return 0
+
+
 def build_parser():
     """The argparse parser of the ``sfclayer`` command."""
     from . import demo as _demo
@@ -617,6 +639,22 @@ def build_parser():
                      help="rebuild every level (by default a pyramid built from an older version of the base is "
                           "updated: only the parents of the tiles changed since are rewritten)")
     pyr.set_defaults(func=_cmd_pyramid)
+
+    cg = sub.add_parser(
+        "convert-geotrellis", help="write a GeoTrellis layer as an sfclayer raster layer",
+        description="Read a layer of a GeoTrellis Hadoop/file catalog in place and write it as an sfclayer raster "
+                    "layer with the same keys, pixels, nodata, extent and CRS (an EPSG code where the proj4 string "
+                    "is one; WebMercatorQuad/WorldCRS84Quad when the layout is that tile matrix).")
+    cg.add_argument("catalog", metavar="CATALOG", help="the GeoTrellis catalog (the directory holding _attributes)")
+    cg.add_argument("name", metavar="NAME", help="the GeoTrellis layer name")
+    cg.add_argument("zoom", type=int, metavar="ZOOM", help="its zoom level: the base of the result")
+    cg.add_argument("dest", metavar="DEST", help="the sfclayer layer to write")
+    cg.add_argument("--zooms", type=int, nargs="+", metavar="Z",
+                    help="lower zoom levels of the same layer, written as DEST's pyramid levels")
+    cg.add_argument("--mode", choices=["errorifexists", "overwrite", "ignore"], default="errorifexists")
+    cg.add_argument("--block-size", metavar="SIZE", help="data file roll size, e.g. 64m")
+    cg.add_argument("--partitions", type=_positive_int, metavar="N", help="write tasks")
+    cg.set_defaults(func=_cmd_convert_geotrellis)
 
     from .server import DEFAULT_COALESCE_MS
 

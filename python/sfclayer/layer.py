@@ -45,6 +45,7 @@ _OPTION_NAMES = {
     "bloom_filter": "bloomFilter",
     "bloom_fpp": "bloomFpp",
     "single_writer": "singleWriter",
+    "small_append_bytes": "smallAppendBytes",
 }
 # read()'s own arguments that become read options.
 _READ_ARGUMENTS = {"bbox": "bbox", "version": "versionAsOf", "as_of": "timestampAsOf", "geometry": "geometry"}

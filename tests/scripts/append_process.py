@@ -47,7 +47,9 @@ def main():
     while not all(os.path.exists(os.path.join(barrier, n)) for n in expected) and time.time() < deadline:
         time.sleep(0.05)
     try:
-        sfclayer.write(df, path, mode="append", partitions=4)
+        # through the shuffle: its write tasks are what the fault fails and Spark retries (a small
+        # append would otherwise merge on the driver)
+        sfclayer.write(df, path, mode="append", partitions=4, small_append_bytes=0)
         tracker = spark.sparkContext.statusTracker()
         failed = 0
         for job in tracker.getJobIdsForGroup(None):

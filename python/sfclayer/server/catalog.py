@@ -42,6 +42,8 @@ def layer_names(specs):
         name, sep, path = spec.partition("=")
         if not sep or "/" in name or not name:
             name, path = "", spec
+        if not name and path.startswith(_GT):  # gt:CATALOG#name/zoom: the GeoTrellis layer's name
+            name = re.sub(r"[^A-Za-z0-9._-]", "-", path.rpartition("#")[2].partition("/")[0]).lstrip(".-_")
         if not name:
             name = re.sub(r"[^A-Za-z0-9._-]", "-", os.path.basename(path.rstrip("/")) or "layer").lstrip(".-_")
             name = name or "layer"
@@ -252,8 +254,38 @@ class Served:
             lv.close()
 
 
+_GT = "gt:"  # sfclayer.geotrellis.SERVE_PREFIX (not imported: the server loads it only when a spec uses it)
+
+
+def _open_geotrellis(spark, name, spec, cache_size):
+    """A GeoTrellis layer read in place: ``gt:CATALOG#name/zoom``, or ``gt:CATALOG#name`` for every zoom of
+    the name as levels (when they are a tile matrix set's)."""
+    from .. import geotrellis
+
+    catalog, layer, zoom = geotrellis.parse_spec(spec)
+    zooms = [zoom] if zoom is not None else [z for n, z in geotrellis.layers(spark, catalog) if n == layer]
+    if not zooms:
+        raise InvalidArgument(f"layer: {spec!r}: the GeoTrellis catalog {catalog} has no layer {layer!r}")
+    levels = {}
+    try:
+        for z in sorted(zooms):
+            lv = ServedLayer(name, geotrellis.ServedLayer(spark, catalog, layer, z, cache_size=cache_size))
+            levels[lv.grid.zoom if lv.grid.tms else z] = lv
+        if len(levels) > 1 and not all(lv.grid.tms for lv in levels.values()):
+            raise InvalidArgument(f"layer: {spec!r}: its zooms {sorted(zooms)} are not one tile matrix set's levels; "
+                                  f"serve one: gt:{catalog}#{layer}/<zoom>")
+        return Served(name, spec, levels)
+    except BaseException:
+        for lv in levels.values():
+            lv.close()
+        raise
+
+
 def open_served(spark, name, path, cache_size=64):
-    """Open the layer at ``path`` (and its pyramid levels, where sfclayer has pyramids)."""
+    """Open the layer at ``path`` (and its pyramid levels, where sfclayer has pyramids); ``gt:...`` specs
+    name GeoTrellis layers, read in place."""
+    if path.startswith(_GT):
+        return _open_geotrellis(spark, name, path, cache_size)
     opened = []
     try:
         base = ServedLayer(name, _open_layer(spark, path, cache_size=cache_size))

@@ -28,6 +28,8 @@ import static org.junit.Assert.assertTrue;
 public class StructureTest {
     /** The packages in order, lowest first; each may use only those before it. */
     private static final List<String> ORDER = List.of("curve", "format", "layer", "lookup", "spark");
+    /** The GeoTrellis reader (issue 22), a package beside format. */
+    private static final String GEOTRELLIS = "geotrellis";
     /** Spark in {@code format}: the row model its codec decodes into, and nothing else. */
     private static final List<String> FORMAT_SPARK = List.of(
         "org.apache.spark.sql.catalyst.", "org.apache.spark.sql.types.", "org.apache.spark.unsafe.");
@@ -104,7 +106,8 @@ public class StructureTest {
             return true;
         }
         String other = name.substring("io.sfclayer.".length());
-        int at = ORDER.indexOf(other);
+        // geotrellis sits beside format: it may use curve and format, and layer and above may use it
+        int at = other.equals(GEOTRELLIS) ? ORDER.indexOf("format") : ORDER.indexOf(other);
         return at < 0 ? !other.equals(other.toLowerCase()) // a class of the root package (SfcLayerException)
             : at <= ORDER.indexOf(pkg);
     }
@@ -114,6 +117,12 @@ public class StructureTest {
         for (String pkg : ORDER) {
             assertEquals(pkg, List.of(), violations(pkg, n -> below(pkg, n)));
         }
+    }
+
+    @Test
+    public void geotrellisUsesOnlyCurveAndFormatAndNoSpark() throws IOException {
+        assertEquals(List.of(), violations(GEOTRELLIS, n -> below("format", n)));
+        assertEquals(List.of(), violations(GEOTRELLIS, n -> !n.startsWith("org.apache.spark.")));
     }
 
     @Test

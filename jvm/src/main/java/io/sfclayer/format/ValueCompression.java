@@ -63,11 +63,25 @@ public enum ValueCompression {
 
     /**
      * The compression a new layer of {@code schema} gets when the writer names none, chosen by
-     * measurement (bench/codecs.py, bench/RESULTS.md): raster tiles (docs/FORMAT.md section 8)
-     * {@code zstd-raster}; other value columns none, since a look-up then copies no bytes.
+     * measurement (bench/compression.py, bench/RESULTS.md "Codecs"): raster tiles (docs/FORMAT.md
+     * section 8) {@code zstd-raster}; other layers with a binary, array or map value column (values
+     * of kilobytes: 0.2–0.7× the bytes) {@code zstd}; layers of only scalars and strings none, since
+     * zstd's frame costs more than it saves on records of tens of bytes (1.3× the bytes).
      */
     public static ValueCompression defaultFor(TileSchema schema) {
-        return RasterLayout.of(schema) != null ? ZSTD_RASTER : NONE;
+        if (RasterLayout.of(schema) != null) return ZSTD_RASTER;
+        return holdsBlobs(schema.valueSchema()) ? ZSTD : NONE;
+    }
+
+    private static boolean holdsBlobs(org.apache.spark.sql.types.DataType t) {
+        if (t instanceof org.apache.spark.sql.types.StructType) {
+            for (org.apache.spark.sql.types.StructField f : ((org.apache.spark.sql.types.StructType) t).fields()) {
+                if (holdsBlobs(f.dataType())) return true;
+            }
+            return false;
+        }
+        return t instanceof org.apache.spark.sql.types.BinaryType || t instanceof org.apache.spark.sql.types.ArrayType
+                || t instanceof org.apache.spark.sql.types.MapType;
     }
 
     /**

@@ -56,6 +56,8 @@ public final class GroupWriter implements Closeable {
     private int len;
     private final long[] key = new long[3];
     private Set<Key> keys = new HashSet<>();
+    /** The key of the group's first tile. */
+    private final long[] first = new long[3];
     /** Collects each group's column statistics (seed 003), or null: files get none. */
     private final FileStats.Collector collector;
     private final FileStats groupStats = new FileStats();
@@ -128,9 +130,18 @@ public final class GroupWriter implements Closeable {
     }
 
     private void checkDuplicate() {
+        // most groups hold one tile (distinct keys of a 2-d index have distinct indexes): the set is
+        // filled only when a second tile joins the group
         if (count == 0) {
+            first[0] = key[0];
+            first[1] = key[1];
+            first[2] = spaceTime ? key[2] : 0;
+            return;
+        }
+        if (count == 1) {
             if (keys.size() > 64) keys = new HashSet<>(); // clear() costs the table's capacity, every group
             else keys.clear();
+            keys.add(new Key(first[0], first[1], first[2]));
         }
         if (!keys.add(new Key(key[0], key[1], spaceTime ? key[2] : 0))) {
             throw new SfcLayerException.InvalidInput("duplicate key " + KeyIndex.describeKey(key[0], key[1], spaceTime, key[2])

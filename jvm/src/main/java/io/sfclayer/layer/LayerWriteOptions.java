@@ -29,8 +29,10 @@ public final class LayerWriteOptions implements Serializable {
     public static final String[] KNOWN = {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
         "compression", "extent", "crs", "indexInterval", "onExisting", "raster",
-        "maxGroupBytes", "formatVersion", "repair", "bloomFilter", "bloomFpp", "singleWriter",
+        "maxGroupBytes", "formatVersion", "repair", "bloomFilter", "bloomFpp", "singleWriter", "smallAppendBytes",
     };
+    /** Appends whose input Spark estimates at most this size skip the shuffle (bench/updates.py). */
+    public static final long DEFAULT_SMALL_APPEND_BYTES = 16L << 20;
     public static final int DEFAULT_INDEX_INTERVAL = 4;
     public static final long DEFAULT_TIME_RESOLUTION_MICROS = 86_400_000_000L;
 
@@ -58,6 +60,8 @@ public final class LayerWriteOptions implements Serializable {
     public Map<String, Object> raster;
     /** The largest group of tiles sharing one SFC index, in bytes (see GroupWriter). */
     public long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
+    /** An append of at most this many input bytes (Spark's estimate) is sorted on the driver, not shuffled; 0: never. */
+    public long smallAppendBytes = DEFAULT_SMALL_APPEND_BYTES;
     /** The options the caller gave, by their names in {@link #KNOWN}, with the values as given. */
     public final Map<String, String> given = new LinkedHashMap<>();
 
@@ -194,6 +198,9 @@ public final class LayerWriteOptions implements Serializable {
             if (o.maxGroupBytes < 1 || o.maxGroupBytes > GroupWriter.MAX_GROUP_BYTES_LIMIT) {
                 throw new SfcLayerException.InvalidArgument("option maxGroupBytes: '" + v + "' is outside 1 byte..1g");
             }
+        }
+        if ((v = lower.get("smallappendbytes")) != null) {
+            o.smallAppendBytes = v.trim().equals("0") ? 0 : parseBytes("smallAppendBytes", v);
         }
         if ((v = lower.get("onexisting")) != null) {
             o.onExisting = MergeWriter.OnExisting.parse(v);

@@ -33,6 +33,7 @@ public final class ReadOptions {
         m.put(SfcLayerScanBuilder.OPTION_MAX_RANGES, "most SFC ranges a query decomposes into (0: exact)");
         m.put(SfcLayerTable.OPTION_VERSION_AS_OF, "the layer version to read (1, 2, ...)");
         m.put(SfcLayerTable.OPTION_TIMESTAMP_AS_OF, "read the newest version committed at or before this instant");
+        m.put(GeoTrellisTable.OPTION, "name/zoom of a GeoTrellis layer in the catalog at path, read in place");
         m.put(OnCorrupt.OPTION, "fail | skip: what a damaged record or file does (default: spark.sql.files."
             + "ignoreCorruptFiles / ignoreMissingFiles)");
         KNOWN = Collections.unmodifiableMap(m);

@@ -39,16 +39,42 @@ final class SfcLayerBatch implements Batch {
 
     @Override
     public InputPartition[] planInputPartitions() {
-        InputPartition[] out = new InputPartition[selected.size()];
+        SfcLayerInputPartition[] out = new SfcLayerInputPartition[selected.size()];
         FileSystem fs = localityFileSystem(selected.size());
+        long bytes = 0;
         for (int i = 0; i < out.length; i++) {
             DataFileListing.Selection s = selected.get(i);
             long[] pairs = QueryPlan.pairs(s.ranges);
             Path file = new Path(s.path);
-            out[i] = new SfcLayerInputPartition(file.toString(), layer.entry(s.name), pairs,
+            io.sfclayer.format.DataFileEntry entry = layer.entry(s.name);
+            bytes += entry == null ? SMALL_SCAN_BYTES + 1 : bytesToRead(entry, pairs);
+            out[i] = new SfcLayerInputPartition(file.toString(), entry, pairs,
                 fs == null ? null : blockHosts(fs, file));
         }
+        if (out.length > 1 && bytes <= smallScanBytes) {
+            return new InputPartition[] {new SfcLayerFilesPartition(out)};
+        }
         return out;
+    }
+
+    /**
+     * A scan expected to read at most this many bytes in all is one task: reading them costs less
+     * than a task per file would (~10 ms each here; bench/spark_path.py).
+     */
+    static final long SMALL_SCAN_BYTES = 4L << 20;
+
+    private final long smallScanBytes = SMALL_SCAN_BYTES;
+
+    /** The file's bytes in proportion to the part of its index span that the ranges {@code pairs} (clipped to it) cover. */
+    static long bytesToRead(io.sfclayer.format.DataFileEntry entry, long[] pairs) {
+        double span = (double) entry.lastIndex - entry.firstIndex + 1;
+        double covered = 0;
+        for (int i = 0; i + 1 < pairs.length; i += 2) {
+            long lo = Math.max(pairs[i], entry.firstIndex);
+            long hi = Math.min(pairs[i + 1], entry.lastIndex);
+            covered += Math.max(0, (double) hi - lo + 1);
+        }
+        return (long) Math.ceil(entry.dataBytes * Math.min(1.0, covered / span));
     }
 
     /** Asking for block hosts costs one NameNode call per file: done for moderate scans only. */

@@ -193,17 +193,17 @@ final class SfcLayerCountScan implements Scan, Batch {
             if (partition instanceof Counted) {
                 return new CountReader(null, ((Counted) partition).count);
             }
-            return new CountReader((SfcLayerPartitionReader) keysOnly.createReader(partition), 0);
+            return new CountReader(keysOnly.createReader(partition), 0);
         }
     }
 
     /** One row: a partial count, from the document or by reading one file's keys. */
     private static final class CountReader implements PartitionReader<InternalRow> {
-        private final SfcLayerPartitionReader keys;
+        private final PartitionReader<InternalRow> keys;
         private long count;
         private boolean done;
 
-        CountReader(SfcLayerPartitionReader keys, long count) {
+        CountReader(PartitionReader<InternalRow> keys, long count) {
             this.keys = keys;
             this.count = count;
         }

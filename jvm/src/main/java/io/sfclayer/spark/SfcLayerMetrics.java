@@ -122,7 +122,8 @@ public final class SfcLayerMetrics {
             } else if (p instanceof QueryStageExec) {
                 todo.add(((QueryStageExec) p).plan());
             } else if (p instanceof BatchScanExec && (((BatchScanExec) p).scan() instanceof SfcLayerScan
-                    || ((BatchScanExec) p).scan() instanceof SfcLayerCountScan)) {
+                    || ((BatchScanExec) p).scan() instanceof SfcLayerCountScan
+                    || ((BatchScanExec) p).scan() instanceof GeoTrellisScan)) {
                 Map<String, SQLMetric> metrics = scala.jdk.javaapi.CollectionConverters.asJava(p.metrics());
                 for (String[] names : new String[][] {NAMES, DRIVER_NAMES}) {
                     for (String name : names) {

@@ -94,10 +94,22 @@ final class SfcLayerPartitionReaderFactory implements PartitionReaderFactory {
 
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
+        if (partition instanceof SfcLayerFilesPartition) {
+            return new SfcLayerFilesReader(this, (SfcLayerFilesPartition) partition);
+        }
         try {
-            return new SfcLayerPartitionReader(this, (SfcLayerInputPartition) partition);
+            return open((SfcLayerInputPartition) partition);
         } catch (IOException e) {
             throw DataFileReader.failure("cannot open data file " + ((SfcLayerInputPartition) partition).file, e);
+        }
+    }
+
+    /** The reader of one data file of a scan. */
+    SfcLayerPartitionReader open(SfcLayerInputPartition file) throws IOException {
+        try {
+            return new SfcLayerPartitionReader(this, file);
+        } catch (IOException e) {
+            throw DataFileReader.failure("cannot open data file " + file.file, e);
         }
     }
 }

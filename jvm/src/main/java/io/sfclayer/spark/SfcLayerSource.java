@@ -48,6 +48,9 @@ public final class SfcLayerSource implements TableProvider, DataSourceRegister, 
     @Override
     public StructType inferSchema(CaseInsensitiveStringMap options) {
         ReadOptions.check(options); // reads only (writes pass their schema): fail at load(), before any job
+        if (GeoTrellisTable.layerOption(options.asCaseSensitiveMap()) != null) {
+            return new GeoTrellisTable(options.asCaseSensitiveMap()).schema();
+        }
         SfcLayerTable table = new SfcLayerTable(options.asCaseSensitiveMap());
         StructType schema = table.schema();
         inferred = table;
@@ -56,6 +59,9 @@ public final class SfcLayerSource implements TableProvider, DataSourceRegister, 
 
     @Override
     public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+        if (GeoTrellisTable.layerOption(properties) != null) {
+            return new GeoTrellisTable(properties); // a GeoTrellis catalog's layer, read in place
+        }
         SfcLayerTable table = inferred;
         inferred = null;
         if (table != null && table.options().equals(properties)) {
@@ -69,6 +75,10 @@ public final class SfcLayerSource implements TableProvider, DataSourceRegister, 
                                        scala.collection.immutable.Map<String, String> parameters, Dataset<Row> data) {
         Map<String, String> options = new HashMap<>(scala.jdk.javaapi.CollectionConverters.asJava(parameters));
         String path = options.get("path");
+        if (GeoTrellisTable.layerOption(options) != null) {
+            throw new SfcLayerException.InvalidArgument("option " + GeoTrellisTable.OPTION + ": GeoTrellis layers are"
+                + " read in place, not written; convert one with sfclayer.geotrellis.convert");
+        }
         if (path == null) {
             throw new SfcLayerException.InvalidArgument("no layer path: use save(path) or option('path', ...)");
         }

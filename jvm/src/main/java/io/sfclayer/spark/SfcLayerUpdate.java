@@ -19,6 +19,7 @@ import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
+import scala.Tuple2;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -134,9 +135,16 @@ public final class SfcLayerUpdate {
      * Appends (upserts) encoded records to the layer's newest version {@code base}: one shuffle by
      * the layer's key index into partitions no existing file straddles, then each task merges its
      * records with the files they fall in.
+     *
+     * <p>A small append ({@code smallBytes} > 0: Spark estimated its input at most that size) skips
+     * the shuffle: one job without one collects the encoded records to the driver, which sorts them,
+     * splits them at the same breaks and runs each partition's merge itself, so the files written and
+     * the version committed follow the same rules as the shuffled path's (a Spark job and its shuffle
+     * cost more than the merge of a few thousand records). If the records turn out larger than
+     * {@code 2 × smallBytes} (a wrong estimate), it falls back to the shuffled path.
      */
     static LayerMetadata append(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> encoded, int partitions,
-                                MergeWriter.OnExisting onExisting) throws IOException {
+                                MergeWriter.OnExisting onExisting, long smallBytes) throws IOException {
         LayerMetadata md0 = base.metadata();
         List<DataFile> files = base.files();
         long[] breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
@@ -149,28 +157,99 @@ public final class SfcLayerUpdate {
         task.maxGroupBytes = job.maxGroupBytes;
         task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
         task.baseFormat = md0.formatVersion;
+        Results run = () -> {
+            List<Tuple2<Long, byte[]>> collected = smallBytes > 0 ? collectSmall(job, encoded, smallBytes, base) : null;
+            return collected != null ? onDriver(collected, breaks, task)
+                : job.run(IndexShuffle.sortedBy(encoded, new IndexPartitioner(breaks)), task,
+                    "sfclayer: append to " + base.path());
+        };
         // An append that inserted and replaced no tile (no rows, or only keys kept by onExisting=ignore)
         // publishes nothing: a version without a change would only conflict with concurrent writers.
-        LayerMetadata out = runAndCommit(job, base,
-            encoded.repartitionAndSortWithinPartitions(new IndexPartitioner(breaks)), task, "append",
-            "sfclayer: append to " + base.path(),
+        LayerMetadata out = runAndCommit(job, base, run, "append",
             results -> results.stream().allMatch(r -> r.counts[0] == 0 && r.counts[1] == 0), confB, perTask);
         return out == null ? md0 : out;
     }
 
+    /** The work of a job: its tasks' results. */
+    interface Results {
+        List<UpdateTask.Result> get() throws IOException;
+    }
+
     /**
-     * Runs {@code task} over {@code records} and commits what it wrote as a new version made by
-     * {@code operation} on {@code base}, or commits nothing when {@code unchanged} says the results
-     * changed nothing (then null). Whatever happens, the broadcasts are released, and the write's
-     * files are removed unless they were committed.
+     * The encoded records of a small append, collected by one job without a shuffle; null when they
+     * hold more than {@code 2 × smallBytes} (each task gives up past {@code smallBytes}).
      */
-    private static LayerMetadata runAndCommit(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> records, UpdateTask task,
-                                              String operation, String description,
+    static List<Tuple2<Long, byte[]>> collectSmall(UpdateJob job, JavaPairRDD<Long, byte[]> encoded, long smallBytes,
+                                                   Layer base) {
+        JavaSparkContext jsc = job.jsc();
+        String previous = jsc.getLocalProperty("spark.job.description");
+        jsc.setJobDescription("sfclayer: append to " + base.path() + " (small: collected, sorted on the driver)");
+        List<ArrayList<Tuple2<Long, byte[]>>> parts;
+        try {
+            parts = encoded.mapPartitions((java.util.Iterator<Tuple2<Long, byte[]>> it) -> {
+                ArrayList<Tuple2<Long, byte[]>> buf = new ArrayList<>();
+                long bytes = 0;
+                while (it.hasNext()) {
+                    Tuple2<Long, byte[]> r = it.next();
+                    bytes += r._2().length + 16L;
+                    if (bytes > smallBytes) {
+                        return java.util.Collections.singletonList((ArrayList<Tuple2<Long, byte[]>>) null).iterator();
+                    }
+                    buf.add(r);
+                }
+                return java.util.Collections.singletonList(buf).iterator();
+            }).collect();
+        } finally {
+            jsc.setJobDescription(previous);
+        }
+        List<Tuple2<Long, byte[]>> all = new ArrayList<>();
+        long bytes = 0;
+        for (ArrayList<Tuple2<Long, byte[]>> p : parts) {
+            if (p == null) {
+                return null;
+            }
+            for (Tuple2<Long, byte[]> r : p) {
+                bytes += r._2().length + 16L;
+                all.add(r);
+            }
+            if (bytes > 2 * smallBytes) {
+                return null;
+            }
+        }
+        all.sort((x, y) -> Long.compare(x._1(), y._1()));
+        return all;
+    }
+
+    /** Runs {@code task} on the driver for each partition (under {@code breaks}) that {@code sorted} records fall in. */
+    static List<UpdateTask.Result> onDriver(List<Tuple2<Long, byte[]>> sorted, long[] breaks, UpdateTask task)
+            throws IOException {
+        List<UpdateTask.Result> out = new ArrayList<>();
+        int from = 0;
+        while (from < sorted.size()) {
+            int p = PartitionBreaks.partitionOf(breaks, sorted.get(from)._1());
+            int to = from;
+            while (to < sorted.size() && PartitionBreaks.partitionOf(breaks, sorted.get(to)._1()) == p) {
+                to++;
+            }
+            java.util.Iterator<UpdateTask.Result> r = task.call(p, sorted.subList(from, to).iterator());
+            r.forEachRemaining(out::add);
+            from = to;
+        }
+        return out;
+    }
+
+    /**
+     * Runs {@code run} and commits what it wrote as a new version made by {@code operation} on
+     * {@code base}, or commits nothing when {@code unchanged} says the results changed nothing (then
+     * null). Whatever happens, the broadcasts are released, and the write's files are removed unless
+     * they were committed.
+     */
+    private static LayerMetadata runAndCommit(UpdateJob job, Layer base, Results run, String operation,
                                               Predicate<List<UpdateTask.Result>> unchanged,
                                               Broadcast<?>... broadcasts) throws IOException {
         boolean committed = false;
         try {
-            List<UpdateTask.Result> results = job.run(records, task, description);
+            List<UpdateTask.Result> results = run.get();
             if (unchanged.test(results)) {
                 return null;
             }
@@ -218,7 +297,7 @@ public final class SfcLayerUpdate {
         JavaPairRDD<Long, byte[]> none = JavaPairRDD.fromJavaRDD(
             jsc.<scala.Tuple2<Long, byte[]>>parallelize(new ArrayList<>(), groups.size()));
         // A delete that removed no tile publishes nothing.
-        return runAndCommit(job, base, none, task, operation, "sfclayer: " + operation + " " + base.path(),
+        return runAndCommit(job, base, () -> job.run(none, task, "sfclayer: " + operation + " " + base.path()), operation,
             results -> operation.equals("delete") && results.stream().mapToLong(r -> r.counts[3]).sum() == 0,
             confB, perTask);
     }

@@ -155,7 +155,8 @@ public final class SfcLayerWrite {
             opts.checkBloomAgainst(io.sfclayer.format.BloomFilter.layerFpp(md0), log.layerPath().toString());
             UpdateJob job = new UpdateJob(spark, log, conf);
             job.maxGroupBytes = opts.maxGroupBytes;
-            return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting);
+            long small = opts.smallAppendBytes > 0 && estimatedBytes(data) <= opts.smallAppendBytes ? opts.smallAppendBytes : 0;
+            return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting, small);
         }
 
         ValueCompression compression = opts.compressionFor(tileSchema);
@@ -184,8 +185,8 @@ public final class SfcLayerWrite {
         job.repair = opts.repair;
         boolean committed = false;
         try {
-            List<UpdateTask.Result> results = job.run(rows.mapPartitionsToPair(encode)
-                .repartitionAndSortWithinPartitions(new IndexPartitioner(breaks)), task, "sfclayer: write " + path);
+            List<UpdateTask.Result> results = job.run(IndexShuffle.sortedBy(rows.mapPartitionsToPair(encode),
+                new IndexPartitioner(breaks)), task, "sfclayer: write " + path);
             LayerMetadata md = new LayerMetadata();
             md.keyIndex = keyIndex;
             md.valueSchemaJson = valueSchema.json();
@@ -209,6 +210,16 @@ public final class SfcLayerWrite {
             if (!committed) {
                 job.discard();
             }
+        }
+    }
+
+    /** Spark's estimate of the input's size in bytes (its optimizer's statistics; huge when unknown). */
+    static long estimatedBytes(Dataset<Row> data) {
+        try {
+            scala.math.BigInt b = data.queryExecution().optimizedPlan().stats().sizeInBytes();
+            return b.isValidLong() ? b.longValue() : Long.MAX_VALUE;
+        } catch (RuntimeException e) {
+            return Long.MAX_VALUE; // no estimate: the shuffled path
         }
     }
 

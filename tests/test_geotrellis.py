@@ -1,0 +1,254 @@
+"""GeoTrellis catalogs read in place (issue 22), against layers GeoTrellis 3.7.1 itself wrote.
+
+tests/data/geotrellis/ is written by integration/geotrellis (GeoTrellis' HadoopLayerWriter): ``catalog/``
+and ``expected/``, where each layer's ``<name>__<zoom>.npz`` holds what GeoTrellis' own reader read back
+(keys, GeoTrellis' toIndex of each, cells, GeoTrellis' nodata verdict) and ``layers.json`` describes
+the layers. Every comparison here is against those files.
+"""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sfclayer import geotrellis, raster
+from sfclayer.errors import InvalidArgument, KeyNotFound, LayerNotFound
+
+DATA = Path(__file__).parent / "data" / "geotrellis"
+CATALOG = str(DATA / "catalog")
+LAYERS = json.loads((DATA / "expected" / "layers.json").read_text()) if (DATA / "expected").exists() else []
+
+pytestmark = pytest.mark.skipif(not LAYERS,
+                                reason="tests/data/geotrellis is not there (integration/geotrellis writes it)")
+
+
+def expected(layer):
+    z = np.load(DATA / "expected" / f"{layer['name']}__{layer['zoom']}.npz")
+    keys = [tuple(int(v) for v in k) for k in z["keys"]]
+    return {k: (z["cells"][i], z["nodata_mask"][i]) for i, k in enumerate(keys)}
+
+
+def key_of(t, space_time):
+    if not space_time:
+        return (t["col"], t["row"])
+    ms = t["time"]
+    ms = ms if isinstance(ms, int) else int(round(ms.timestamp() * 1000))
+    return (t["col"], t["row"], ms)
+
+
+def metrics(spark, df):
+    return dict(spark._jvm.io.sfclayer.spark.SfcLayerMetrics.of(df._jdf))
+
+
+def same(a, b):
+    """Bit-identical arrays (NaN equal to NaN)."""
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def check_tile(layer, tile, cells, nodata_mask):
+    a = raster.to_numpy(tile)
+    assert a.dtype.name == layer["dtype"] == tile["dtype"]
+    assert same(a, cells.astype(cells.dtype.newbyteorder("<"))), (layer["name"], tile["col"], tile["row"])
+    want = layer["nodata"]
+    if want == "NaN":
+        assert math.isnan(tile["nodata"])
+    else:
+        assert tile["nodata"] == want
+    if layer["bands"] == 1:
+        assert (raster.valid_mask(tile) == ~nodata_mask[0]).all()
+
+
+def test_layers_lists_the_catalog(spark):
+    assert geotrellis.layers(spark, CATALOG) == sorted((l["name"], l["zoom"]) for l in LAYERS)
+    with pytest.raises(LayerNotFound):
+        geotrellis.layers(spark, str(DATA / "nothing-here"))
+
+
+def test_every_tile_reads_back_as_geotrellis_wrote_it(spark):
+    # Through the DataFrame scan: a layer of each tile record family, nodata rule, index and key type (every
+    # layer's every tile goes through the same decoder in test_look_ups_equal_what_geotrellis_wrote); one Spark
+    # job per key type, the layers' scans in one union.
+    from functools import reduce
+    from pyspark.sql import functions as F
+
+    names = {"int8", "uint8_ud", "int16_raw", "uint16", "int32", "float32_ud", "float64_ud", "bit", "mb_uint16",
+             "files_hilbert", "st_float32", "st_mb_uint8"}
+    for st in (False, True):
+        chosen = [l for l in LAYERS if (l["keyType"] == "SpaceTimeKey") == st and l["name"] in names]
+        dfs = [geotrellis.read(spark, CATALOG, l["name"], l["zoom"])
+               .withColumn("layer", F.lit(f"{l['name']}/{l['zoom']}")) for l in chosen]
+        rows = reduce(lambda a, b: a.unionByName(b), dfs).collect()
+        for layer in chosen:
+            want = expected(layer)
+            got = {key_of(r.asDict(), st): r.asDict() for r in rows if r.layer == f"{layer['name']}/{layer['zoom']}"}
+            assert sorted(got) == sorted(want), layer["name"]
+            for k, tile in got.items():
+                check_tile(layer, tile, *want[k])
+                assert tile["bands"] == layer["bands"]
+
+
+def test_envelopes_are_geotrellis_key_extents(spark):
+    # GeoTrellis' own layout.mapTransform.keyToExtent of every key (the fixture's extents)
+    for name in ("files", "uint8_raw", "st_float32", "crs84"):
+        layer = next(l for l in LAYERS if l["name"] == name)
+        z = np.load(DATA / "expected" / f"{name}__{layer['zoom']}.npz")
+        want = {tuple(int(v) for v in k[:2]): e for k, e in zip(z["keys"], z["extents"])}
+        rows = geotrellis.read(spark, CATALOG, name, layer["zoom"]).select("col", "row", "xmin", "ymin", "xmax", "ymax")
+        for r in rows.collect():
+            # sfclayer's TileGrid arithmetic, not GeoTrellis': equal to a few ulps of the layout's coordinates
+            assert [r.xmin, r.ymin, r.xmax, r.ymax] == pytest.approx(list(want[(r.col, r.row)]), rel=1e-12, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", ["files", "files_hilbert", "st_float32"])
+def test_boxes_equal_a_brute_force_filter(spark, name):
+    layer = next(l for l in LAYERS if l["name"] == name)
+    want = expected(layer)
+    st = layer["keyType"] == "SpaceTimeKey"
+    for box in [(0, 0, 2, 2), (3, 4, 9, 6), (5, 5, 5, 5), (13, 0, 20, 20), (30, 30, 40, 40)]:
+        df = geotrellis.read(spark, CATALOG, name, layer["zoom"], keys=box)
+        got = sorted(key_of(r.asDict(), st) for r in df.collect())
+        assert got == sorted(k for k in want if box[0] <= k[0] <= box[2] and box[1] <= k[1] <= box[3]), (name, box)
+        m = metrics(spark, df)
+        assert m.get("recordsReturned", 0) == len(got)
+    # in SQL too, through the same scan
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW gt_{name} USING sfclayer "
+              f"OPTIONS (path '{CATALOG}', geotrellisLayer '{name}/{layer['zoom']}')")
+    n = spark.sql(f"SELECT count(*) AS n FROM gt_{name} WHERE col BETWEEN 2 AND 6 AND row <= 5").first().n
+    assert n == sum(1 for k in want if 2 <= k[0] <= 6 and k[1] <= 5)
+
+
+def test_a_small_box_prunes_files_by_name_and_seeks(spark):
+    layer = next(l for l in LAYERS if l["name"] == "files")
+    assert len(layer["files"]) > 4
+    df = geotrellis.read(spark, CATALOG, "files", 0, keys=(2, 2, 3, 3))
+    assert df.count() >= 1
+    rows = df.collect()
+    m = metrics(spark, df)
+    assert m["filesPrunedByName"] >= len(layer["files"]) - 2
+    assert m["recordsReturned"] == len(rows)
+    assert m["recordsRead"] <= len(rows) + 4 * m["rangesRead"]  # at most an index interval before each range
+
+
+def test_bbox_and_time(spark):
+    layer = next(l for l in LAYERS if l["name"] == "st_float32")
+    want = expected(layer)
+    times = sorted({k[2] for k in want})
+    lo, hi = times[1], times[-1]
+    df = geotrellis.read(spark, CATALOG, "st_float32", 0, time=(lo * 1000, hi * 1000))
+    got = sorted(key_of(r.asDict(), True) for r in df.collect())
+    assert got == sorted(k for k in want if lo <= k[2] <= hi)
+    meta = geotrellis.info(spark, CATALOG, "files", 0)
+    ex, cols = meta["layoutExtent"], meta["layoutCols"]
+    tw = (ex[2] - ex[0]) / cols
+    th = (ex[3] - ex[1]) / meta["layoutRows"]
+    # the inside of tile (4, 5) only
+    box = (ex[0] + 4.25 * tw, ex[3] - 5.75 * th, ex[0] + 4.75 * tw, ex[3] - 5.25 * th)
+    got = [(r.col, r.row) for r in geotrellis.read(spark, CATALOG, "files", 0, bbox=box).collect()]
+    present = (4, 5) in expected(next(l for l in LAYERS if l["name"] == "files"))
+    assert got == ([(4, 5)] if present else [])
+    with pytest.raises(InvalidArgument):
+        geotrellis.read(spark, CATALOG, "files", 0, time=("2020-01-01", "2020-02-01")).collect()
+
+
+def test_look_ups_equal_what_geotrellis_wrote(spark):
+    for layer in LAYERS:
+        want = expected(layer)
+        st = layer["keyType"] == "SpaceTimeKey"
+        with geotrellis.open(spark, CATALOG, layer["name"], layer["zoom"]) as gl:
+            keys = sorted(want)
+            asked = [(c, r, ms * 1000) for c, r, ms in keys] if st else keys
+            for k, tile in zip(keys, gl.get_many(asked)):
+                check_tile(layer, dict(tile, col=k[0], row=k[1]), *want[k])
+            one = keys[len(keys) // 2]
+            check_tile(layer, dict(gl.get(*(asked[len(keys) // 2])), col=one[0], row=one[1]), *want[one])
+            assert gl.count() == len(want)
+            q = [key_of(t, st) for t in gl.query(keys=(0, 0, 3, 3))]
+            assert sorted(q) == sorted(k for k in want if k[0] <= 3 and k[1] <= 3)
+            missing = (10_000, 10_000, keys[0][2] * 1000) if st else (10_000, 10_000)
+            with pytest.raises(KeyNotFound):
+                gl.get(*missing)
+            assert gl.get_many([missing]) == [None]
+    with pytest.raises(InvalidArgument):
+        geotrellis.open(spark, CATALOG, "files", 0).get(1, 1, "2020-01-01")
+    with pytest.raises(LayerNotFound):
+        geotrellis.open(spark, CATALOG, "files", 99)
+
+
+def test_convert_then_read_equals(spark, tmp_path):
+    from sfclayer import pyramid_levels, read
+
+    dest = str(tmp_path / "wm")
+    r = geotrellis.convert(spark, CATALOG, "wm", 3, dest, zooms=[2])
+    assert r["options"]["raster"]["tms"] == "WebMercatorQuad" and r["options"]["crs"] == "EPSG:3857"
+    assert pyramid_levels(spark, dest) == [2, 3]
+    for z in (3, 2):
+        layer = next(l for l in LAYERS if l["name"] == "wm" and l["zoom"] == z)
+        want = expected(layer)
+        got = {(t.col, t.row): t.asDict() for t in read(spark, dest, zoom=z).collect()}
+        assert sorted(got) == sorted(want)
+        for k, tile in got.items():
+            check_tile(layer, tile, *want[k])
+    # a space-time layer with a user CRS (UTM: an EPSG code) and NaN nodata
+    layer = next(l for l in LAYERS if l["name"] == "st_float32")
+    dest = str(tmp_path / "st")
+    r = geotrellis.convert(spark, CATALOG, "st_float32", 0, dest)
+    assert r["options"]["crs"].startswith("EPSG:")
+    want = expected(layer)
+    got = {key_of(t.asDict(), True): t.asDict() for t in read(spark, dest).collect()}
+    assert sorted(got) == sorted(want)
+    for k, tile in got.items():
+        check_tile(layer, tile, *want[k])
+    with pytest.raises(InvalidArgument):
+        geotrellis.convert(spark, CATALOG, "wm", 2, str(tmp_path / "x"), zooms=[3])
+
+
+def test_cli_convert_geotrellis(spark, tmp_path, capsys):
+    from sfclayer import cli, read
+
+    dest = str(tmp_path / "int16")
+    assert cli.main(["convert-geotrellis", CATALOG, "int16_ud", "0", dest], spark_factory=lambda: (spark, False)) == 0
+    assert "converted" in capsys.readouterr().out
+    layer = next(l for l in LAYERS if l["name"] == "int16_ud")
+    assert read(spark, dest).count() == len(expected(layer))
+    assert cli.main(["convert-geotrellis", CATALOG, "nosuch", "0", dest], spark_factory=lambda: (spark, False)) == 1
+
+
+def test_serve_reads_geotrellis_layers_in_place(spark):
+    from sfclayer import server as srv
+
+    from . import serving as sv
+
+    specs = [f"wm=gt:{CATALOG}#wm", f"gt:{CATALOG}#int16_ud/0"]
+    with srv.serve(spark, specs, port=0, background=True, log=lambda *_: None) as running:
+        c = sv.Client(running.url)
+        try:
+            info = c.json("/layers/wm")
+            assert info["zooms"] == [2, 3] and info["grid"]["tms"] == "WebMercatorQuad"
+            status, headers, body = c.get("/layers/wm/tiles/3/3/2.png")[:3]
+            assert status == 200 and body[:4] == b"\x89PNG"
+            assert c.get("/layers/wm/tiles/3/0/0.png")[0] == 404  # no such tile in the GeoTrellis layer
+            layer = next(l for l in LAYERS if l["name"] == "int16_ud")
+            k = sorted(expected(layer))[0]
+            assert c.json("/layers/int16_ud")["pixelLayout"] == "raster"
+            assert c.get(f"/layers/int16_ud/values/{k[0]}/{k[1]}")[0] == 200
+        finally:
+            c.close()
+
+
+def test_sfclayer_only_options_are_refused(spark):
+    for option, value in (("versionAsOf", "1"), ("geometry", "POINT (0 0)")):
+        with pytest.raises(InvalidArgument, match=option):
+            with sfclayer_translated():
+                spark.read.format("sfclayer").option("geotrellisLayer", "files/0").option(option, value) \
+                    .load(CATALOG).count()
+    with pytest.raises(InvalidArgument, match="name/zoom"):
+        with sfclayer_translated():
+            spark.read.format("sfclayer").option("geotrellisLayer", "files").load(CATALOG).count()
+
+
+def sfclayer_translated():
+    from sfclayer import _jvm
+
+    return _jvm.translated()
