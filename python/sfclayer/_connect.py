@@ -15,7 +15,8 @@ import struct
 
 from . import errors
 
-__all__ = ["TYPE_URL", "PLUGIN", "PROCEDURES", "procedure", "request_text", "request_records", "ConnectLookupClient"]
+__all__ = ["TYPE_URL", "PLUGIN", "PROCEDURES", "PLUGIN_COMMANDS", "procedure", "request_text", "request_records",
+           "ConnectLookupClient"]
 
 TYPE_URL = "type.googleapis.com/sfclayer.connect.Request"  # ConnectRequest.TYPE_URL
 PLUGIN = "io.sfclayer.spark.connect.SfcLayerRelationPlugin"  # spark.connect.extensions.relation.classes
@@ -91,6 +92,11 @@ def request_records(spark, op, **args):
     table = _table(spark, dict(args, op=op))
     return list(zip(table.column("count").to_pylist(), table.column("data").to_pylist()))
 
+
+# Commands a Spark Connect session runs through the relation plugin's op "command": their arguments by
+# name, as SfcLayerRelationPlugin.command takes them; the answers are the py4j call's.
+PLUGIN_COMMANDS = {"vacuum": ("path", "retainMillis", "dryRun", "enforceRetention"),
+                   "repair": ("path", "version", "damagedNames", "dropped"), "deleteKeys": ("path", "keys")}
 
 # Commands a Spark Connect session runs as the SQL procedure of the same name (CALL sfclayer.system.*),
 # whose rows carry what the command's JSON answer does.

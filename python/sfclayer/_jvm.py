@@ -256,18 +256,13 @@ def command(spark, name, *args):
         if name in _connect.PROCEDURES:  # as the catalog's SQL procedure of the same name
             with translated():
                 return _connect.procedure(spark, name, *args)
-        if name in _PLUGIN_COMMANDS:
-            return json.loads(_plugin_command(spark, name, **dict(zip(_PLUGIN_COMMANDS[name], args))))
+        if name in _connect.PLUGIN_COMMANDS:
+            return json.loads(_plugin_command(spark, name, **dict(zip(_connect.PLUGIN_COMMANDS[name], args))))
     jvm = _jvm_of(spark)
     with translated():
         answer = getattr(jvm.io.sfclayer.spark.SfcLayerCommands, name)(spark._jsparkSession, *args)
     return json.loads(answer)
 
-
-# Commands a Spark Connect session runs through sfclayer's relation plugin (sfclayer._connect): their
-# arguments by name, as SfcLayerRelationPlugin.command takes them; the answers are the py4j call's.
-_PLUGIN_COMMANDS = {"vacuum": ("path", "retainMillis", "dryRun", "enforceRetention"),
-                    "repair": ("path", "version", "damagedNames", "dropped"), "deleteKeys": ("path", "keys")}
 
 
 def _plugin_command(spark, name, **args):
