@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import sfclayer  # noqa: E402
+from sfclayer._manifests import document_files  # noqa: E402
 
 
 
@@ -45,7 +46,9 @@ def metadata(path):
     log = os.path.join(path, "_sfclayer")
     newest = sorted(n for n in os.listdir(log) if n.startswith("v") and n.endswith(".json"))[-1]
     with open(os.path.join(log, newest)) as f:
-        return json.load(f)
+        doc = json.load(f)
+    doc["files"] = document_files(path, doc)  # format 6 lists them in its manifests
+    return doc
 
 
 def bbox_time(spark, path, box, repeat=3):

@@ -8,6 +8,8 @@ import os
 
 import fastavro
 
+from sfclayer._manifests import document_files
+
 
 @contextlib.contextmanager
 def sfclayer_errors():
@@ -28,7 +30,10 @@ def metadata(path, version=None):
     """The metadata document of a local layer's newest (or given) version."""
     version = version or versions(path)[-1]
     with open(os.path.join(path, "_sfclayer", f"v{version:08d}.json")) as f:
-        return json.load(f)
+        doc = json.load(f)
+    if "manifests" in doc:  # format 6: its files through its manifests, as the JVM gives documents out
+        doc["files"] = document_files(path, doc)
+    return doc
 
 
 def data_files(path, version=None):

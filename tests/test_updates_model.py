@@ -58,13 +58,32 @@ def check(spark, path, version, model, rng):
             assert tile is None, f"version {version}: {key} should be absent"
 
 
-@pytest.mark.parametrize("seed, key_index", [(1, "z"), (2, "hilbert")])
-def test_random_updates_match_a_dict_model(spark, tmp_path, seed, key_index):
+@pytest.fixture
+def tiny_manifests(spark):
+    """Format 6 with one data file a manifest and two manifests a node: every version lists manifests,
+    several levels deep, so each update rewrites paths of the tree (docs/FORMAT.md, section 10)."""
+    keys = {"inlineFiles": "0", "leafFiles": "1", "fanout": "2"}
+    for k, v in keys.items():
+        spark.conf.set(f"spark.hadoop.sfclayer.manifest.{k}", v)
+    yield
+    for k in keys:
+        spark.conf.unset(f"spark.hadoop.sfclayer.manifest.{k}")
+
+
+@pytest.mark.parametrize("seed, key_index, manifests", [(1, "z", False), (2, "hilbert", False), (3, "z", True)])
+def test_random_updates_match_a_dict_model(spark, tmp_path, request, seed, key_index, manifests):
+    if manifests:
+        request.getfixturevalue("tiny_manifests")
     rng = random.Random(seed)
     path = str(tmp_path / f"model-{uuid.uuid4().hex[:6]}")
     first = random_tiles(rng, 0)
     sfclayer.write(frame(spark, first), path, bounds=(0, 0, SIDE - 1, SIDE - 1), key_index=key_index,
                    block_size="64k", partitions=3)
+    if manifests:
+        doc = helpers.metadata(path)
+        assert doc["formatVersion"] == 6 and len(doc["manifests"]) > 1, doc.get("manifests")
+        with sfclayer.open(spark, path) as layer:  # documents given to Python list the manifests' files
+            assert len(layer.metadata["files"]) == layer.metadata["fileCount"] == len(doc["files"]) > 1
     models = {1: dict(first)}  # version -> tiles, for every retained version
     # every operation at least once (appends with each onExisting), in a random order
     plan = ["append"] * 4 + ["delete", "delete", "overwrite", "compact", "vacuum"]

@@ -289,8 +289,8 @@ def layer_metadata_json(spark, path, version=None):
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     with translated():
         layer = jvm.io.sfclayer.layer.Layer
-        md = (layer.open(conf, path) if version is None else layer.open(conf, path, int(version), -1)).metadata()
-        return bytes(md.toJsonBytes()).decode("utf-8")
+        opened = layer.open(conf, path) if version is None else layer.open(conf, path, int(version), -1)
+        return str(opened.documentJson())
 
 
 def restore_document(spark, path):

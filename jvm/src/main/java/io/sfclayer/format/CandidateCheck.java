@@ -25,6 +25,10 @@ public final class CandidateCheck {
         if (md.writeId == null || md.writeId.isEmpty()) {
             throw bad(head + "it has no writeId");
         }
+        if (md.manifests != null) {
+            checkManifests(head, md);
+            return;
+        }
         if (md.files.size() != md.fileCount) {
             throw bad(head + "it lists " + md.files.size() + " files but fileCount is " + md.fileCount);
         }
@@ -56,6 +60,25 @@ public final class CandidateCheck {
             throw bad(head + "its totals (recordCount " + md.recordCount + ", indexCount " + md.indexCount
                 + ", dataBytes " + md.dataBytes + ") differ from its files' (" + records + ", " + indexes + ", "
                 + bytes + ")");
+        }
+    }
+
+    /** Format 6: the top-level references sorted, disjoint, of one level, and the totals their sums. */
+    private static void checkManifests(String head, LayerMetadata md) {
+        long files = 0, records = 0, indexes = 0, bytes = 0;
+        ManifestRef prev = null;
+        for (ManifestRef r : md.manifests) {
+            if (prev != null && (prev.lastIndex >= r.firstIndex || prev.level != r.level)) {
+                throw bad(head + "manifests " + prev + " and " + r + " are not sorted, disjoint and of one level");
+            }
+            files += r.fileCount;
+            records += r.records;
+            indexes += r.indexes;
+            bytes += r.dataBytes;
+            prev = r;
+        }
+        if (files != md.fileCount || records != md.recordCount || indexes != md.indexCount || bytes != md.dataBytes) {
+            throw bad(head + "its totals differ from its manifests' (" + files + " files, " + records + " records)");
         }
     }
 

@@ -33,8 +33,9 @@ final class CommitByCreate extends CommitPublisher {
         try {
             if (conditional) {
                 // createFile returns a raw builder: build() is typed Object
+                // no probes first (S3A's performance create): the store itself refuses a taken name
                 out = (FSDataOutputStream) fs.createFile(target).overwrite(false).must(CONDITIONAL_CREATE, true)
-                    .build();
+                    .opt(ObjectStores.S3A_CREATE_PERFORMANCE, true).build();
             } else {
                 out = fs.create(target, false);
             }

@@ -43,11 +43,38 @@ public final class DataFileListing implements Serializable {
     private final String[] paths;
     private final String[] names;
     private final long[] starts;
+    /** Format 6: the files come from the version's manifests, read on demand (then the arrays are null). */
+    private final transient ManifestFiles manifests;
+    private final String layer;
 
     private DataFileListing(String[] paths, String[] names, long[] starts) {
         this.paths = paths;
         this.names = names;
         this.starts = starts;
+        this.manifests = null;
+        this.layer = null;
+    }
+
+    private DataFileListing(Path layer, ManifestFiles manifests) {
+        this.paths = null;
+        this.names = null;
+        this.starts = null;
+        this.manifests = manifests;
+        this.layer = layer.toString();
+    }
+
+    /** The files of a format 6 version, through its manifests: nothing is read until a file is asked for. */
+    public static DataFileListing of(Path layer, ManifestFiles manifests) {
+        return new DataFileListing(layer, manifests);
+    }
+
+    /** The document's entry of file {@code i} when the files come from manifests, else null. */
+    public DataFile file(int i) {
+        return manifests == null ? null : manifests.at(i);
+    }
+
+    private Path pathOf(DataFile f) {
+        return new Path(new Path(new Path(layer), f.dir), f.name);
     }
 
     /**
@@ -116,23 +143,26 @@ public final class DataFileListing implements Serializable {
     }
 
     public int size() {
-        return names.length;
+        return manifests != null ? (int) manifests.size() : names.length;
     }
 
     public String name(int i) {
-        return names[i];
+        return manifests != null ? manifests.at(i).name : names[i];
     }
 
     public long start(int i) {
-        return starts[i];
+        return manifests != null ? manifests.at(i).firstIndex : starts[i];
     }
 
     public Path path(int i) {
-        return new Path(paths[i]);
+        return manifests != null ? pathOf(manifests.at(i)) : new Path(paths[i]);
     }
 
     /** The file that would hold {@code index}: greatest first index ≤ index; -1 if none. */
     public int fileFor(long index) {
+        if (manifests != null) {
+            return manifests.position(index);
+        }
         int pos = Arrays.binarySearch(starts, index);
         return pos >= 0 ? pos : -pos - 2;
     }
@@ -140,6 +170,18 @@ public final class DataFileListing implements Serializable {
     /** Files whose covered index span meets any of the sorted, disjoint {@code ranges}. */
     public List<Selection> select(List<IndexRange> ranges) {
         List<Selection> out = new ArrayList<>();
+        if (manifests != null) {
+            manifests.meeting(ranges, (position, f, coversTo) -> {
+                List<IndexRange> mine = new ArrayList<>();
+                for (int k = ManifestFiles.firstEnding(ranges, f.firstIndex); k < ranges.size()
+                        && ranges.get(k).lo <= coversTo; k++) {
+                    IndexRange r = ranges.get(k);
+                    mine.add(new IndexRange(Math.max(r.lo, f.firstIndex), Math.min(r.hi, coversTo)));
+                }
+                out.add(new Selection(f.name, pathOf(f).toString(), f.firstIndex, mine));
+            });
+            return out;
+        }
         int j = 0;
         int n = ranges.size();
         for (int i = 0; i < starts.length && j < n; i++) {

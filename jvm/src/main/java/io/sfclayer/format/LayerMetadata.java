@@ -31,7 +31,7 @@ public final class LayerMetadata implements Serializable {
      */
     public static final int FORMAT_VERSION = 3;
     /** The highest format version this code reads. */
-    public static final int MAX_FORMAT_VERSION = RasterLayout.MASK_FORMAT_VERSION;
+    public static final int MAX_FORMAT_VERSION = ManifestRef.MANIFEST_FORMAT_VERSION;
     /** Per-file field (format 3): the CRC32C of the file's {@code index}. */
     public static final String FILE_INDEX_CRC = "indexCrc32c";
     /** The document's last field (format 3): the CRC32C of the document with its value zeroed. */
@@ -43,7 +43,7 @@ public final class LayerMetadata implements Serializable {
     private static final Set<String> KNOWN = Set.of("format", "formatVersion", "version", "writeId", "createdAt",
         "dataDir", "keyIndex", "keyColumns", "compression", "blockSize", "indexInterval", "extent", "crs",
         "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation",
-        "checksum");
+        "checksum", "manifests");
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -103,6 +103,12 @@ public final class LayerMetadata implements Serializable {
      * directory is listed). Version 1: per-file statistics of the files in {@link #dataDir}.
      */
     public List<DataFile> files = new ArrayList<>();
+    /**
+     * Format 6: the top level of the version's manifest tree (docs/FORMAT.md, section 10), sorted by
+     * span; then {@link #files} is empty and the files are read through {@link ManifestFiles}. Null
+     * when the document lists its files inline.
+     */
+    public List<ManifestRef> manifests;
     /** What made this version: write (a first write), overwrite, append, delete, compact. */
     public String operation = "write";
     /** The version this one was based on (-1: none, as for a first write or a version 1 document). */
@@ -139,6 +145,9 @@ public final class LayerMetadata implements Serializable {
         if (keyIndex != null && RasterLayout.hasMask(valueSchemaJson, keyIndex.isSpaceTime())) {
             need = Math.max(need, RasterLayout.MASK_FORMAT_VERSION); // raster tiles' mask column
         }
+        if (manifests != null) {
+            need = Math.max(need, ManifestRef.MANIFEST_FORMAT_VERSION);
+        }
         if (need > formatVersion && !RecordFrame.checked(formatVersion)) {
             throw new IllegalStateException("format " + need + " content (compression " + compression
                 + " or raster masks) in a format " + formatVersion + " layer");
@@ -168,11 +177,19 @@ public final class LayerMetadata implements Serializable {
         try {
             m.put("valueSchema", JSON.readValue(valueSchemaJson, Object.class));
             m.put("tileSchema", JSON.readValue(tileSchemaJson, Object.class));
-            List<Map<String, Object>> fl = new ArrayList<>();
-            for (DataFile f : files) {
-                fl.add(f.toJson());
+            if (manifests != null) {
+                List<Map<String, Object>> ml = new ArrayList<>();
+                for (ManifestRef r : manifests) {
+                    ml.add(r.toJson());
+                }
+                m.put("manifests", ml);
+            } else {
+                List<Map<String, Object>> fl = new ArrayList<>();
+                for (DataFile f : files) {
+                    fl.add(f.toJson());
+                }
+                m.put("files", fl);
             }
-            m.put("files", fl);
             Map<String, Object> op = new LinkedHashMap<>();
             op.put("name", operation);
             op.put("readVersion", readVersion < 0 ? null : readVersion);
@@ -185,20 +202,50 @@ public final class LayerMetadata implements Serializable {
             if (!RecordFrame.checked(formatVersion)) {
                 return JSON.writeValueAsBytes(m);
             }
-            m.put(CHECKSUM, CHECKSUM_ZERO);
-            byte[] bytes = JSON.writeValueAsBytes(m);
-            String text = new String(bytes, StandardCharsets.UTF_8);
-            java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(text);
-            if (!t.find()) {
-                throw new IllegalStateException("no checksum trailer in " + text);
-            }
-            byte[] hex = RecordFrame.hex((int) crc32c(bytes)).getBytes(StandardCharsets.US_ASCII);
-            int at = text.substring(0, t.start(1)).getBytes(StandardCharsets.UTF_8).length;
-            System.arraycopy(hex, 0, bytes, at, hex.length);
-            return bytes;
+            return sealed(m);
         } catch (IOException e) {
             throw new IllegalStateException("cannot serialise layer metadata", e);
         }
+    }
+
+    /**
+     * {@code m} as JSON whose last member is {@code "checksum"}: the CRC32C of the bytes with its 8 hex
+     * digits zeroed (section 9); version documents and manifests alike.
+     */
+    static byte[] sealed(Map<String, Object> m) throws IOException {
+        return sealed(m, JSON);
+    }
+
+    /** Manifests are written compact (no indentation): a third smaller, and nobody reads them by eye. */
+    static byte[] sealedCompact(Map<String, Object> m) throws IOException {
+        return sealed(m, COMPACT);
+    }
+
+    private static final ObjectMapper COMPACT = new ObjectMapper();
+
+    private static byte[] sealed(Map<String, Object> m, ObjectMapper mapper) throws IOException {
+        m.remove(CHECKSUM);
+        m.put(CHECKSUM, CHECKSUM_ZERO);
+        byte[] bytes = mapper.writeValueAsBytes(m);
+        String text = new String(bytes, StandardCharsets.UTF_8);
+        java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(text);
+        if (!t.find()) {
+            throw new IllegalStateException("no checksum trailer in " + text);
+        }
+        byte[] hex = RecordFrame.hex((int) crc32c(bytes)).getBytes(StandardCharsets.US_ASCII);
+        int at = text.substring(0, t.start(1)).getBytes(StandardCharsets.UTF_8).length;
+        System.arraycopy(hex, 0, bytes, at, hex.length);
+        return bytes;
+    }
+
+    /** The checksum trailer's 8 hex digits of sealed bytes ({@link #sealed}), or null when there is none. */
+    static String trailer(byte[] bytes) {
+        java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(new String(bytes, StandardCharsets.UTF_8));
+        return t.find() ? t.group(1) : null;
+    }
+
+    static ObjectMapper json() {
+        return JSON;
     }
 
     private static long crc32c(byte[] bytes) {
@@ -215,7 +262,7 @@ public final class LayerMetadata implements Serializable {
         String text = new String(bytes, StandardCharsets.UTF_8);
         java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(text);
         if (!t.find()) {
-            return text.contains("\"" + CHECKSUM + "\"") || text.matches("(?s).*\"formatVersion\" : [345]\\b.*")
+            return text.contains("\"" + CHECKSUM + "\"") || text.matches("(?s).*\"formatVersion\" : [3-9]\\b.*")
                 ? "its checksum trailer is damaged or missing (truncated?)" : null;
         }
         byte[] zeroed = bytes.clone();
@@ -277,7 +324,33 @@ public final class LayerMetadata implements Serializable {
             md.dataBytes = num(m, "dataBytes").longValue();
             @SuppressWarnings("unchecked")
             List<Map<String, Object>> files = (List<Map<String, Object>>) m.get("files");
-            if (files == null && md.formatVersion >= 2) {
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> refs = (List<Map<String, Object>>) m.get("manifests");
+            if (refs != null) {
+                if (md.formatVersion < ManifestRef.MANIFEST_FORMAT_VERSION || files != null) {
+                    throw new SfcLayerException.CorruptLayer("it lists manifests but says format version "
+                        + md.formatVersion + (files != null ? " and lists files too" : ""));
+                }
+                md.manifests = new ArrayList<>();
+                long count = 0;
+                for (Map<String, Object> r : refs) {
+                    ManifestRef ref = ManifestRef.fromJson(r, source);
+                    if (!md.manifests.isEmpty() && (ref.firstIndex <= md.manifests.get(md.manifests.size() - 1).lastIndex
+                            || ref.level != md.manifests.get(0).level)) {
+                        throw new SfcLayerException.CorruptLayer("its manifests " + md.manifests.get(md.manifests.size() - 1)
+                            + " and " + ref + " are not sorted, disjoint and of one level");
+                    }
+                    md.manifests.add(ref);
+                    count += ref.fileCount;
+                }
+                if (count != md.fileCount) {
+                    throw new SfcLayerException.CorruptLayer("its manifests hold " + count + " files but fileCount is "
+                        + md.fileCount);
+                }
+            } else if (md.formatVersion >= ManifestRef.MANIFEST_FORMAT_VERSION) {
+                throw new SfcLayerException.CorruptLayer("field 'manifests' is missing");
+            }
+            if (files == null && md.formatVersion >= 2 && md.manifests == null) {
                 throw new SfcLayerException.CorruptLayer("field 'files' is missing");
             }
             if (files != null) {
@@ -286,7 +359,7 @@ public final class LayerMetadata implements Serializable {
                 }
             }
             md.files.sort(null);
-            if (md.formatVersion >= 2 && md.files.size() != md.fileCount) {
+            if (md.formatVersion >= 2 && md.manifests == null && md.files.size() != md.fileCount) {
                 throw new SfcLayerException.CorruptLayer("it lists " + md.files.size() + " files but fileCount is "
                     + md.fileCount);
             }
@@ -332,6 +405,22 @@ public final class LayerMetadata implements Serializable {
     /** A deep copy (through the JSON form), to rebuild a version from a previous one. */
     public LayerMetadata copy() {
         return fromJsonBytes(toJsonBytes(), "copy of version " + version);
+    }
+
+    /** Sets the manifests (format 6) and the totals from them; the files are then listed by the manifests only. */
+    public void setManifests(List<ManifestRef> refs) {
+        manifests = new ArrayList<>(refs);
+        files = new ArrayList<>();
+        recordCount = 0;
+        indexCount = 0;
+        dataBytes = 0;
+        fileCount = 0;
+        for (ManifestRef r : manifests) {
+            recordCount += r.records;
+            indexCount += r.indexes;
+            dataBytes += r.dataBytes;
+            fileCount += r.fileCount;
+        }
     }
 
     /** Sets the files and recomputes the totals (record, index, file counts and data bytes). */

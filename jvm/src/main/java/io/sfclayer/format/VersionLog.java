@@ -114,23 +114,29 @@ public final class VersionLog {
 
     /** The metadata of the newest version; LayerNotFound naming the path if there is none. */
     public LayerMetadata current() throws IOException {
-        long hinted = newestFromHint();
+        // Object stores list the log instead of following the hint: one strongly consistent LIST (per
+        // 1000 documents) names the newest document and its length, which is then read in one GET;
+        // the hint costs a HEAD and a GET for itself, a HEAD per probed version and a HEAD before the
+        // document's GET (FORMAT.md section 6).
+        long hinted = ObjectStores.isObjectStore(fs) ? 0 : newestFromHint();
         if (hinted > 0) {
             return read(hinted);
         }
         long newestVersion = -1;
+        long newestLength = -1;
         try {
             for (FileStatus st : fs.listStatus(logDir())) {
                 Matcher m = VERSION_FILE.matcher(st.getPath().getName());
                 if (m.matches() && Long.parseLong(m.group(1)) > newestVersion) {
                     newestVersion = Long.parseLong(m.group(1));
+                    newestLength = st.getLen();
                 }
             }
         } catch (FileNotFoundException e) {
             // no log: below
         }
         if (newestVersion >= 0) {
-            return read(newestVersion);
+            return read(newestVersion, newestLength);
         }
         List<Long> vs = versions();
         if (vs.isEmpty()) {
@@ -144,9 +150,14 @@ public final class VersionLog {
     }
 
     public LayerMetadata read(long version) throws IOException {
+        return read(version, -1);
+    }
+
+    /** {@link #read(long)} of a document whose length a listing gave (an object store then asks no HEAD). */
+    private LayerMetadata read(long version, long knownLength) throws IOException {
         Path p = new Path(logDir(), versionFileName(version));
         byte[] bytes;
-        try (FSDataInputStream in = fs.open(p)) {
+        try (FSDataInputStream in = ObjectStores.open(fs, p, ObjectStores.Access.WHOLE_FILE, knownLength)) {
             bytes = in.readAllBytes();
         } catch (FileNotFoundException e) {
             throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version " + version + " (" + p + ")");
@@ -268,6 +279,7 @@ public final class VersionLog {
                 candidate = Conflicts.rebase(md, added, newer.get(newer.size() - 1));
             }
             candidate.version = latest + 1;
+            candidate = withManifests(candidate, added);
             CandidateCheck.check(layer.toString(), candidate);
             if (publishOnce(publisher, new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
                     candidate.writeId)) {
@@ -287,6 +299,29 @@ public final class VersionLog {
                 throw new SfcLayerException("commit to layer " + layer + " interrupted; nothing was published");
             }
         }
+    }
+
+    /**
+     * The candidate as it is published (docs/FORMAT.md, section 10): an update of a version with
+     * manifests rewrites only the manifests on the paths to the files it removed and added; a version
+     * with more files than {@link ManifestTree#INLINE_FILES} gets manifests (format 6) built whole;
+     * others list their files inline. Manifests are written before the document that lists them: a
+     * commit that then fails leaves them unreferenced, for vacuum.
+     */
+    private LayerMetadata withManifests(LayerMetadata c, List<DataFile> added) throws IOException {
+        boolean restore = c.operation.equals(Conflicts.RESTORE);
+        if (restore && c.manifests != null) {
+            return c; // the restored version's manifests, as they were
+        }
+        ManifestTree tree = new ManifestTree(new Manifest.Store(conf, layer), c.writeId, conf);
+        if (c.manifests != null && !Conflicts.replacesLayer(c)) {
+            c.setManifests(tree.apply(c.manifests, new java.util.HashSet<>(c.removedFiles), added));
+        } else if (RecordFrame.checked(c.formatVersion) && c.files.size() > tree.inlineFiles) {
+            c.setManifests(tree.build(c.files));
+        } else {
+            c.manifests = null;
+        }
+        return c;
     }
 
     private CommitPublisher publisher;
@@ -402,7 +437,7 @@ public final class VersionLog {
 
     /** Best effort, after a commit: readers then find the newest version with a few look-ups, no listing. */
     private void writeHint(long version) {
-        try (FSDataOutputStream out = fs.create(new Path(logDir(), HINT_FILE), true)) {
+        try (FSDataOutputStream out = ObjectStores.create(fs, new Path(logDir(), HINT_FILE), true)) {
             out.write(Long.toString(version).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         } catch (IOException | RuntimeException e) {
             // readers list the log instead

@@ -4,6 +4,8 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.Manifest;
+import io.sfclayer.format.ManifestFiles;
 import io.sfclayer.format.VersionLog;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -57,6 +59,13 @@ public final class Layer {
 
     /** What the version document says about a data file (checked by readers). */
     public synchronized io.sfclayer.format.DataFileEntry entry(String name) {
+        if (metadata.manifests != null) {
+            DataFile f = io.sfclayer.format.DataFileName.looksLikeDataFile(name)
+                ? manifests().starting(io.sfclayer.format.DataFileName.parse(name).firstIndex) : null;
+            return f != null && f.name.equals(name)
+                ? io.sfclayer.format.DataFileEntry.of(f, metadata.formatVersion, path.toString())
+                : io.sfclayer.format.DataFileEntry.unknown(name, path.toString());
+        }
         if (entries == null) {
             entries = metadata.fileEntries(path.toString());
         }
@@ -78,6 +87,14 @@ public final class Layer {
 
     /** The version's data files, sorted by first index. */
     public List<DataFile> files() throws IOException {
+        if (metadata.manifests != null) {
+            synchronized (this) {
+                if (allFiles == null) {
+                    allFiles = java.util.Collections.unmodifiableList(manifests().all());
+                }
+                return allFiles;
+            }
+        }
         listing();
         if (metadata.files.size() != metadata.fileCount) {
             throw new SfcLayerException.CorruptLayer("layer " + path + " version " + metadata.version
@@ -85,6 +102,66 @@ public final class Layer {
                 + " files; rewrite it with mode overwrite before updating it");
         }
         return metadata.files;
+    }
+
+    private ManifestFiles manifests;
+    /** Format 6: every file, once asked for (updates and verify); look-ups and plans never ask. */
+    private List<DataFile> allFiles;
+
+    /** Format 6: the version's files through its manifests, read on demand; null for a version listing them inline. */
+    public synchronized ManifestFiles manifests() {
+        if (metadata.manifests == null) {
+            return null;
+        }
+        if (manifests == null) {
+            try {
+                manifests = new ManifestFiles(new Manifest.Store(conf, path), metadata.manifests);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException("cannot open the manifests of layer " + path, e);
+            }
+        }
+        return manifests;
+    }
+
+    /** The document's entry of the file whose first index is {@code firstIndex}, or null (format 1, or none). */
+    public DataFile fileStarting(long firstIndex) throws IOException {
+        if (metadata.manifests != null) {
+            return manifests().starting(firstIndex);
+        }
+        List<DataFile> files = metadata.files;
+        int lo = 0, hi = files.size() - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            long v = files.get(mid).firstIndex;
+            if (v < firstIndex) {
+                lo = mid + 1;
+            } else if (v > firstIndex) {
+                hi = mid - 1;
+            } else {
+                return files.get(mid);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The version document as JSON text, with the files of a format 6 version listed in {@code files}
+     * as well (read from every manifest): what tools that read documents whole (Python's) are given.
+     */
+    public String documentJson() throws IOException {
+        String text = new String(metadata.toJsonBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        if (metadata.manifests == null) {
+            return text;
+        }
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> m = json.readValue(text, java.util.LinkedHashMap.class);
+        List<Object> files = new java.util.ArrayList<>();
+        for (DataFile f : manifests().all()) {
+            files.add(f.toJson());
+        }
+        m.put("files", files);
+        return json.writeValueAsString(m);
     }
 
     /**
@@ -104,7 +181,9 @@ public final class Layer {
     public synchronized DataFileListing listing() throws IOException {
         if (listing == null) {
             String source = "layer " + path + " version " + metadata.version;
-            if (metadata.formatVersion >= 2) {
+            if (metadata.manifests != null) {
+                listing = DataFileListing.of(path, manifests());
+            } else if (metadata.formatVersion >= 2) {
                 String key = metadata.digest == null ? null : path + "#" + metadata.digest;
                 listing = key == null ? null : LISTINGS.get(key);
                 if (listing == null) {

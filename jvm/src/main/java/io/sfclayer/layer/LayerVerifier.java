@@ -144,7 +144,22 @@ public final class LayerVerifier {
         report.put("formatVersion", md.formatVersion);
         List<DataFileEntry> entries = new ArrayList<>();
         List<String> paths = new ArrayList<>();
-        if (!md.files.isEmpty() || md.fileCount == 0) {
+        if (md.manifests != null) {
+            // format 6: every manifest is read and checked (checksum, reference, order) on the way
+            List<DataFile> all;
+            try {
+                all = layer.files();
+            } catch (SfcLayerException.CorruptLayer e) {
+                problems.add(e.getMessage());
+                report.put("problems", problems);
+                report.put("files", List.of());
+                return JSON.writeValueAsString(report);
+            }
+            for (DataFile f : all) {
+                entries.add(DataFileEntry.of(f, md.formatVersion, layer.path().toString()));
+                paths.add(new Path(new Path(layer.path(), f.dir), f.name).toString());
+            }
+        } else if (!md.files.isEmpty() || md.fileCount == 0) {
             for (DataFile f : md.files) { // sorted by first index
                 entries.add(DataFileEntry.of(f, md.formatVersion, layer.path().toString()));
                 paths.add(new Path(new Path(layer.path(), f.dir), f.name).toString());

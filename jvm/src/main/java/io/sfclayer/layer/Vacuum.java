@@ -70,11 +70,26 @@ public final class Vacuum {
         long now = System.currentTimeMillis();
         long horizon = now - retainMillis;
         Set<String> referenced = new HashSet<>();
+        io.sfclayer.format.Manifest.Store manifestStore = new io.sfclayer.format.Manifest.Store(conf, log.layerPath());
         List<Long> dropped = new ArrayList<>();
         for (int i = 0; i < versions.size(); i++) {
             LayerMetadata md = versions.get(i);
             boolean newest = i == versions.size() - 1;
             if (newest || Math.floorDiv(TimeText.parseInstantMicros("createdAt", md.createdAt), 1000L) >= horizon) {
+                if (md.manifests != null) {
+                    // format 6: the files and every manifest of the version's tree (each read and checked)
+                    List<DataFile> files = new ArrayList<>();
+                    for (io.sfclayer.format.ManifestRef r : new io.sfclayer.format.ManifestFiles(manifestStore,
+                            md.manifests).manifests(files)) {
+                        referenced.add(MANIFEST_ID + r.path);
+                    }
+                    for (io.sfclayer.format.ManifestRef r : md.manifests) {
+                        referenced.add(MANIFEST_ID + r.path);
+                    }
+                    for (DataFile f : files) {
+                        referenced.add(f.id());
+                    }
+                }
                 for (DataFile f : md.files) {
                     referenced.add(f.id());
                 }
@@ -93,6 +108,8 @@ public final class Vacuum {
             }
         }
         Sweep sweep = new Sweep(fs, referenced, horizon, now - Math.max(retainMillis, PENDING_GRACE_MILLIS), dryRun);
+        // then manifests no remaining version lists, then data: each step leaves what the remaining versions read
+        sweep.manifests(manifestStore.dir(), log.layerPath());
         for (FileStatus st : fs.listStatus(log.layerPath())) {
             String name = st.getPath().getName();
             if (st.isDirectory() && name.startsWith(VersionLog.DATA_DIR_PREFIX)) {
@@ -131,6 +148,8 @@ public final class Vacuum {
 
     /** Where a raster layer's pyramid levels live (docs/FORMAT.md section 8). */
     static final String PYRAMID_DIR = "_pyramid";
+    /** How a manifest is named among the referenced ids (data files are {@code dir/name}). */
+    private static final String MANIFEST_ID = "manifest:";
 
     /**
      * The start time (epoch ms) in a {@code data-<writeId>} directory's name; Long.MAX_VALUE (never
@@ -235,6 +254,38 @@ public final class Vacuum {
                 }
             }
             return empty;
+        }
+
+        /**
+         * Manifests ({@code _sfclayer/manifests/m-<writeId>-*.json}) no remaining version lists, written
+         * before the horizon, whose write is not in progress (its data directory's pending marker).
+         */
+        void manifests(Path dir, Path layer) throws IOException {
+            FileStatus[] entries;
+            try {
+                entries = fs.listStatus(dir);
+            } catch (java.io.FileNotFoundException e) {
+                return;
+            }
+            for (FileStatus st : entries) {
+                String name = st.getPath().getName();
+                if (st.isDirectory() || referenced.contains(MANIFEST_ID + name) || st.getModificationTime() >= horizon) {
+                    continue;
+                }
+                if (name.startsWith("m-") && name.length() > 16) {
+                    String writeId = name.substring(2, name.length() - "-xxxxxxxx.json".length());
+                    try {
+                        Path marker = new Path(new Path(layer, VersionLog.DATA_DIR_PREFIX + writeId), PENDING);
+                        if (fs.getFileStatus(marker).getModificationTime() >= pendingHorizon) {
+                            continue; // its write is committing
+                        }
+                    } catch (java.io.FileNotFoundException e) {
+                        // no write in progress
+                    }
+                }
+                remove(st.getPath(), VersionLog.LOG_DIR + "/" + io.sfclayer.format.Manifest.DIR + "/" + name,
+                    st.getLen(), false);
+            }
         }
 
         /** Stale temporary documents of commits that never finished ({@code _sfclayer/.tmp-*.json}). */

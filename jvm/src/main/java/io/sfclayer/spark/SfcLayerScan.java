@@ -95,12 +95,16 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
         } catch (IOException e) {
             throw new SfcLayerException.StorageError("cannot list the data files of layer " + layer.path() + ": " + e, e);
         }
-        List<DataFile> files = layer.metadata().files;
         QueryBox[] bx = boxes.toArray(new QueryBox[0]);
         selected = new ArrayList<>(byName.size());
         selectedFiles = new ArrayList<>(byName.size());
         for (DataFileListing.Selection s : byName) {
-            DataFile f = entry(files, s.firstIndex);
+            DataFile f;
+            try {
+                f = layer.fileStarting(s.firstIndex);
+            } catch (IOException e) {
+                throw new SfcLayerException.StorageError("cannot read the manifests of layer " + layer.path() + ": " + e, e);
+            }
             if (f != null && !StatsPruning.mightMatch(f.stats, f.records, filters, bx)) {
                 planning.filesPrunedByStats++;
                 continue;
@@ -108,23 +112,6 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
             selected.add(s);
             selectedFiles.add(f);
         }
-    }
-
-    /** The document's entry of the file starting at {@code firstIndex} ({@code files} is sorted), or null. */
-    private static DataFile entry(List<DataFile> files, long firstIndex) {
-        int lo = 0, hi = files.size() - 1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            long v = files.get(mid).firstIndex;
-            if (v < firstIndex) {
-                lo = mid + 1;
-            } else if (v > firstIndex) {
-                hi = mid - 1;
-            } else {
-                return files.get(mid);
-            }
-        }
-        return null;
     }
 
     /** After planning: the selected files with their clipped ranges, and their document entries (or null). */

@@ -50,4 +50,34 @@ public class VerifyWithoutSparkTest {
         assertEquals(damaged.toString(), 1, damaged.get("files").size());
         assertTrue(damaged.toString(), damaged.get("damagedRecords").asLong() >= 1);
     }
+
+    @Test
+    public void aFormat6LayerVerifiesThroughItsManifestsAndADamagedOneIsReported() throws IOException {
+        Configuration conf = new Configuration();
+        conf.setInt(io.sfclayer.format.ManifestTree.INLINE_FILES, 0);
+        conf.setInt(io.sfclayer.format.ManifestTree.LEAF_FILES, 2);
+        conf.setInt(io.sfclayer.format.ManifestTree.FANOUT, 2);
+        String path = tmp.newFolder("layer6").getAbsolutePath();
+        TestLayers.write(conf, new Path(path), 32, 4096);
+        Layer layer = Layer.open(conf, path);
+        assertEquals(6, layer.metadata().formatVersion);
+        int files = layer.listing().size();
+        JsonNode clean = new ObjectMapper().readTree(LayerVerifier.run(conf, path, null));
+        assertEquals(clean.toString(), 0, clean.get("problems").size());
+        assertEquals(files, clean.get("filesChecked").asInt());
+        assertEquals(32 * 32, clean.get("tilesChecked").asLong());
+
+        String name = layer.metadata().manifests.get(0).path;
+        java.io.File manifest = new java.io.File(path, "_sfclayer/manifests/" + name);
+        try (RandomAccessFile f = new RandomAccessFile(manifest, "rw")) {
+            f.seek(20);
+            int b = f.read();
+            f.seek(20);
+            f.write(b ^ 0x01);
+        }
+        io.sfclayer.format.Manifest.forgetCached();
+        JsonNode damaged = new ObjectMapper().readTree(LayerVerifier.run(conf, path, null));
+        assertEquals(damaged.toString(), 1, damaged.get("problems").size());
+        assertTrue(damaged.toString(), damaged.get("problems").get(0).asText().contains(name));
+    }
 }

@@ -235,9 +235,8 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
             case "layerMetadata": {
                 Configuration conf = HadoopConfs.forOptions(spark, Map.of());
                 long version = r.number("version", -1);
-                LayerMetadata md = (version < 0 ? Layer.open(conf, path) : Layer.open(conf, path, version, -1))
-                    .metadata();
-                return new String(md.toJsonBytes(), StandardCharsets.UTF_8);
+                // format 6: with the files its manifests list, as layer_metadata_json gives it
+                return (version < 0 ? Layer.open(conf, path) : Layer.open(conf, path, version, -1)).documentJson();
             }
             case "readText":
                 return readText(HadoopConfs.forOptions(spark, Map.of()), path);
