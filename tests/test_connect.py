@@ -192,3 +192,40 @@ def test_thin_client_process_without_a_jvm(connect_url, tmp_path):
     assert out == {"read": 16, "get": 30, "get_many": [27, None], "query": [0, 3, 24, 27], "count": 9,
                    "missing": "KeyNotFound", "history": ["write", "append"], "vacuumed": [1], "verified": True,
                    "gateway": False, "connect": "pyspark.sql.connect.session"}
+
+
+def test_configure_names_the_relation_plugin_for_a_server_of_its_own():
+    pytest.importorskip("grpc", reason="the Spark Connect client needs pyspark[connect] (make setup)")
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    plugin = "io.sfclayer.spark.connect.SfcLayerRelationPlugin"
+    options = sfclayer.configure(ConnectSession.builder.remote("local[2]"))._options
+    assert options[sfclayer.RELATION_PLUGINS] == plugin and options["spark.jars"] == sfclayer.jar_path()
+    theirs = ConnectSession.builder.remote("local[2]").config(sfclayer.RELATION_PLUGINS, "com.example.Other")
+    assert sfclayer.configure(theirs)._options[sfclayer.RELATION_PLUGINS] == f"com.example.Other,{plugin}"
+    twice = sfclayer.configure(sfclayer.configure(ConnectSession.builder.remote("local[2]")))
+    assert twice._options[sfclayer.RELATION_PLUGINS] == plugin
+
+
+def test_readers_of_a_closed_connect_session_are_closed(connect, connect_url, tmp_path):
+    # a client that stops (or dies) with a layer open leaves no reader behind on the server's driver
+    import time
+
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    from sfclayer import _connect
+
+    path = str(tmp_path / "layer")
+    sfclayer.write(grid(connect, 2), path, bounds=(0, 0, 1, 1))
+    readers = lambda: int(_connect.request_text(connect, "readers"))  # noqa: E731
+    before = readers()
+    other = sfclayer.configure(ConnectSession.builder.remote(connect_url)).create()
+    layer = sfclayer.open(other, path)
+    assert layer.get(1, 1) == {"value": 101} and readers() == before + 1
+    other.stop()  # the layer left open
+    deadline = time.monotonic() + 60
+    while readers() != before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert readers() == before
+    with sfclayer.open(connect, path) as mine:  # the other sessions' readers are theirs only
+        assert readers() == before + 1 and mine.get(0, 1) == {"value": 1}

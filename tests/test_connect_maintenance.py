@@ -65,6 +65,13 @@ def test_verify_and_repair_on_connect_are_classics(spark, connect, tmp_path):
         _damage(path)
     a, b = sfclayer.verify(spark, by_classic), sfclayer.verify(connect, by_connect)
     assert not b.clean and str(a).replace(by_classic, "P") == str(b).replace(by_connect, "P")
+    keys = [(c, r) for c in range(32) for r in range(32)]
+    with sfclayer.open(spark, by_classic) as la, sfclayer.open(connect, by_connect) as lb:
+        got_a, got_b = la.get_many(keys, errors_as_values=True), lb.get_many(keys, errors_as_values=True)
+        assert [type(t) for t in got_b] == [type(t) for t in got_a]
+        assert any(isinstance(t, sfclayer.CorruptLayer) for t in got_b)
+        with pytest.raises(sfclayer.CorruptLayer, match="damaged"):
+            lb.get_many(keys)
     ra, rb = sfclayer.repair(spark, by_classic), sfclayer.repair(connect, by_connect)
     assert rb.repaired and (rb.damaged_version, rb.new_version) == (ra.damaged_version, ra.new_version) == (1, 2)
     assert rb.dropped and [dict(d, what=d["what"].replace(by_connect, "P")) for d in rb.dropped] == [

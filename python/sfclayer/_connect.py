@@ -15,7 +15,8 @@ import struct
 
 from . import errors
 
-__all__ = ["TYPE_URL", "PLUGIN", "request_text", "request_records", "ConnectLookupClient"]
+__all__ = ["TYPE_URL", "PLUGIN", "PROCEDURES", "PLUGIN_COMMANDS", "procedure", "request_text", "request_records",
+           "ConnectLookupClient"]
 
 TYPE_URL = "type.googleapis.com/sfclayer.connect.Request"  # ConnectRequest.TYPE_URL
 PLUGIN = "io.sfclayer.spark.connect.SfcLayerRelationPlugin"  # spark.connect.extensions.relation.classes
@@ -90,6 +91,31 @@ def request_records(spark, op, **args):
     """The record batches of a request: a list of (count, bytes)."""
     table = _table(spark, dict(args, op=op))
     return list(zip(table.column("count").to_pylist(), table.column("data").to_pylist()))
+
+
+# Commands a Spark Connect session runs through the relation plugin's op "command": their arguments by
+# name, as SfcLayerRelationPlugin.command takes them; the answers are the py4j call's.
+PLUGIN_COMMANDS = {"vacuum": ("path", "retainMillis", "dryRun", "enforceRetention"),
+                   "repair": ("path", "version", "damagedNames", "dropped"), "deleteKeys": ("path", "keys")}
+
+# Commands a Spark Connect session runs as the SQL procedure of the same name (CALL sfclayer.system.*),
+# whose rows carry what the command's JSON answer does.
+PROCEDURES = {"history": ("path",), "compact": ("path",), "delete": ("path", "keys", "bbox", "time")}
+
+
+def procedure(spark, name, *args):
+    """``CALL sfclayer.system.<name>(...)`` on a Connect session, its rows as the command's JSON (Spark
+    Connect's errors as they come)."""
+    if spark.conf.get("spark.sql.catalog.sfclayer", None) is None:
+        spark.conf.set("spark.sql.catalog.sfclayer", "io.sfclayer.spark.SfcLayerCatalog")  # sfclayer.CATALOG
+    given = {k: str(v) for k, v in zip(PROCEDURES[name], args) if v is not None}  # the rest: the defaults
+    named = ", ".join(f"{k} => :{k}" for k in given)
+    rows = spark.sql(f"CALL sfclayer.system.{name}({named})", args=given).selectExpr(
+        "*", "unix_micros(created_at) AS created_micros").collect()
+    answer = [{"version": r.version, "createdAt": r.created_micros, "operation": r.operation,
+               "readVersion": r.read_version, "recordCount": r.records, "fileCount": r.files,
+               "dataBytes": r.data_bytes, "metrics": dict(r.metrics or {})} for r in rows]
+    return answer if name == "history" else answer[0]
 
 
 class ConnectLookupClient:

@@ -239,33 +239,30 @@ def lookup_call(spark, method, handle):
         return _lookup_sessions(spark)[method](int(handle))
 
 
-# Commands a Spark Connect session runs as the SQL procedure of the same name (CALL sfclayer.system.*),
-# whose rows carry what the command's JSON answer does.
-_PROCEDURES = {"history": ("path",), "compact": ("path",), "delete": ("path", "keys", "bbox", "time")}
 
 
 def command(spark, name, *args):
     """Call ``io.sfclayer.spark.SfcLayerCommands.<name>(spark, *args)``; its JSON answer, parsed.
 
     On a Spark Connect session, ``history``, ``compact`` and ``delete`` run as the catalog's SQL procedures
-    instead (registered as ``sfclayer`` if the session has no such catalog), with the same answer.
+    instead (registered as ``sfclayer`` if the session has no such catalog), ``vacuum``, ``repair`` and
+    ``deleteKeys`` through sfclayer's relation plugin (sfclayer._connect), with the same answers.
     """
     import json
 
-    if is_connect(spark) and name in _PROCEDURES:
-        return _procedure(spark, name, *args)
-    if is_connect(spark) and name in _PLUGIN_COMMANDS:
-        return json.loads(_plugin_command(spark, name, **dict(zip(_PLUGIN_COMMANDS[name], args))))
+    if is_connect(spark):
+        from . import _connect
+
+        if name in _connect.PROCEDURES:  # as the catalog's SQL procedure of the same name
+            with translated():
+                return _connect.procedure(spark, name, *args)
+        if name in _connect.PLUGIN_COMMANDS:
+            return json.loads(_plugin_command(spark, name, **dict(zip(_connect.PLUGIN_COMMANDS[name], args))))
     jvm = _jvm_of(spark)
     with translated():
         answer = getattr(jvm.io.sfclayer.spark.SfcLayerCommands, name)(spark._jsparkSession, *args)
     return json.loads(answer)
 
-
-# Commands a Spark Connect session runs through sfclayer's relation plugin (sfclayer._connect): their
-# arguments by name, as SfcLayerRelationPlugin.command takes them; the answers are the py4j call's.
-_PLUGIN_COMMANDS = {"vacuum": ("path", "retainMillis", "dryRun", "enforceRetention"),
-                    "repair": ("path", "version", "damagedNames", "dropped"), "deleteKeys": ("path", "keys")}
 
 
 def _plugin_command(spark, name, **args):
@@ -273,21 +270,6 @@ def _plugin_command(spark, name, **args):
 
     with translated():
         return _connect.request_text(spark, "command", name=name, **args)
-
-
-def _procedure(spark, name, *args):
-    """``CALL sfclayer.system.<name>(...)`` on a Connect session, its rows as the command's JSON."""
-    if spark.conf.get("spark.sql.catalog.sfclayer", None) is None:
-        spark.conf.set("spark.sql.catalog.sfclayer", "io.sfclayer.spark.SfcLayerCatalog")  # sfclayer.CATALOG
-    given = {k: str(v) for k, v in zip(_PROCEDURES[name], args) if v is not None}  # the rest: the defaults
-    named = ", ".join(f"{k} => :{k}" for k in given)
-    with translated():
-        rows = spark.sql(f"CALL sfclayer.system.{name}({named})", args=given).selectExpr(
-            "*", "unix_micros(created_at) AS created_micros").collect()
-    answer = [{"version": r.version, "createdAt": r.created_micros, "operation": r.operation,
-               "readVersion": r.read_version, "recordCount": r.records, "fileCount": r.files,
-               "dataBytes": r.data_bytes, "metrics": dict(r.metrics or {})} for r in rows]
-    return answer if name == "history" else answer[0]
 
 
 def verify_layer(spark, path, version=None):

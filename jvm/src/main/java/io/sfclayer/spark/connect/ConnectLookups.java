@@ -3,10 +3,18 @@ package io.sfclayer.spark.connect;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.lookup.ValueReader;
 
+import org.apache.spark.SparkContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerEvent;
+import org.apache.spark.sql.connect.service.SparkListenerConnectSessionClosed;
+
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -16,6 +24,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * client reaches only the readers it opened (a handle is a counter, easy to guess). The loopback
  * look-up server's registry ({@code io.sfclayer.lookup.LookupSessions}) is not used: a Connect client
  * is not on the driver's host, and answers travel as Connect relations instead.
+ *
+ * <p>A client that goes away without closing its layers does not leave their readers (open files,
+ * cached indexes) behind for the server's lifetime: they are closed when its Connect session is
+ * (stopped, or expired by the server), on Spark's {@code SparkListenerConnectSessionClosed} event.
  */
 final class ConnectLookups {
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -24,23 +36,51 @@ final class ConnectLookups {
 
     private ConnectLookups() { }
 
+    private static final Set<SparkContext> LISTENING = Collections.newSetFromMap(new WeakHashMap<>());
+
     private static final class Open {
         final ValueReader reader;
         final byte[] token;
+        final String sessionId;
 
-        Open(ValueReader reader, byte[] token) {
+        Open(ValueReader reader, byte[] token, String sessionId) {
             this.reader = reader;
             this.token = token;
+            this.sessionId = sessionId;
         }
     }
 
-    /** Registers an open reader; returns {handle, token (hex)}. */
-    static Object[] register(ValueReader reader) {
+    /** Closes the readers of Connect sessions as they close. */
+    private static final class SessionCloser extends SparkListener {
+        @Override
+        public void onOtherEvent(SparkListenerEvent event) {
+            if (event instanceof SparkListenerConnectSessionClosed) {
+                closeSession(((SparkListenerConnectSessionClosed) event).sessionId());
+            }
+        }
+    }
+
+    /** Registers an open reader of Connect session {@code sessionId}; returns {handle, token (hex)}. */
+    static Object[] register(ValueReader reader, String sessionId, SparkContext sc) {
+        synchronized (LISTENING) {
+            if (LISTENING.add(sc)) {
+                sc.addSparkListener(new SessionCloser());
+            }
+        }
         byte[] token = new byte[16];
         RANDOM.nextBytes(token);
         long handle = HANDLES.incrementAndGet();
-        OPEN.put(handle, new Open(reader, token));
+        OPEN.put(handle, new Open(reader, token, sessionId));
         return new Object[] {handle, HexFormat.of().formatHex(token)};
+    }
+
+    /** Closes every reader a Connect session opened. */
+    static void closeSession(String sessionId) {
+        for (Map.Entry<Long, Open> e : OPEN.entrySet()) {
+            if (e.getValue().sessionId.equals(sessionId) && OPEN.remove(e.getKey(), e.getValue())) {
+                e.getValue().reader.close();
+            }
+        }
     }
 
     /** The reader of a handle whose token matches; InvalidArgument otherwise (closed, or not the caller's). */

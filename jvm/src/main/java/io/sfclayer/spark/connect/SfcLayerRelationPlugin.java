@@ -13,14 +13,18 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
 import org.apache.spark.sql.connect.plugin.RelationPlugin;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
+import scala.jdk.javaapi.CollectionConverters;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -67,16 +71,18 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
         }
         SparkSession spark = planner.session();
         try {
-            return Optional.of(answer(spark, request));
+            return Optional.of(answer(spark, planner.sessionId(), request));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    private static LogicalPlan answer(SparkSession spark, ConnectRequest r) throws IOException {
+    private static LogicalPlan answer(SparkSession spark, String sessionId, ConnectRequest r) throws IOException {
         switch (r.op) {
             case "open":
-                return text(spark, open(spark, r));
+                return text(spark, open(spark, sessionId, r));
+            case "readers": // how many readers Connect clients have open on this server (for tests, monitoring)
+                return text(spark, Integer.toString(ConnectLookups.openReaders()));
             case "close":
                 ConnectLookups.close(r.number("handle"), r.string("token"));
                 return text(spark, "{}");
@@ -85,7 +91,7 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
             case "stats":
                 return text(spark, stats(reader(r)));
             case "get_many":
-                return records(spark, List.of(RowFactory.create(0, getMany(reader(r), r.bytes("keys")))));
+                return records(spark, List.of(batch(0, getMany(reader(r), r.bytes("keys")))));
             case "query":
                 return records(spark, query(reader(r), r.string("spec")));
             case "count":
@@ -104,14 +110,14 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
     }
 
     /** Opens a reader as {@code sfclayer.open} does, with the session's Hadoop configuration. */
-    private static String open(SparkSession spark, ConnectRequest r) throws IOException {
+    private static String open(SparkSession spark, String sessionId, ConnectRequest r) throws IOException {
         Configuration conf = HadoopConfs.forOptions(spark, Map.of());
         ValueReader reader = ValueReader.open(conf, r.string("path"),
             (int) r.number("cacheSize", ValueReader.DEFAULT_CACHE_SIZE),
             r.number("cacheBytes", ValueReader.DEFAULT_CACHE_BYTES), r.bool("indexInDriver"),
             r.number("version", -1), r.number("asOfMillis", -1));
         try {
-            Object[] handle = ConnectLookups.register(reader);
+            Object[] handle = ConnectLookups.register(reader, sessionId, spark.sparkContext());
             LayerMetadata md = reader.metadata();
             Map<String, Object> out = new LinkedHashMap<>();
             out.put("handle", handle[0]);
@@ -190,8 +196,8 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
     }
 
     /** A box query's records, a row per batch (count, the records back to back). */
-    private static List<Row> query(ValueReader reader, String spec) throws IOException {
-        List<Row> out = new ArrayList<>();
+    private static List<InternalRow> query(ValueReader reader, String spec) throws IOException {
+        List<InternalRow> out = new ArrayList<>();
         long[] total = {0};
         reader.query(reader.boxQuery(spec), batch -> {
             ByteArrayOutputStream data = new ByteArrayOutputStream();
@@ -204,7 +210,7 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
                     + " bytes of tiles to a Spark Connect client (built whole on the server's driver): give a "
                     + "limit or a smaller box, or read it as a DataFrame (sfclayer.read)");
             }
-            out.add(RowFactory.create(batch.size(), data.toByteArray()));
+            out.add(batch(batch.size(), data.toByteArray()));
         });
         return out;
     }
@@ -254,10 +260,21 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
     }
 
     private static LogicalPlan text(SparkSession spark, String answer) {
-        return spark.createDataFrame(List.of(RowFactory.create(answer)), TEXT).logicalPlan();
+        return local(TEXT, List.of(new GenericInternalRow(new Object[] {UTF8String.fromString(answer)})));
     }
 
-    private static LogicalPlan records(SparkSession spark, List<Row> rows) {
-        return spark.createDataFrame(rows, RECORDS).logicalPlan();
+    private static LogicalPlan records(SparkSession spark, List<InternalRow> rows) {
+        return local(RECORDS, rows);
+    }
+
+    /** A local relation of rows already in Spark's internal form (no encoder, no analysis of its own). */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static LogicalPlan local(StructType schema, List<InternalRow> rows) {
+        scala.collection.immutable.Seq attributes = DataTypeUtils.toAttributes(schema);
+        return new LocalRelation(attributes, CollectionConverters.asScala(rows).toSeq(), false, scala.Option.empty());
+    }
+
+    private static InternalRow batch(int count, byte[] data) {
+        return new GenericInternalRow(new Object[] {count, data});
     }
 }
