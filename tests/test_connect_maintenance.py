@@ -105,6 +105,22 @@ def test_pyramid_metadata_and_zoom_reads_on_connect(spark, connect, world):
         sfclayer.pyramid_levels(connect, plain)
 
 
+def _level_tiles(spark, path, z):
+    return sorted((t["col"], t["row"], bytes(t["pixels"]), bytes(t["mask"] or b""))
+                  for t in sfclayer.read(spark, path, zoom=z).collect())
+
+
+def test_pyramid_builds_on_connect_as_on_classic(spark, connect, world, tmp_path):
+    base = str(tmp_path / "world")
+    shutil.copytree(world, base, ignore=shutil.ignore_patterns("_pyramid"))
+    assert sfclayer.pyramid(connect, base) == [0, 1]
+    assert sfclayer.pyramid_levels(connect, base) == sfclayer.pyramid_levels(spark, world)
+    for z in (0, 1):  # the same tiles, pixels and masks per level as the classic build's
+        assert _level_tiles(connect, base, z) == _level_tiles(spark, world, z)
+    assert sfclayer.pyramid(connect, base) == []  # up to date: the document was written, the lease released
+    assert not os.path.exists(os.path.join(base, "_pyramid", ".lease"))
+
+
 def test_serve_on_connect_answers_as_on_classic(spark, connect, tmp_path):
     layers = sv.write_layers(spark, str(tmp_path))
     answers = []
