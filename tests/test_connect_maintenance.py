@@ -86,7 +86,7 @@ def test_verify_and_repair_on_connect_are_classics(spark, connect, tmp_path):
 @pytest.fixture(scope="module")
 def world(spark, world_tif, tmp_path_factory):  # noqa: F811 - the fixture above
     path = str(tmp_path_factory.mktemp("connect-pyramid") / "world")
-    sfclayer.ingest(spark, world_tif, path, tms="WorldCRS84Quad", zoom=2)  # ingest and pyramid: classic (yet)
+    sfclayer.ingest(spark, world_tif, path, tms="WorldCRS84Quad", zoom=2)  # the classic build, which the Connect one is compared with
     sfclayer.pyramid(spark, path)
     return path
 
