@@ -37,7 +37,8 @@ FRACTIONS = (0.001, 0.01, 0.1)
 
 def gt(*args):
     """Run the GeoTrellis JVM; its JSON lines on stdout."""
-    env = dict(os.environ, GT_MASTER="local[2]")
+    # 6 GiB: the write's sort of 65,536 tiles dies of OutOfMemoryError in generate.sh's default 2 GiB
+    env = dict(os.environ, GT_MASTER="local[2]", GT_XMX=os.environ.get("GT_XMX", "6g"))
     p = subprocess.run(["bash", GENERATE, "run", *args], env=env, capture_output=True, text=True)
     if p.returncode:
         sys.stderr.write(p.stderr[-4000:])
@@ -103,6 +104,7 @@ def sfclayer_side(spark, catalog, boxes, side, lookups, cold, rng):
 def convert_side(spark, catalog, dest):
     import sfclayer.geotrellis as sgt
 
+    shutil.rmtree(dest, ignore_errors=True)  # a reused --out keeps the last run's
     t = time.perf_counter()
     sgt.convert(spark, catalog, "bench", 0, dest)
     return time.perf_counter() - t
@@ -126,7 +128,8 @@ def render(args, side, write, gboxes, gcold, gwarm, sfc, conv, load, command, mi
              f"`sfclayer.geotrellis.open` per key, warm = one reader, after 200 untimed.", "",
              "| query | GeoTrellis 3.7.1 | sfclayer.geotrellis | × (GeoTrellis / sfclayer) | sfclayer records read per tile |",
              "|---|---:|---:|---:|---:|"]
-    for i, f in enumerate(FRACTIONS):
+    ratios = []  # (row, GeoTrellis time / sfclayer time)
+    for f in FRACTIONS:
         g = [b for b in gboxes if b["share"] == f]
         gmed = statistics.median(b["seconds"] for b in g)
         tiles = g[0]["tiles"]
@@ -134,6 +137,7 @@ def render(args, side, write, gboxes, gcold, gwarm, sfc, conv, load, command, mi
             s = [sfc["boxes"][j] for j, b in enumerate(gboxes) if b["share"] == f]
             smed = statistics.median(x[0] for x in s)
             rr = statistics.median(x[2] / max(x[1], 1) for x in s)
+            ratios.append((f"box {f * 100:g} %", gmed / smed))
             lines.append(f"| box {f * 100:g} % ({tiles:,} tiles) | {_ms(gmed)} | {_ms(smed)} | {gmed / smed:.1f}× | {rr:.2f} |")
         else:
             lines.append(f"| box {f * 100:g} % ({tiles:,} tiles) | {_ms(gmed)} | {missing} | | |")
@@ -143,6 +147,7 @@ def render(args, side, write, gboxes, gcold, gwarm, sfc, conv, load, command, mi
         gm = statistics.median(gv)
         if sfc and sfc.get(key):
             sm = statistics.median(sfc[key])
+            ratios.append((label.split(" (")[0], gm / sm))
             lines.append(f"| {label}, {len(gv)} keys | {gm * 1000:.2f} ms | {sm * 1000:.2f} ms | {gm / sm:.1f}× | |")
         else:
             lines.append(f"| {label}, {len(gv)} keys | {gm * 1000:.2f} ms | {missing} | | |")
@@ -151,6 +156,13 @@ def render(args, side, write, gboxes, gcold, gwarm, sfc, conv, load, command, mi
         lines.append(f"| `convert` to an sfclayer layer | | {conv:.1f} s ({n / conv:,.0f} tiles/s, {mb / conv:.1f} MB/s) | | |")
     else:
         lines.append(f"| `convert` to an sfclayer layer | | {missing} | | |")
+    if ratios:
+        slower = [f"{name} ({r:.1f}×)" for name, r in ratios if r < 1.0]
+        lines += ["", f"sfclayer.geotrellis is faster than GeoTrellis on {len(ratios) - len(slower)} of "
+                  f"{len(ratios)} rows" + (f"; not on: {', '.join(slower)}." if slower else ".")]
+    if max(load[0][0], load[1][0]) > 3:
+        lines += ["", f"Measured on a busy machine (1-minute load {load[0][0]} to {load[1][0]} on 2 cores): "
+                  "rerun the command on a quiet one for figures to quote."]
     if not sfc:
         lines += ["", "The sfclayer column was not measured: this checkout has no `sfclayer.geotrellis` (issue 22's "
                   "reader); rerun the command above where it is."]

@@ -5,6 +5,7 @@
 # nothing, and reruns after a change come from ~/.m2 without the network.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd -P)"
+. "$here/maven.sh"
 out="$here/target/hdfs-jars"
 pom="$here/hdfs/pom.xml"
 
@@ -18,26 +19,13 @@ if [[ -f "$out/.done" && "$(cat "$out/.done")" == "$want" ]]; then
     exit 0
 fi
 
-if ! command -v mvn >/dev/null || ! command -v javac >/dev/null; then
-    if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
-        echo "fetch-jars: installing Maven and a JDK from Debian" >&2
-        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven openjdk-17-jdk-headless) >/dev/null
-    else
-        echo "fetch-jars: needs Maven (mvn) and a JDK 17 (javac) on PATH" >&2
-        exit 1
-    fi
-fi
+need_maven fetch-jars javac
 
 echo "fetch-jars: building MiniHdfs and copying Hadoop's jars into ${out#"$PWD"/}" >&2
 start=$SECONDS
 rm -rf "$out"
 mkdir -p "$out"
-log="$here/target/fetch-jars.log"
-if ! mvn -q -B -Dstyle.color=never -f "$pom" package >"$log" 2>&1; then
-    tail -40 "$log" >&2
-    echo "fetch-jars: Maven failed (whole log: ${log#"$PWD"/})" >&2
-    exit 1
-fi
+maven_package fetch-jars "$pom" "$here/target/fetch-jars.log"
 test -f "$out/sfclayer-minihdfs.jar"
 test -n "$(find "$out" -name 'hadoop-hdfs-*-tests.jar' -print -quit)"
 

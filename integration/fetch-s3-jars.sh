@@ -8,6 +8,7 @@
 # reruns after a change come from ~/.m2 without the network.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd -P)"
+. "$here/maven.sh"
 out="$here/target/s3-jars"
 pom="$here/s3/pom.xml"
 
@@ -16,26 +17,13 @@ if [[ -f "$out/.done" && "$(cat "$out/.done")" == "$want" && -f "$here/target/s3
     exit 0
 fi
 
-if ! command -v mvn >/dev/null; then
-    if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
-        echo "fetch-s3-jars: installing Maven and a JDK from Debian" >&2
-        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven openjdk-17-jdk-headless) >/dev/null
-    else
-        echo "fetch-s3-jars: needs Maven (mvn) on PATH" >&2
-        exit 1
-    fi
-fi
+need_maven fetch-s3-jars
 
 echo "fetch-s3-jars: copying hadoop-aws, the AWS SDK's s3 modules and S3Proxy into ${here#"$PWD"/}/target" >&2
 start=$SECONDS
 rm -rf "$out" "$here/target/s3proxy"
 mkdir -p "$here/target"
-log="$here/target/fetch-s3-jars.log"
-if ! mvn -q -B -Dstyle.color=never -f "$pom" package >"$log" 2>&1; then
-    tail -40 "$log" >&2
-    echo "fetch-s3-jars: Maven failed (whole log: ${log#"$PWD"/})" >&2
-    exit 1
-fi
+maven_package fetch-s3-jars "$pom" "$here/target/fetch-s3-jars.log"
 test -n "$(find "$out" -name 'hadoop-aws-*.jar' -print -quit)"
 test -n "$(find "$out" -name 's3-2*.jar' -print -quit)"
 test -f "$here/target/s3proxy/s3proxy.jar"

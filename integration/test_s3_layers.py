@@ -11,9 +11,9 @@ import threading
 import time
 
 import pytest
-from pyspark.sql import functions as F
 
 import sfclayer
+from integration.s3 import tiles as s3_tiles
 
 pytestmark = pytest.mark.s3
 
@@ -25,15 +25,8 @@ BLOCK = 64 << 10
 
 
 def tiles(spark, keys=None, bump=0, payload=400):
-    """Tiles ``v = col * 1000 + row + bump`` with a payload derived from ``v``."""
-    if keys is None:
-        df = (spark.range(N_COLS * N_ROWS, numPartitions=2)
-              .select((F.col("id") % N_COLS).cast("int").alias("col"),
-                      F.floor(F.col("id") / N_COLS).cast("int").alias("row")))
-    else:
-        df = spark.createDataFrame(keys, "col int, row int")
-    return (df.withColumn("v", F.col("col") * 1000 + F.col("row") + F.lit(bump))
-              .withColumn("payload", F.expr(f"unhex(repeat(lpad(hex(v), 8, '0'), {payload // 4}))")))
+    """Tiles ``v = col * 1000 + row + bump`` with a payload derived from ``v`` (integration/s3.py)."""
+    return s3_tiles(spark, N_COLS, N_ROWS, keys, bump, payload)
 
 
 def values(spark, path, **kw):

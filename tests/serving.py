@@ -1,12 +1,21 @@
-"""Layers and an HTTP client for the tile server's tests (tests/test_serve*.py)."""
+"""Layers, an HTTP client and shared fixtures for the tile server's tests (tests/test_serve*.py).
+
+The fixtures ``layers`` (module scope: :func:`write_layers`, the names in the test module's
+``SERVED_LAYERS`` if it has one, else all), ``running`` (a background server over them, CORS allowed
+from :data:`CORS_ORIGIN`, its log lines in ``.lines``) and ``client`` (a :class:`Client` of it) are
+used by importing them into a test module.
+"""
 
 import datetime as _dt
 import http.client
 import io
 import json
+import threading
+import time
 import urllib.parse
 
 import numpy as np
+import pytest
 
 import sfclayer
 from sfclayer import raster
@@ -17,6 +26,8 @@ EXTENT = (0.0, 0.0, 60.0, 40.0)
 MISSING = (5, 3)   # a key inside the bounds with no tile
 TIMES = [_dt.datetime(2024, 5, 1), _dt.datetime(2024, 5, 2)]
 MERCATOR_ZOOM = 3
+CORS_ORIGIN = "https://maps.example"
+LAYER_NAMES = ("rgb", "dem", "hwc", "st", "merc")
 
 
 def rgb_pixels(col, row):
@@ -53,7 +64,7 @@ def keys():
     return [(c, r) for c in range(GRID[0]) for r in range(GRID[1]) if (c, r) != MISSING]
 
 
-def write_layers(spark, root, names=("rgb", "dem", "hwc", "st", "merc")):
+def write_layers(spark, root, names=LAYER_NAMES):
     """Small layers under ``root``: rgb, dem, hwc (edge tiles 10 px), st (space-time), merc."""
     bounds = (0, 0, GRID[0] - 1, GRID[1] - 1)
     paths = {}
@@ -138,3 +149,60 @@ def decode_png(body):
     image = Image.open(io.BytesIO(body))
     assert image.format in ("PNG", "WEBP")
     return np.asarray(image.convert("RGBA"))
+
+
+def fetch_coalesced(server, name, keys, hold=0.3):
+    """Request ``/layers/<name>/values/<c>/<r>`` for every key at once, a thread each, while the layer's
+    first look-up is held ``hold`` seconds, so the other requests gather behind it into coalesced batches.
+
+    Returns ``(batches, answers)``: the keys of each ``get_many`` call, and each key's
+    ``(code, headers, body)``.
+    """
+    layer = server.served[name].base.layer
+    real, batches, answers = layer.get_many, [], {}
+
+    def slow_first(keys, **kw):
+        batches.append(list(keys))
+        if len(batches) == 1:
+            time.sleep(hold)
+        return real(keys, **kw)
+
+    def fetch(key):
+        c = Client(server.url)
+        try:
+            answers[key] = c.get(f"/layers/{name}/values/{key[0]}/{key[1]}")
+        finally:
+            c.close()
+
+    layer.get_many = slow_first
+    threads = [threading.Thread(target=fetch, args=(k,)) for k in keys]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return batches, answers
+
+
+@pytest.fixture(scope="module")
+def layers(spark, tmp_path_factory, request):
+    names = getattr(request.module, "SERVED_LAYERS", LAYER_NAMES)
+    return write_layers(spark, str(tmp_path_factory.mktemp("served")), names=names)
+
+
+@pytest.fixture(scope="module")
+def running(spark, layers):
+    from sfclayer import server as srv
+
+    lines = []
+    server = srv.serve(spark, [f"{n}={p}" for n, p in layers.items()], port=0, background=True, log=lines.append,
+                       cors_origins=[CORS_ORIGIN])
+    server.lines = lines
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def client(running):
+    c = Client(running.url)
+    yield c
+    c.close()

@@ -123,7 +123,6 @@ def test_condition_table_is_the_jars(spark):
 
 
 @pytest.mark.parametrize("name, call", [
-    ("sfclayer.ingest", lambda s, p: sfclayer.ingest(s, "/nowhere.tif", p, zoom=3)),
     ("sfclayer.pyramid", lambda s, p: sfclayer.pyramid(s, p)),
 ])
 def test_functions_not_on_connect_yet_say_so(connect, tmp_path, name, call):

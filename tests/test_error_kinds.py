@@ -1,10 +1,9 @@
 """What went wrong is told by the exception's class, never by its message's words (issue 26): a file
 system that fails is a StorageError, a missing file InvalidInput, whatever the message says."""
 
-import socket
-
 import pytest
 
+from integration.s3 import free_port  # a port nothing listens on
 from sfclayer import InvalidInput, StorageError, _jvm
 
 
@@ -21,14 +20,8 @@ def no_ipc_retries(spark):
         conf.unset(k) if v is None else conf.set(k, v)
 
 
-def _closed_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_a_file_system_that_fails_is_a_storage_error_not_a_missing_file(spark, no_ipc_retries):
-    path = f"hdfs://127.0.0.1:{_closed_port()}/dem.tif"
+    path = f"hdfs://127.0.0.1:{free_port()}/dem.tif"
     with pytest.raises(StorageError, match="cannot open hdfs://127.0.0.1:.*/dem.tif") as e:
         _jvm.hadoop_file_status(spark, path)
     assert not isinstance(e.value, InvalidInput)

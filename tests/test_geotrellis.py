@@ -176,6 +176,36 @@ def test_look_ups_equal_what_geotrellis_wrote(spark):
         geotrellis.open(spark, CATALOG, "files", 99)
 
 
+def test_look_ups_go_through_the_look_up_socket_not_py4j(spark, monkeypatch):
+    from sfclayer import _jvm
+
+    layer = next(l for l in LAYERS if l["keyType"] == "SpaceTimeKey")
+    want = expected(layer)
+    keys = sorted(want)
+    sessions = spark._jvm.io.sfclayer.lookup.GtLookupSessions
+    before = sessions.openReaders()
+    with geotrellis.open(spark, CATALOG, layer["name"], layer["zoom"]) as gl:
+        assert sessions.openReaders() == before + 1
+
+        def no_py4j(*args, **kwargs):
+            raise AssertionError(f"a py4j call during a look-up: {args[:2]}")
+
+        with monkeypatch.context() as m:  # every JVM call of sfclayer.geotrellis goes through these
+            m.setattr(_jvm, "geotrellis", no_py4j)
+            m.setattr(_jvm, "reader_call", no_py4j)
+            c, r, ms = keys[0]
+            check_tile(layer, dict(gl.get(c, r, ms * 1000), col=c, row=r), *want[keys[0]])
+            got = gl.get_many([(c, r, ms * 1000) for c, r, ms in keys] + [(10_000, 10_000, ms * 1000)])
+            assert got[-1] is None and all(t is not None for t in got[:-1])
+            assert sorted(key_of(t, True) for t in gl.query()) == keys
+            assert gl.count() == len(keys)
+            assert [key_of(t, True) for t in gl.query(limit=2)] == [key_of(t, True) for t in gl.query()][:2]
+        assert gl._client.open_connections() >= 1  # bound to this layer's reader on the shared server
+    assert sessions.openReaders() == before
+    with pytest.raises(InvalidArgument):
+        gl.get(*keys[0][:2], keys[0][2] * 1000)
+
+
 def test_convert_then_read_equals(spark, tmp_path):
     from sfclayer import pyramid_levels, read
 

@@ -6,7 +6,6 @@ import io
 import json
 import os
 import sys
-import threading
 import time
 
 import numpy as np
@@ -19,31 +18,7 @@ from sfclayer.server import catalog, render
 
 from . import helpers
 from . import serving as sv
-from .serving import TILE
-
-CORS_ORIGIN = "https://maps.example"
-
-
-@pytest.fixture(scope="module")
-def layers(spark, tmp_path_factory):
-    return sv.write_layers(spark, str(tmp_path_factory.mktemp("served")))
-
-
-@pytest.fixture(scope="module")
-def running(spark, layers):
-    lines = []
-    server = srv.serve(spark, [f"{n}={p}" for n, p in layers.items()], port=0, background=True, log=lines.append,
-                       cors_origins=[CORS_ORIGIN])
-    server.lines = lines
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def client(running):
-    c = sv.Client(running.url)
-    yield c
-    c.close()
+from .serving import CORS_ORIGIN, TILE, client, layers, running  # noqa: F401 (fixtures)
 
 
 def test_start_message_names_the_url_on_loopback(running):
@@ -354,31 +329,9 @@ def test_coalescing_gathers_requests_behind_a_running_look_up_into_sorted_get_ma
     lines = []
     with srv.serve(spark, [layers["rgb"]], port=0, coalesce_ms=50, background=True, log=lines.append) as server:
         coalescer = server.app.coalescers[("rgb", 0)]
-        calls = []
-        layer = server.served["rgb"].base.layer
-        real = layer.get_many
-
-        def slow_first(keys, **kw):  # the first look-up takes a while: the other requests gather behind it
-            calls.append(list(keys))
-            if len(calls) == 1:
-                time.sleep(0.3)
-            return real(keys, **kw)
-
-        layer.get_many = slow_first
         wanted = [(c, r) for c, r in sv.keys()][:12] + [(0, 0)] * 3
-        results = {}
-
-        def fetch(key):
-            c = sv.Client(server.url)
-            results[key] = c.get(f"/layers/rgb/values/{key[0]}/{key[1]}")[0]
-            c.close()
-
-        threads = [threading.Thread(target=fetch, args=(k,)) for k in wanted]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert set(results.values()) == {200}
+        calls, results = sv.fetch_coalesced(server, "rgb", wanted)
+        assert {code for code, _, _ in results.values()} == {200}
         assert coalescer.requests == len(wanted)
         # Every key read, few batches; a key is read once per batch (one tile may land in two batches).
         assert set().union(*map(set, calls)) == set(wanted) and len(calls) <= 4

@@ -15,28 +15,9 @@ import sfclayer
 from sfclayer import server as srv
 
 from . import serving as sv
-from .serving import TILE
+from .serving import CORS_ORIGIN, TILE, client, layers, running  # noqa: F401 (fixtures)
 
-CORS_ORIGIN = "https://maps.example"
-
-
-@pytest.fixture(scope="module")
-def layers(spark, tmp_path_factory):
-    return sv.write_layers(spark, str(tmp_path_factory.mktemp("served")), names=("rgb", "merc"))
-
-
-@pytest.fixture(scope="module")
-def running(spark, layers):
-    server = srv.serve(spark, [f"{n}={p}" for n, p in layers.items()], port=0, background=True, log=lambda *_: None)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def client(running):
-    c = sv.Client(running.url)
-    yield c
-    c.close()
+SERVED_LAYERS = ("rgb", "merc")
 
 
 def test_allowed_hosts_cors_off_by_default_and_a_warning_off_loopback(spark, layers):
@@ -70,30 +51,10 @@ def test_a_damaged_file_fails_only_its_own_keys_in_a_coalesced_batch(spark, laye
         f.write(b"\0")  # its length no longer matches its files entry: every read of it is refused
     with srv.serve(spark, [f"dmg={path}"], port=0, coalesce_ms=50, background=True, log=lambda *_: None) as server:
         lv = server.served["dmg"].base
-        layer, real, calls = lv.layer, lv.layer.get_many, []
-
-        def slow_first(keys, **kw):  # the first look-up takes a while: the other requests gather behind it
-            calls.append(list(keys))
-            if len(calls) == 1:
-                time.sleep(0.3)
-            return real(keys, **kw)
-
-        layer.get_many = slow_first
         wanted = sv.keys()
         in_bad = {k for k in wanted if bad["firstIndex"] <= lv.index(*k) <= bad["lastIndex"]}
         assert in_bad and len(in_bad) < len(wanted)
-        results = {}
-
-        def fetch(key):
-            c = sv.Client(server.url)
-            results[key] = c.get(f"/layers/dmg/values/{key[0]}/{key[1]}")
-            c.close()
-
-        threads = [threading.Thread(target=fetch, args=(k,)) for k in wanted]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        calls, results = sv.fetch_coalesced(server, "dmg", wanted)
         assert any(len(c) > 1 and set(c) & in_bad and set(c) - in_bad for c in calls)  # a mixed batch happened
         for key, (code, headers, body) in results.items():
             if key in in_bad:

@@ -22,6 +22,7 @@ import json
 import struct
 
 from . import _jvm
+from ._lookup import LookupClient
 from ._args import check_box as _check_box, check_time_range as _check_time_range
 from .curves import to_micros as _micros
 from .errors import InvalidArgument, KeyNotFound
@@ -142,30 +143,25 @@ def open(spark, catalog, name, zoom, cache_size=16):  # noqa: A001 - the name th
 
 
 _HEAD = struct.Struct(">iiqiii")
+_NODATA = struct.Struct(">bd")
+_INT = struct.Struct(">i")
+_KEY = struct.Struct(">iiq")
 
 
-def _unpack(data):
-    """Tiles packed by ``GeoTrellisCommands.pack``: a list of dicts (None for a missing tile)."""
-    out, p, view = [], 0, memoryview(data)
-    while p < len(data):
-        (present,) = struct.unpack_from(">i", data, p)
-        p += 4
-        if not present:
-            out.append(None)
-            continue
-        col, row, millis, width, height, bands = _HEAD.unpack_from(data, p)
-        p += _HEAD.size
-        (n,) = struct.unpack_from(">i", data, p)
-        dtype = bytes(view[p + 4:p + 4 + n]).decode("ascii")
-        p += 4 + n
-        has_nodata, nodata = struct.unpack_from(">bd", data, p)
-        p += 9
-        (size,) = struct.unpack_from(">i", data, p)
-        pixels = bytes(view[p + 4:p + 4 + size])
-        p += 4 + size
-        out.append({"col": col, "row": row, "millis": millis, "pixels": pixels, "width": width, "height": height,
-                    "bands": bands, "dtype": dtype, "nodata": nodata if has_nodata else None, "mask": None})
-    return out
+def _decode(data, p=0):
+    """One tile record of ``io.sfclayer.lookup.GtTileSource`` at ``p``: (dict, the offset after it)."""
+    col, row, millis, width, height, bands = _HEAD.unpack_from(data, p)
+    p += _HEAD.size
+    (n,) = _INT.unpack_from(data, p)
+    dtype = bytes(data[p + 4:p + 4 + n]).decode("ascii")
+    p += 4 + n
+    has_nodata, nodata = _NODATA.unpack_from(data, p)
+    p += _NODATA.size
+    (size,) = _INT.unpack_from(data, p)
+    pixels = bytes(data[p + 4:p + 4 + size])
+    p += 4 + size
+    return ({"col": col, "row": row, "millis": millis, "pixels": pixels, "width": width, "height": height,
+             "bands": bands, "dtype": dtype, "nodata": nodata if has_nodata else None, "mask": None}, p)
 
 
 def _utc(millis):
@@ -184,7 +180,15 @@ class Layer:
         self.catalog, self.name, self.zoom = str(catalog), name, zoom
         self.info = info(spark, catalog, name, zoom)
         self.space_time = bool(self.info["spaceTime"])
-        self._reader = _jvm.geotrellis(spark, "openReader", self.catalog, name, zoom, int(cache_size))
+        # one py4j call; look-ups, queries and counts then go through the driver's look-up socket
+        opened = json.loads(_jvm.geotrellis(spark, "openLookup", self.catalog, name, zoom, int(cache_size)))
+        self._handle = int(opened["handle"])
+        try:
+            self._client = LookupClient(opened["host"], opened["port"], bytes.fromhex(opened["token"]),
+                                        _jvm.error_from_payload)
+        except BaseException:
+            _jvm.geotrellis(spark, "closeLookup", self._handle)
+            raise
 
     def __repr__(self):
         return f"<sfclayer.geotrellis.Layer {self.name}/{self.zoom} in {self.catalog}>"
@@ -197,20 +201,23 @@ class Layer:
 
     def close(self):
         """Closes the layer's open files; further calls raise InvalidArgument."""
-        if self._reader is not None:
-            _jvm.reader_call(self._reader, "close")
-            self._reader = None
+        if self._handle is not None:
+            handle, self._handle = self._handle, None
+            try:
+                self._client.close()
+            finally:
+                _jvm.geotrellis(self._spark, "closeLookup", handle)
 
     def _require_open(self):
-        if self._reader is None:
+        if self._handle is None:
             raise InvalidArgument(f"GeoTrellis layer {self.name}/{self.zoom} is closed")
 
-    def _millis(self, time):
+    def _micros(self, time):
         if self.space_time and time is None:
             raise InvalidArgument(f"GeoTrellis layer {self.name}/{self.zoom} is space-time: give a time with the key")
         if not self.space_time and time is not None:
             raise InvalidArgument(f"GeoTrellis layer {self.name}/{self.zoom} is spatial: its keys have no time")
-        return _micros(time) // 1000 if self.space_time else 0
+        return int(_micros(time)) if self.space_time else 0  # the JVM floors it to GeoTrellis' ms
 
     def _tile(self, t, keys):
         if t is None:
@@ -232,29 +239,24 @@ class Layer:
             If the layer has no tile at the key.
         """
         self._require_open()
-        millis = self._millis(time)
-        data = _jvm.reader_call(self._reader, "get", int(col), int(row), int(millis))
-        tiles = _unpack(data)
-        if not tiles:
-            key = f"({col}, {row}" + (f", {_utc(millis).isoformat()})" if self.space_time else ")")
+        micros = self._micros(time)
+        record = self._client.get(int(col), int(row), micros)
+        if record is None:
+            key = f"({col}, {row}" + (f", {_utc(micros // 1000).isoformat()})" if self.space_time else ")")
             raise KeyNotFound(f"no tile at key {key} in GeoTrellis layer {self.name}/{self.zoom}")
-        return self._tile(tiles[0], False)
+        return self._tile(_decode(record)[0], False)
 
     def get_many(self, keys):
         """Many tiles: a value dict per key, in the keys' order; None where the layer has no tile."""
         self._require_open()
         packed = bytearray()
-        n = 0
         for key in keys:
             if self.space_time:
                 col, row, time = key
             else:
                 (col, row), time = key[:2], None
-            packed += struct.pack(">iiq", int(col), int(row), int(self._millis(time)))
-            n += 1
-        data = _jvm.reader_call(self._reader, "getMany", bytes(packed))
-        tiles = _unpack(data)
-        return [self._tile(t, False) for t in tiles]
+            packed += _KEY.pack(int(col), int(row), self._micros(time))
+        return [None if r is None else self._tile(_decode(r)[0], False) for r in self._client.get_many(bytes(packed))]
 
     def _box(self, bbox, keys, time):
         bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
@@ -280,17 +282,28 @@ class Layer:
             t0, t1 = (-(-_micros(time[0]) // 1000), _micros(time[1]) // 1000)
         return c0, r0, c1, r1, t0, t1
 
+    @staticmethod
+    def _spec(c0, r0, c1, r1, t0, t1, limit=-1):
+        """A box query as ``io.sfclayer.lookup.GtTileSource`` reads it."""
+        return f"c0={c0}\nr0={r0}\nc1={c1}\nr1={r1}\nt0={t0}\nt1={t1}\nlimit={limit}\n"
+
     def query(self, bbox=None, keys=None, time=None, limit=None):
         """The tiles in a box, read by the driver: dicts with ``col``, ``row`` (``time``) and the values,
-        in index order."""
+        in index order (streamed: the iterator holds a look-up connection until exhausted or closed)."""
         self._require_open()
         c0, r0, c1, r1, t0, t1 = self._box(bbox, keys, time)
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
             raise InvalidArgument(f"limit: {limit!r} must be a whole number >= 0")
         if c0 > c1 or r0 > r1 or t0 > t1 or limit == 0:
             return iter(())
-        data = _jvm.reader_call(self._reader, "query", c0, r0, c1, r1, t0, t1, -1 if limit is None else int(limit))
-        return iter([self._tile(t, True) for t in _unpack(data)])
+        return self._records(self._spec(c0, r0, c1, r1, t0, t1, -1 if limit is None else int(limit)))
+
+    def _records(self, spec):
+        for count, data in self._client.query(spec):
+            view, p = memoryview(data), 0
+            for _ in range(count):
+                t, p = _decode(view, p)
+                yield self._tile(t, True)
 
     def count(self, bbox=None, keys=None, time=None):
         """How many tiles :meth:`query` would return."""
@@ -298,7 +311,7 @@ class Layer:
         c0, r0, c1, r1, t0, t1 = self._box(bbox, keys, time)
         if c0 > c1 or r0 > r1 or t0 > t1:
             return 0
-        return int(_jvm.reader_call(self._reader, "count", c0, r0, c1, r1, t0, t1))
+        return int(self._client.count(self._spec(c0, r0, c1, r1, t0, t1)))
 
 
 def _as_sfclayer(spark, catalog, name, zoom):
@@ -412,8 +425,8 @@ class _ServedIndex:
         self.kind = layer.info["keyIndex"]
 
     def index(self, col, row, micros=None):
-        return int(_jvm.reader_call(self._layer._reader, "index", int(col), int(row),
-                                    int(micros or 0) // 1000))
+        return int(_jvm.geotrellis(self._layer._spark, "index", self._layer._handle, int(col), int(row),
+                                   int(micros or 0) // 1000))
 
 
 class ServedLayer(Layer):

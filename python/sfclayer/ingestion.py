@@ -175,7 +175,6 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     >>> r.grid.zoom, r.tiles                                                                 # doctest: +SKIP
     (12, 42)
     """
-    _jvm.require_classic(spark, "sfclayer.ingest")  # RDDs and py4j: not on Spark Connect yet (issue 21)
     t0 = time.perf_counter()
     for fixed in ("bounds", "extent", "crs", "raster"):
         if fixed in write_options:
@@ -211,16 +210,12 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
                                   f"{grid.tile_height} px tiles (leave tile_size at its default)")
         tasks = _tms_plan(t, grid, srcs)
 
-    sc = spark.sparkContext
-    # Tiles are rendered one at a time (memory per task does not grow with the slice), so slices are
-    # large enough to amortise task overhead and many enough to keep every core busy.
-    slices = max(1, min(len(tasks), max(2 * sc.defaultParallelism, len(tasks) // 256)))
-    render = functools.partial(_render_partition, grid, srcs, resampling, first.dtype, nodata)
-    rdd = sc.parallelize(tasks, slices).mapPartitions(render)
-    df = spark.createDataFrame(rdd, raster.spark_schema(), verifySchema=False)
+    render = functools.partial(_render_batches, grid, srcs, resampling, first.dtype, nodata, tasks)
+    df = _task_frame(spark, tasks).mapInArrow(render, raster.spark_schema())
     _layer.write(df, path, mode=mode, bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
                  raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)
-    # The committed version's count, not the accumulator's (a retried task would count twice).
+    # The committed version's count, not the tasks' (a retried task would count twice); on Spark Connect
+    # through sfclayer's relation plugin.
     tiles = int(json.loads(_jvm.layer_metadata_json(spark, path))["recordCount"])
     return IngestReport(path, grid, srcs, len(tasks), tiles, nodata, time.perf_counter() - t0)
 
@@ -319,8 +314,43 @@ def _native_plan(srcs, tile_size):
     return grid, [(c, r, tuple(ix)) for (c, r), ix in sorted(touched.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
 
 
+def _task_frame(spark, tasks):
+    """The target tiles' positions in ``tasks`` as a DataFrame ``id``, in slices of consecutive
+    tiles, a partition each (DataFrame operations only: classic and Spark Connect sessions alike).
+
+    Tiles are rendered one at a time (memory per task does not grow with the slice), so slices are
+    large enough to amortise task overhead and many enough to keep every core busy. A slice's tiles
+    are neighbours (the plan is in key order), so its task reuses the sources it opened. The slices
+    are ``spark.range``'s partitions (one job, no shuffle); the plan itself travels with the drawing
+    function, as ``parallelize`` shipped it with the tasks before.
+    """
+    slices = max(1, min(len(tasks), max(2 * _cores(spark), len(tasks) // 256)))
+    return spark.range(0, len(tasks), 1, slices)
+
+
+def _cores(spark):
+    """The cores Spark runs tasks on: the classic context's default parallelism; on Spark Connect the
+    server's ``spark.default.parallelism`` or ``local[N]``, else 8 (a Connect client cannot ask the cluster)."""
+    if not _jvm.is_connect(spark):
+        return spark.sparkContext.defaultParallelism
+    if spark.conf.get("spark.default.parallelism", None):
+        return int(spark.conf.get("spark.default.parallelism"))
+    master = spark.conf.get("spark.master", "") or ""
+    inside = master[master.find("[") + 1:master.find("]")] if master.startswith("local[") else ""
+    return int(inside) if inside.isdigit() else 8
+
+
 # --------------------------------------------------------------------------------------------------
 # Executors: one target tile at a time
+
+
+def _render_batches(grid, srcs, resampling, dtype, nodata, tasks, batches):
+    """``mapInArrow``'s function: the tiles of a slice (``batches`` of positions in ``tasks``) as Arrow
+    record batches."""
+    from ._tile_batches import tile_batches
+
+    mine = (tasks[i] for b in batches for i in b.column("id").to_pylist())
+    return tile_batches(_render_partition(grid, srcs, resampling, dtype, nodata, mine))
 
 
 def _render_partition(grid, srcs, resampling, dtype, nodata, tasks):

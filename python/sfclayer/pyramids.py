@@ -154,7 +154,7 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     >>> sfclayer.read(spark, "/tmp/world", zoom=1).count()  # doctest: +SKIP
     4
     """
-    _jvm.require_classic(spark, "sfclayer.pyramid")  # RDDs and py4j: not on Spark Connect yet (issue 21)
+    _jvm.require_classic(spark, "sfclayer.pyramid")  # the lease and the documents need py4j (issue 21)
     if resampling is not None and resampling not in DOWNSAMPLING:
         raise InvalidArgument(f"resampling: {resampling!r} is unknown for a pyramid ({', '.join(DOWNSAMPLING)})")
     _base_zoom(_base_metadata(spark, path), path)  # not a raster layer: refused before anything is written
@@ -226,9 +226,7 @@ def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
         sc.setJobDescription(f"sfclayer: pyramid level {z} of {path}")
         try:
             if changed is None:
-                df = _children(spark, child_path, child_version, None)
-                out = spark.createDataFrame(df.rdd.map(_to_parent).groupByKey().flatMap(tile),
-                                            raster.spark_schema(), verifySchema=False)
+                out = _parents(_children(spark, child_path, child_version, None), tile)
                 _layer.write(out, level, mode="overwrite", bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
                              raster=desc, **write_options)
             else:
@@ -290,13 +288,11 @@ def _update_level(spark, level, children, parents, tile):
     """
     from pyspark import StorageLevel
 
-    out = children.rdd.map(_to_parent).groupByKey().flatMap(tile)
-    out.persist(StorageLevel.MEMORY_AND_DISK)
+    out = _parents(children, tile).persist(StorageLevel.MEMORY_AND_DISK)  # read for its keys, then written
     try:
-        df = spark.createDataFrame(out, raster.spark_schema(), verifySchema=False)
-        written = {(x["col"], x["row"]) for x in df.select("col", "row").collect()}
+        written = {(x["col"], x["row"]) for x in out.select("col", "row").collect()}
         if written:
-            _layer.write(df, level, mode="append")
+            _layer.write(out, level, mode="append")
     finally:
         out.unpersist()
     gone = parents - written
@@ -312,10 +308,26 @@ def _update_level(spark, level, children, parents, tile):
     return {"written": len(written), "deleted": len(gone)}
 
 
-def _to_parent(row):
-    return (row["col"] // 2, row["row"] // 2), (row["col"] % 2, row["row"] % 2, bytes(row["pixels"]),
-                                                 row["width"], row["height"], row["bands"], row["dtype"],
-                                                 row["nodata"], None if row["mask"] is None else bytes(row["mask"]))
+def _parents(children, tile):
+    """The parent tiles of the raster tiles ``children``: grouped by parent key, each group drawn by
+    ``tile`` (:func:`_parent_tile`) in ``applyInArrow`` (DataFrame operations only, no RDDs)."""
+    f = _sql()
+    keyed = children.withColumn("pc", f.floor(f.col("col") / 2).cast("int")) \
+        .withColumn("pr", f.floor(f.col("row") / 2).cast("int"))
+    return keyed.groupBy("pc", "pr").applyInArrow(functools.partial(_parent_table, tile), raster.spark_schema())
+
+
+_CHILD_COLUMNS = ("pc", "pr", "col", "row") + raster.COLUMNS
+
+
+def _parent_table(tile, children):
+    """``applyInArrow``'s function: one parent's children (an Arrow table) to the parent (0 or 1 rows)."""
+    from ._tile_batches import rows, tile_table
+
+    items = [(col % 2, row % 2, pixels, width, height, bands, dtype, nodata, mask)
+             for _, _, col, row, pixels, width, height, bands, dtype, nodata, mask in rows(children, _CHILD_COLUMNS)]
+    pc, pr = children.column("pc")[0].as_py(), children.column("pr")[0].as_py()
+    return tile_table(list(tile(((pc, pr), items))))
 
 
 def _parent_tile(grid, bands, dtype, nodata, resampling, item):

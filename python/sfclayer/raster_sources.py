@@ -98,7 +98,10 @@ def _open_source(spark, uri):
 
 
 def _ship(spark, srcs):
-    """Add each Hadoop source to the session's files (executors fetch them by file name)."""
+    """Add each Hadoop source to the session's files (executors fetch them by file name). Other sources
+    are opened by path on the executors: nothing to ship (and no SparkContext needed: Spark Connect)."""
+    if all(s.shipped is None for s in srcs):
+        return
     sc = spark.sparkContext
     known = {}
     for uri in list(getattr(sc, "listFiles", [])):

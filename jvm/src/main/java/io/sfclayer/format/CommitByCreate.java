@@ -1,7 +1,6 @@
 package io.sfclayer.format;
 
 import org.apache.hadoop.fs.FSDataOutputStream;
-import org.apache.hadoop.fs.FileAlreadyExistsException;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
@@ -33,8 +32,9 @@ final class CommitByCreate extends CommitPublisher {
         try {
             if (conditional) {
                 // createFile returns a raw builder: build() is typed Object
+                // no probes first (S3A's performance create): the store itself refuses a taken name
                 out = (FSDataOutputStream) fs.createFile(target).overwrite(false).must(CONDITIONAL_CREATE, true)
-                    .build();
+                    .opt(ObjectStores.S3A_CREATE_PERFORMANCE, true).build();
             } else {
                 out = fs.create(target, false);
             }
@@ -59,17 +59,6 @@ final class CommitByCreate extends CommitPublisher {
             throw e;
         }
         return true;
-    }
-
-    /** Whether {@code e} says the name was taken: FileAlreadyExistsException, or S3A's 412 (RemoteFileChangedException). */
-    static boolean nameTaken(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof FileAlreadyExistsException || t instanceof java.nio.file.FileAlreadyExistsException
-                    || t.getClass().getName().equals("org.apache.hadoop.fs.s3a.RemoteFileChangedException")) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static void abort(FSDataOutputStream out) {

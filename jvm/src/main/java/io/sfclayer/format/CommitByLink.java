@@ -1,11 +1,9 @@
 package io.sfclayer.format;
 
-import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
 import java.io.IOException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 
@@ -22,18 +20,12 @@ final class CommitByLink extends CommitPublisher {
 
     @Override
     public boolean publish(Path target, byte[] document, String writeId) throws IOException {
-        Path tmp = tempDocument(target, writeId);
-        try (FSDataOutputStream out = fs.create(tmp, true)) {
-            out.write(document);
+        boolean published = publishThroughTemp(target, document, writeId,
+            (tmp, to) -> Files.createLink(Paths.get(to.toUri().getPath()), Paths.get(tmp.toUri().getPath())));
+        if (published) {
+            deleteQuietly(tempDocument(target, writeId)); // a leftover temporary document is vacuum's, never an error
         }
-        try {
-            Files.createLink(Paths.get(target.toUri().getPath()), Paths.get(tmp.toUri().getPath()));
-        } catch (FileAlreadyExistsException e) {
-            deleteQuietly(tmp);
-            return false;
-        }
-        deleteQuietly(tmp); // published: a leftover temporary document is vacuum's, never an error
-        return true;
+        return published;
     }
 
     @Override

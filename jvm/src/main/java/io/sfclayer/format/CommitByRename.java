@@ -1,8 +1,6 @@
 package io.sfclayer.format;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FSDataOutputStream;
-import org.apache.hadoop.fs.FileAlreadyExistsException;
 import org.apache.hadoop.fs.FileContext;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Options;
@@ -19,28 +17,16 @@ import java.io.IOException;
  * still in flight finds nothing to move.
  */
 final class CommitByRename extends CommitPublisher {
-    private final Configuration conf;
-    private final Path layer;
+    private final FileContext files;
 
-    CommitByRename(FileSystem fs, Configuration conf, Path layer) {
+    CommitByRename(FileSystem fs, Configuration conf, Path layer) throws IOException {
         super(fs);
-        this.conf = conf;
-        this.layer = layer;
+        this.files = FileContext.getFileContext(layer.toUri(), conf);
     }
 
     @Override
     public boolean publish(Path target, byte[] document, String writeId) throws IOException {
-        Path tmp = tempDocument(target, writeId);
-        try (FSDataOutputStream out = fs.create(tmp, true)) {
-            out.write(document);
-        }
-        try {
-            FileContext.getFileContext(layer.toUri(), conf).rename(tmp, target, Options.Rename.NONE);
-        } catch (FileAlreadyExistsException e) {
-            deleteQuietly(tmp);
-            return false;
-        }
-        return true;
+        return publishThroughTemp(target, document, writeId, (tmp, to) -> files.rename(tmp, to, Options.Rename.NONE));
     }
 
     @Override

@@ -2,6 +2,8 @@ package io.sfclayer.format;
 
 import io.sfclayer.SfcLayerException;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileAlreadyExistsException;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
@@ -23,6 +25,8 @@ import java.util.Set;
  * the caller reads it back); an exception when anything else happened, after which the document may or
  * may not be published: the caller reads it back, and if it is absent asks {@link #fence} to make sure
  * the failed attempt cannot publish it later. After a successful publish nothing here throws.
+ * {@link #publishDecided} is that caller's side, in one place for every document published this way
+ * (version documents, a pyramid run's lease).
  */
 public abstract class CommitPublisher {
     /**
@@ -101,6 +105,110 @@ public abstract class CommitPublisher {
         } catch (IOException | RuntimeException e) {
             return false;
         }
+    }
+
+    /** What a caller of {@link #publishDecided} knows of its documents. */
+    public interface Documents {
+        /** The identity (a writeId, a lease's token) of the document at {@code p}; null when there is none. */
+        String idAt(Path p) throws IOException;
+
+        /** The error for an outcome that cannot be decided: the document may or may not be published. */
+        SfcLayerException unknown(Path target, String why, Throwable cause);
+    }
+
+    /**
+     * One attempt to publish {@code document} (whose identity is {@code id}) as {@code target}, its
+     * outcome decided by reading the name back: true when it is published (by this attempt, or by an
+     * earlier one whose answer was lost), false when another document holds the name. When publishing
+     * fails, the identity found at the name decides: ours is published, another's is a lost race;
+     * absent, the attempt is fenced off (not published: StorageError) or, when it cannot be, tried once
+     * more; what cannot be decided is {@link Documents#unknown}.
+     */
+    public final boolean publishDecided(Path target, byte[] document, String id, Documents docs) throws IOException {
+        boolean published;
+        try {
+            published = publish(target, document, id);
+        } catch (IOException | RuntimeException e) {
+            return afterFailure(target, document, id, docs, e);
+        }
+        if (published) {
+            return true;
+        }
+        // the name is taken: by another writer, or by us if an earlier answer was lost (S3: a retried PUT got 412)
+        String holder;
+        try {
+            holder = docs.idAt(target);
+        } catch (IOException | RuntimeException e) {
+            throw docs.unknown(target, "exists but could not be read back", e);
+        }
+        return id.equals(holder);
+    }
+
+    private boolean afterFailure(Path target, byte[] document, String id, Documents docs, Exception failure)
+            throws IOException {
+        String holder;
+        try {
+            holder = docs.idAt(target);
+            if (holder == null && fence(target, id)) {
+                holder = docs.idAt(target); // a rename may have landed before the fence
+                if (holder == null) {
+                    throw new SfcLayerException.StorageError("could not publish " + target + " (" + describe() + "): "
+                        + failure + "; nothing was published", failure);
+                }
+            } else if (holder == null) {
+                // cannot fence (an object store's PUT): try once more; 412 or success then decide
+                boolean again = publish(target, document, id);
+                holder = again ? id : docs.idAt(target);
+            }
+        } catch (SfcLayerException.StorageError e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            e.addSuppressed(failure);
+            throw docs.unknown(target, "could not be published (" + failure + ") and reading it back failed too", e);
+        }
+        if (holder == null) {
+            throw docs.unknown(target, "could not be published (" + failure + ") and is absent", failure);
+        }
+        return id.equals(holder);
+    }
+
+    /** Moves a written temporary document to its final name, failing when the name is taken. */
+    protected interface Move {
+        void move(Path tmp, Path target) throws IOException;
+    }
+
+    /**
+     * The publish of primitives that move a complete temporary document into place (a link, a rename):
+     * writes {@code document} as the write's temporary document beside {@code target}, then moves it;
+     * false (the temporary document deleted) when the name was taken.
+     */
+    protected final boolean publishThroughTemp(Path target, byte[] document, String writeId, Move move)
+            throws IOException {
+        Path tmp = tempDocument(target, writeId);
+        try (FSDataOutputStream out = fs.create(tmp, true)) {
+            out.write(document);
+        }
+        try {
+            move.move(tmp, target);
+        } catch (IOException e) {
+            if (nameTaken(e)) {
+                deleteQuietly(tmp);
+                return false;
+            }
+            throw e;
+        }
+        return true;
+    }
+
+    /** Whether {@code e} says the name was taken: FileAlreadyExistsException, or S3A's 412 (RemoteFileChangedException). */
+    static boolean nameTaken(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof FileAlreadyExistsException || t instanceof java.nio.file.FileAlreadyExistsException
+                    || t.getClass().getName().equals("org.apache.hadoop.fs.s3a.RemoteFileChangedException")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Best effort, never throws: deletes {@code p}; whether it is gone afterwards (false if unknown). */

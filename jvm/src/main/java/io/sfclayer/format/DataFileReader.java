@@ -190,6 +190,16 @@ public final class DataFileReader implements Closeable {
                 throw failure("cannot open data file " + path, e);
             }
         }
+        if (trustLength && this.index != null && this.index.size() > 0 && RecordFrame.checked(entry.formatVersion)) {
+            // On an object store, with the length and the checked index known, nothing is asked until a
+            // record is read: a look-up is one ranged GET. The header is read when something needs it
+            // (a sync marker, a key before the first entry); the records are checked (RecordFrame) either way.
+            in = ObjectStores.open(fs, dataPath, access, length);
+            checked = true;
+            end = length;
+            pos = this.index.position(0);
+            return;
+        }
         try {
             in = ObjectStores.open(fs, dataPath, access, trustLength ? length : -1);
             streamPos = 0;
@@ -237,6 +247,40 @@ public final class DataFileReader implements Closeable {
             }
             end = Math.min(end, entry.dataBytes);
         }
+    }
+
+    /**
+     * The file's header, read now if the open deferred it: checked as the constructor checks it (a
+     * checked file whose header says otherwise, an index pointing into the header, are damage).
+     */
+    private DataFileHeader header() throws IOException {
+        if (header != null) {
+            return header;
+        }
+        DataFileHeader h;
+        try {
+            seekStream(0);
+            h = DataFileHeader.read(in, () -> streamPos = positionOf(in));
+        } catch (FileNotFoundException e) {
+            throw corrupt("data file " + path + " (" + entry.indexRange() + ") is unreadable: the listed data file is missing", e);
+        } catch (IOException | RuntimeException e) {
+            streamPos = -1;
+            if (failure("", e) instanceof SfcLayerException.StorageError && !(e instanceof DataFileHeader.BadHeader)) {
+                throw failure("cannot read the header of data file " + path, e);
+            }
+            throw corrupt("data file " + path + " (" + entry.indexRange() + ") is unreadable: its header is unreadable ("
+                + e.getMessage() + ")", e);
+        }
+        if (!RecordFrame.checked(h.formatVersion)) {
+            throw corrupt("data file " + path + " (" + entry.indexRange() + ") is unreadable: its header says format version "
+                + h.formatVersion + " but the layer's version document lists it as a format " + entry.formatVersion + " file");
+        }
+        header = h;
+        if (index != null && index.size() > 0 && index.position(0) < h.dataStart) {
+            indexDamaged("its first entry points at byte " + index.position(0) + ", inside the header (records start at "
+                + h.dataStart + ")");
+        }
+        return h;
     }
 
     private static long positionOf(FSDataInputStream in) {
@@ -313,6 +357,39 @@ public final class DataFileReader implements Closeable {
         return index;
     }
 
+    /**
+     * For a scan of a file on an object store larger than {@link ObjectStores#SCAN_WHOLE_BYTES}: its
+     * index read alone first, so that the data file opens asking nothing (its header is read only if
+     * needed) and its first GET starts where the scan does. Null otherwise (smaller files are read
+     * whole, and with a sink, or where the index cannot be read alone, the reader reads it and reports
+     * what is wrong with it).
+     */
+    public static DataFileIndex indexFirst(Configuration conf, Path path, DataFileEntry entry, DamageSink sink) {
+        try {
+            if (sink != null || entry.dataBytes <= ObjectStores.SCAN_WHOLE_BYTES
+                    || !ObjectStores.isObjectStore(path.getFileSystem(conf))) {
+                return null;
+            }
+            return DataFileIndex.readAlone(conf, path, entry);
+        } catch (IOException | RuntimeException e) {
+            return null; // the reader reads it again and says what is wrong
+        }
+    }
+
+    /**
+     * For a scan of a small file on an object store ({@link ObjectStores#SCAN_WHOLE_BYTES}): its index
+     * is not read, seeks read on from the file's start through the one sequential stream. Call before
+     * the first seek; false (and nothing changed) when the file is not such a file or its index is in use.
+     */
+    public boolean scanWithoutIndex() {
+        if (in == null || indexLoaded || sink != null || !ObjectStores.isObjectStore(fs)
+                || end > ObjectStores.SCAN_WHOLE_BYTES) {
+            return false;
+        }
+        indexLoaded = true; // and no index: seekCeiling walks from the first record
+        return true;
+    }
+
     /** Approximate heap bytes this reader holds (its record buffer and stream buffers; not the index). */
     public long bytesHeld() {
         return buf.length + 8192L;
@@ -332,7 +409,7 @@ public final class DataFileReader implements Closeable {
         if (!readOn) {
             seekEntry = e;
             haveLast = false;
-            pos = e < 0 ? header.dataStart : index.offsets[e];
+            pos = e < 0 ? header().dataStart : index.offsets[e];
             long before = damaged;
             if (!readRecord()) {
                 return positioned = false;
@@ -388,7 +465,7 @@ public final class DataFileReader implements Closeable {
         } finally {
             quietRecords = false;
         }
-        pos = header.dataStart;
+        pos = header().dataStart;
         haveLast = false;
         positioned = false;
         seekEntry = -1;
@@ -419,7 +496,7 @@ public final class DataFileReader implements Closeable {
         indexLoaded = true;
         Path ip = new Path(path, "index");
         try {
-            index = DataFileIndex.read(conf, fs, ip, entry.indexCrc32c, header.dataStart, end);
+            index = DataFileIndex.read(conf, fs, ip, entry.indexCrc32c, header().dataStart, end);
         } catch (FileNotFoundException e) {
             indexDamaged("it is missing");
         } catch (ChecksumException e) {
@@ -523,6 +600,18 @@ public final class DataFileReader implements Closeable {
      * or, with {@link #usePositionedReads}, from a window filled by one positioned read.
      */
     private void readData(long at, byte[] b, int len) throws IOException {
+        try {
+            readDataOrFail(at, b, len);
+        } catch (FileNotFoundException e) {
+            if (sink != null) {
+                throw e;
+            }
+            // an open that asked nothing first (a known length on an object store) learns it here
+            throw corrupt("data file " + path + " (" + entry.indexRange() + ") is unreadable: the listed data file is missing", e);
+        }
+    }
+
+    private void readDataOrFail(long at, byte[] b, int len) throws IOException {
         if (window == null) {
             seekStream(at);
             in.readFully(b, 0, len);
@@ -567,7 +656,7 @@ public final class DataFileReader implements Closeable {
         seekStream(at + 4);
         in.readFully(s);
         streamPos += s.length;
-        return Arrays.equals(s, header.sync);
+        return Arrays.equals(s, header().sync);
     }
 
     /** A record whose lengths hold but whose content does not: lost alone. */

@@ -31,8 +31,17 @@ public final class ObjectStores {
     /** Hadoop's standard openFile options (Hadoop 3.3.5+); unknown options are ignored by filesystems. */
     static final String READ_POLICY = "fs.option.openfile.read.policy";
     static final String LENGTH = "fs.option.openfile.length";
+    /** S3A's per-file read-ahead (how far a forward seek reads on rather than opening a new GET). */
+    static final String S3A_READAHEAD = "fs.s3a.readahead.range";
     /** S3A's per-file create option: skip the probes for an existing file or directory. */
     static final String S3A_CREATE_PERFORMANCE = "fs.s3a.create.performance";
+
+    /**
+     * Data files up to this size are scanned from their start in one GET rather than after reading
+     * their index: the index's HEAD and GET are two round trips (tens of ms), more than a MiB takes
+     * to stream from an object store.
+     */
+    public static final long SCAN_WHOLE_BYTES = 1L << 20;
 
     /** How a file will be read. */
     public enum Access {
@@ -68,6 +77,11 @@ public final class ObjectStores {
             return fs.open(p);
         }
         var builder = fs.openFile(p).opt(READ_POLICY, access.policy);
+        if (access == Access.SEQUENTIAL) {
+            // a scan skips forward over what its box leaves out: reading on through up to this much
+            // is cheaper than S3A's new GET (a round trip) at every gap wider than its 64 KiB default
+            builder.opt(S3A_READAHEAD, SCAN_WHOLE_BYTES);
+        }
         if (knownLength >= 0) {
             builder.opt(LENGTH, knownLength);
         }

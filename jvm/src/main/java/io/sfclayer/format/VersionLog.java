@@ -114,23 +114,29 @@ public final class VersionLog {
 
     /** The metadata of the newest version; LayerNotFound naming the path if there is none. */
     public LayerMetadata current() throws IOException {
-        long hinted = newestFromHint();
+        // Object stores list the log instead of following the hint: one strongly consistent LIST (per
+        // 1000 documents) names the newest document and its length, which is then read in one GET;
+        // the hint costs a HEAD and a GET for itself, a HEAD per probed version and a HEAD before the
+        // document's GET (FORMAT.md section 6).
+        long hinted = ObjectStores.isObjectStore(fs) ? 0 : newestFromHint();
         if (hinted > 0) {
             return read(hinted);
         }
         long newestVersion = -1;
+        long newestLength = -1;
         try {
             for (FileStatus st : fs.listStatus(logDir())) {
                 Matcher m = VERSION_FILE.matcher(st.getPath().getName());
                 if (m.matches() && Long.parseLong(m.group(1)) > newestVersion) {
                     newestVersion = Long.parseLong(m.group(1));
+                    newestLength = st.getLen();
                 }
             }
         } catch (FileNotFoundException e) {
             // no log: below
         }
         if (newestVersion >= 0) {
-            return read(newestVersion);
+            return read(newestVersion, newestLength);
         }
         List<Long> vs = versions();
         if (vs.isEmpty()) {
@@ -144,9 +150,14 @@ public final class VersionLog {
     }
 
     public LayerMetadata read(long version) throws IOException {
+        return read(version, -1);
+    }
+
+    /** {@link #read(long)} of a document whose length a listing gave (an object store then asks no HEAD). */
+    private LayerMetadata read(long version, long knownLength) throws IOException {
         Path p = new Path(logDir(), versionFileName(version));
         byte[] bytes;
-        try (FSDataInputStream in = fs.open(p)) {
+        try (FSDataInputStream in = ObjectStores.open(fs, p, ObjectStores.Access.WHOLE_FILE, knownLength)) {
             bytes = in.readAllBytes();
         } catch (FileNotFoundException e) {
             throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version " + version + " (" + p + ")");
@@ -270,8 +281,8 @@ public final class VersionLog {
             candidate.version = latest + 1;
             candidate = withManifests(candidate, added);
             CandidateCheck.check(layer.toString(), candidate);
-            if (publishOnce(publisher, new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
-                    candidate.writeId)) {
+            if (publisher.publishDecided(new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
+                    candidate.writeId, documents)) {
                 writeHint(latest + 1);
                 return candidate;
             }
@@ -323,61 +334,18 @@ public final class VersionLog {
         return publisher;
     }
 
-    /**
-     * One attempt to publish {@code document} as {@code target}: true when it is published (by this
-     * attempt, or by an earlier one whose answer was lost), false when another writer's document holds
-     * the name. When publishing fails, the document is read back and its writeId decides: ours is
-     * committed, another's is a lost race; absent, the attempt is fenced off (not committed:
-     * StorageError) or, when it cannot be, tried once more; what cannot be decided is CommitStateUnknown.
-     */
-    private boolean publishOnce(CommitPublisher publisher, Path target, byte[] document, String writeId)
-            throws IOException {
-        boolean published;
-        try {
-            published = publisher.publish(target, document, writeId);
-        } catch (IOException | RuntimeException e) {
-            return afterFailure(publisher, target, document, writeId, e);
+    /** The version documents, as {@link CommitPublisher#publishDecided} decides a commit's outcome by them. */
+    private final CommitPublisher.Documents documents = new CommitPublisher.Documents() {
+        @Override
+        public String idAt(Path p) throws IOException {
+            return writeIdAt(p);
         }
-        if (published) {
-            return true;
-        }
-        // the name is taken: by another writer, or by us if an earlier answer was lost (S3: a retried PUT got 412)
-        String holder;
-        try {
-            holder = writeIdAt(target);
-        } catch (IOException | RuntimeException e) {
-            throw unknown(target, "it exists but could not be read back", e);
-        }
-        return writeId.equals(holder);
-    }
 
-    private boolean afterFailure(CommitPublisher publisher, Path target, byte[] document, String writeId,
-                                 Exception failure) throws IOException {
-        String holder;
-        try {
-            holder = writeIdAt(target);
-            if (holder == null && publisher.fence(target, writeId)) {
-                holder = writeIdAt(target); // a rename may have landed before the fence
-                if (holder == null) {
-                    throw new SfcLayerException.StorageError("could not publish version document " + target + " ("
-                        + publisher.describe() + "): " + failure + "; nothing was published", failure);
-                }
-            } else if (holder == null) {
-                // cannot fence (an object store's PUT): try once more; 412 or success then decide
-                boolean again = publisher.publish(target, document, writeId);
-                holder = again ? writeId : writeIdAt(target);
-            }
-        } catch (SfcLayerException.StorageError e) {
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            e.addSuppressed(failure);
-            throw unknown(target, "publishing failed (" + failure + ") and reading it back failed too", e);
+        @Override
+        public SfcLayerException unknown(Path target, String why, Throwable cause) {
+            return VersionLog.this.unknown(target, why, cause);
         }
-        if (holder == null) {
-            throw unknown(target, "publishing failed (" + failure + ") and it is absent", failure);
-        }
-        return writeId.equals(holder);
-    }
+    };
 
     private SfcLayerException.CommitStateUnknown unknown(Path target, String why, Throwable cause) {
         return new SfcLayerException.CommitStateUnknown("the commit to layer " + layer + " has an unknown outcome: "
@@ -426,7 +394,7 @@ public final class VersionLog {
 
     /** Best effort, after a commit: readers then find the newest version with a few look-ups, no listing. */
     private void writeHint(long version) {
-        try (FSDataOutputStream out = fs.create(new Path(logDir(), HINT_FILE), true)) {
+        try (FSDataOutputStream out = ObjectStores.create(fs, new Path(logDir(), HINT_FILE), true)) {
             out.write(Long.toString(version).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         } catch (IOException | RuntimeException e) {
             // readers list the log instead

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * Look-ups and driver-side box queries on a GeoTrellis layer without Spark: a key's index in the layer's
@@ -94,8 +95,13 @@ public final class GtValueReader implements Closeable {
      */
     public List<GtTile> query(int c0, int r0, int c1, int r1, long t0, long t1, long limit) {
         List<GtTile> out = new ArrayList<>();
-        scan(c0, r0, c1, r1, t0, t1, limit, out);
+        scan(c0, r0, c1, r1, t0, t1, limit, out::add);
         return out;
+    }
+
+    /** {@link #query}'s tiles handed to {@code out} one at a time as they are read (nothing held); returns how many. */
+    public long query(int c0, int r0, int c1, int r1, long t0, long t1, long limit, Consumer<GtTile> out) {
+        return scan(c0, r0, c1, r1, t0, t1, limit, out);
     }
 
     /** How many tiles the box holds (the records in its ranges are decoded: GeoTrellis keeps no counts). */
@@ -103,7 +109,7 @@ public final class GtValueReader implements Closeable {
         return scan(c0, r0, c1, r1, t0, t1, -1, null);
     }
 
-    private long scan(int c0, int r0, int c1, int r1, long t0, long t1, long limit, List<GtTile> out) {
+    private long scan(int c0, int r0, int c1, int r1, long t0, long t1, long limit, Consumer<GtTile> out) {
         List<IndexRange> ranges = RangeMerge.merge(layer.keyIndex.ranges(c0, r0, c1, r1, t0, t1));
         if (ranges.isEmpty()) return 0;
         List<List<IndexRange>> split = files.split(ranges);
@@ -116,7 +122,7 @@ public final class GtValueReader implements Closeable {
                     codecs.get(), (c, r, t) -> c >= c0 && c <= c1 && r >= r0 && r <= r1 && (!st || (t >= t0 && t <= t1)))) {
                 for (GtTile t = scan.next(); t != null && (limit < 0 || n < limit); t = scan.next()) {
                     n++;
-                    if (out != null) out.add(t);
+                    if (out != null) out.accept(t);
                 }
             } catch (IOException e) {
                 throw new SfcLayerException.StorageError("reading " + dir + ": " + e, e);

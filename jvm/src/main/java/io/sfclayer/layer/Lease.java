@@ -1,13 +1,10 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.format.CommitPublisher;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
-import org.apache.hadoop.fs.FSDataOutputStream;
-import org.apache.hadoop.fs.FileAlreadyExistsException;
-import org.apache.hadoop.fs.FileContext;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 
 import java.io.IOException;
@@ -18,11 +15,13 @@ import java.util.UUID;
 /**
  * A lease: a small file that one job at a time holds while it changes something that is not a
  * single commit (a pyramid run rewrites several level layers and then its document). Taking it
- * creates the file only if it does not exist, atomically (the local filesystem: a create-new;
- * others: a rename without overwrite, atomic on HDFS), so of two jobs exactly one gets it; the
- * other fails with ConcurrentUpdate naming the holder. Its holder deletes it when done. A job that
- * died holding it leaves it behind: the next one refuses, saying when it was taken and which file
- * to delete once no job is running (never taken over silently).
+ * creates the file only if it does not exist, atomically, with the primitive a commit uses on that
+ * filesystem ({@link CommitPublisher}: a hard link on local files, a rename without overwrite on
+ * HDFS, a conditional create on S3A; a store without one is refused unless a single writer is
+ * declared), so of two jobs exactly one gets it; the other fails with ConcurrentUpdate naming the
+ * holder. A lost answer is decided as a commit's is, by reading the lease back. Its holder deletes it
+ * when done. A job that died holding it leaves it behind: the next one refuses, saying when it was
+ * taken and which file to delete once no job is running (never taken over silently).
  */
 public final class Lease {
     private Lease() {
@@ -33,35 +32,28 @@ public final class Lease {
      * {@link #release} needs.
      */
     public static String take(Configuration conf, String path, String what) throws IOException {
-        Path p = new Path(path);
-        FileSystem fs = p.getFileSystem(conf);
-        String token = UUID.randomUUID() + " " + Instant.now() + " " + what;
-        byte[] bytes = token.getBytes(StandardCharsets.UTF_8);
-        fs.mkdirs(p.getParent());
-        boolean taken;
-        if ("file".equals(fs.getScheme())) {
-            try {
-                java.nio.file.Files.write(java.nio.file.Paths.get(p.toUri().getPath()), bytes,
-                    java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE);
-                taken = true;
-            } catch (java.nio.file.FileAlreadyExistsException e) {
-                taken = false;
+        Path given = new Path(path);
+        FileSystem fs = given.getFileSystem(conf);
+        Path p = fs.makeQualified(given);
+        String id = UUID.randomUUID().toString();
+        String token = id + " " + Instant.now() + " " + what;
+        CommitPublisher publisher = CommitPublisher.forLayer(fs, conf, p.getParent());
+        publisher.prepare(p.getParent());
+        CommitPublisher.Documents leases = new CommitPublisher.Documents() {
+            @Override
+            public String idAt(Path q) throws IOException {
+                String holder = read(fs, q);
+                return holder == null ? null : holder.split(" ", 2)[0];
             }
-        } else {
-            Path tmp = new Path(p.getParent(), "." + p.getName() + "-" + UUID.randomUUID() + ".tmp");
-            try (FSDataOutputStream out = fs.create(tmp, false)) {
-                out.write(bytes);
+
+            @Override
+            public SfcLayerException unknown(Path target, String why, Throwable cause) {
+                return new SfcLayerException.CommitStateUnknown("cannot tell whether this job took the lease " + target
+                    + " to " + what + ": it " + why + "; nothing was changed. If no job is running, delete " + target
+                    + " and retry", cause);
             }
-            try {
-                FileContext.getFileContext(p.toUri(), conf).rename(tmp, p, Options.Rename.NONE);
-                taken = true;
-            } catch (FileAlreadyExistsException e) {
-                taken = false;
-            } finally {
-                fs.delete(tmp, false);
-            }
-        }
-        if (!taken) {
+        };
+        if (!publisher.publishDecided(p, token.getBytes(StandardCharsets.UTF_8), id, leases)) {
             String holder = read(fs, p);
             throw new SfcLayerException.ConcurrentUpdate("cannot " + what + ": another job holds its lease " + p
                 + (holder == null ? "" : " (token, time taken, purpose: " + holder + ")")

@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A loopback socket that serves {@link ValueReader}s' look-ups to a local client (sfclayer's Python
+ * A loopback socket that serves {@link TileSource}s' look-ups ({@link ValueReader}s, GeoTrellis layers) to a local client (sfclayer's Python
  * package) without py4j. py4j moves a tile as base64 text in several socket writes, and Nagle's
  * algorithm against the client's delayed ACKs then costs ~40 ms per tile larger than a few KiB; here a
  * tile is one length-prefixed write on a TCP_NODELAY socket.
@@ -92,10 +92,10 @@ public final class LookupServer implements Closeable {
 
     /** A reader served here and the token that reaches it. */
     private static final class Registration {
-        final ValueReader reader;
+        final TileSource<?> reader;
         final byte[] token;
 
-        Registration(ValueReader reader, byte[] token) {
+        Registration(TileSource<?> reader, byte[] token) {
             this.reader = reader;
             this.token = token;
         }
@@ -192,7 +192,7 @@ public final class LookupServer implements Closeable {
     }
 
     /** Serves {@code reader} too: connections that authenticate with the returned token reach it. */
-    public byte[] register(ValueReader reader) {
+    public byte[] register(TileSource<?> reader) {
         byte[] t = new byte[TOKEN_BYTES];
         synchronized (RANDOM) {
             RANDOM.nextBytes(t);
@@ -379,7 +379,7 @@ public final class LookupServer implements Closeable {
         /** Serving a request (not 'A') for {@link #registration}. Under the connection's lock. */
         boolean busy;
         /** The reader of the request being served. */
-        ValueReader reader;
+        TileSource<?> reader;
         DataInputStream in;
         DataOutputStream out;
 
@@ -533,9 +533,13 @@ public final class LookupServer implements Closeable {
         }
 
         private void query(String spec) throws IOException {
+            query(reader, spec);
+        }
+
+        private <Q> void query(TileSource<Q> source, String spec) throws IOException {
             working("query");
             try {
-                reader.query(reader.boxQuery(spec), batch -> {
+                source.query(source.boxQuery(spec), batch -> {
                     try {
                         progress("answer");
                         long bytes = 0;
@@ -565,10 +569,14 @@ public final class LookupServer implements Closeable {
         }
 
         private void count(String spec) throws IOException {
+            count(reader, spec);
+        }
+
+        private <Q> void count(TileSource<Q> source, String spec) throws IOException {
             long n;
             working("count");
             try {
-                n = reader.count(reader.boxQuery(spec));
+                n = source.count(source.boxQuery(spec));
             } catch (RuntimeException | IOException e) {
                 progress("answer");
                 writeError(out, e);

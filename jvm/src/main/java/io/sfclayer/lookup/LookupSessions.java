@@ -44,7 +44,7 @@ public final class LookupSessions {
     }
 
     /** The shared server, started on first use (again once stopped). Under the class lock. */
-    private static LookupServer server() throws IOException {
+    static LookupServer server() throws IOException {
         if (server == null || server.isClosed()) {
             LookupServer s = new LookupServer(null, java.net.InetAddress.getLoopbackAddress(), MAX_CONNECTIONS,
                 LookupServer.DEFAULT_AUTH_TIMEOUT_MILLIS, LookupServer.DEFAULT_IO_TIMEOUT_MILLIS);
@@ -54,7 +54,10 @@ public final class LookupSessions {
         return server;
     }
 
-    /** Stops the shared server if it is still {@code s} and no reader has been opened on it meanwhile. */
+    /**
+     * Stops the shared server if it is still {@code s} and no reader has been opened on it meanwhile
+     * (readers registered by {@link GtLookupSessions} count through {@code registeredReaders}).
+     */
     private static synchronized void stopIfIdle(LookupServer s) {
         if (server == s && OPEN.isEmpty() && s.registeredReaders() == 0) {
             s.close();
@@ -142,7 +145,7 @@ public final class LookupSessions {
         return OPEN.size();
     }
 
-    private static String hex(byte[] b) {
+    static String hex(byte[] b) {
         StringBuilder sb = new StringBuilder(2 * b.length);
         for (byte x : b) {
             sb.append(Character.forDigit((x >> 4) & 15, 16)).append(Character.forDigit(x & 15, 16));

@@ -60,7 +60,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>About 600 lines on purpose: the cache, its locking and eviction, and the three ways through it
  * (get, sorted batches, box queries) share one set of invariants that read best in one place.
  */
-public final class ValueReader implements Closeable {
+public final class ValueReader implements Closeable, TileSource<BoxQuery> {
     /** Most data files kept open by default: a bound on file descriptors; memory is bounded by bytes. */
     public static final int DEFAULT_CACHE_SIZE = 1024;
     /** Memory for open files and kept indexes by default: small next to a driver's heap (16 GiB: 1.6%). */
@@ -167,11 +167,16 @@ public final class ValueReader implements Closeable {
         this.cacheSize = cacheSize;
         this.cacheBytes = cacheBytes;
         this.indexInDriver = indexInDriver;
+        this.objectStore = ObjectStores.isObjectStore(layer.path().getFileSystem(layer.conf()));
         // not through manifests (format 6): that would read every manifest, which look-ups avoid
         if (indexInDriver && md.manifests == null && listing.size() > 1 && listing.size() <= PRELOAD_MAX_FILES) {
-            Thread t = new Thread(this::preloadIndexes, "sfclayer-index-preload");
-            t.setDaemon(true);
-            t.start();
+            // an object store answers each read in tens of ms, mostly waiting: read several files at once
+            int threads = objectStore ? Math.min(PRELOAD_THREADS_OBJECT_STORE, listing.size()) : 1;
+            for (int t = 0; t < threads; t++) {
+                Thread thread = new Thread(this::preloadIndexes, "sfclayer-index-preload");
+                thread.setDaemon(true);
+                thread.start();
+            }
         }
     }
 
@@ -199,6 +204,19 @@ public final class ValueReader implements Closeable {
 
     /** Layers with at most this many files have every index read in the background when opened. */
     static final int PRELOAD_MAX_FILES = 4096;
+    /** Threads reading indexes at once on an object store (each waits on one request at a time). */
+    static final int PRELOAD_THREADS_OBJECT_STORE = 8;
+    /** Index reads a look-up starts beside its file's bloom filter read (object stores). Daemon threads. */
+    private static final java.util.concurrent.ExecutorService SIDE_READS =
+        java.util.concurrent.Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "sfclayer-index-read");
+            t.setDaemon(true);
+            return t;
+        });
+    /** Whether the layer is on an object store (reads there are round trips worth overlapping). */
+    private final boolean objectStore;
+    /** The next file a preload thread takes. */
+    private final java.util.concurrent.atomic.AtomicInteger preloadNext = new java.util.concurrent.atomic.AtomicInteger();
 
     /**
      * Reads every file's bloom filter and index, in the background, while they fit: the first look-up
@@ -206,7 +224,7 @@ public final class ValueReader implements Closeable {
      * left for that look-up to report.
      */
     private void preloadIndexes() {
-        for (int i = 0; i < listing.size(); i++) {
+        for (int i = preloadNext.getAndIncrement(); i < listing.size(); i = preloadNext.getAndIncrement()) {
             synchronized (this) {
                 if (closed) {
                     return;
@@ -219,30 +237,38 @@ public final class ValueReader implements Closeable {
             } catch (IOException | RuntimeException e) {
                 continue; // nor its index: the look-up that needs the file reads the filter and reports it
             }
-            if (indexes.containsKey(i)) {
-                continue;
-            }
-            try {
-                DataFileEntry entry = layer.entry(listing.name(i));
-                String key = IndexCache.key(listing.path(i), entry);
-                DataFileIndex index = IndexCache.get(key);
-                if (index == null) {
-                    index = DataFileIndex.readAlone(layer.conf(), listing.path(i), entry); // no data file opened
-                    if (index == null) {
-                        index = DataFileIndex.read(layer.conf(), listing.path(i), entry);
-                    }
-                    IndexCache.put(key, index);
-                }
-                if (indexBytes.get() + index.bytes() > cacheBytes / 2) {
-                    return;
-                }
-                if (indexes.putIfAbsent(i, index) == null) {
-                    indexBytes.addAndGet(index.bytes());
-                }
-            } catch (IOException | RuntimeException e) {
-                // the look-up that needs this file reads it again and reports what is wrong
+            if (!indexes.containsKey(i) && !keepIndex(i)) {
+                return; // no room for more
             }
         }
+    }
+
+    /**
+     * Reads and keeps file {@code i}'s index (shared with this JVM's other readers); false when the kept
+     * indexes have no room for it. Failures are left for the look-up that opens the file to report.
+     */
+    private boolean keepIndex(int i) {
+        try {
+            DataFileEntry entry = layer.entry(listing.name(i));
+            String key = IndexCache.key(listing.path(i), entry);
+            DataFileIndex index = IndexCache.get(key);
+            if (index == null) {
+                index = DataFileIndex.readAlone(layer.conf(), listing.path(i), entry); // no data file opened
+                if (index == null) {
+                    index = DataFileIndex.read(layer.conf(), listing.path(i), entry);
+                }
+                IndexCache.put(key, index);
+            }
+            if (indexBytes.get() + index.bytes() > cacheBytes / 2) {
+                return false;
+            }
+            if (indexes.putIfAbsent(i, index) == null) {
+                indexBytes.addAndGet(index.bytes());
+            }
+        } catch (IOException | RuntimeException e) {
+            // the look-up that needs this file reads it again and reports what is wrong
+        }
+        return true;
     }
 
     public static ValueReader open(Configuration conf, String path, int cacheSize) throws IOException {
@@ -417,9 +443,34 @@ public final class ValueReader implements Closeable {
                 // open it (the preload reads filters before indexes, so this is rare)
                 return true;
             }
-            f = loadFilter(file);
+            java.util.concurrent.Future<?> side = objectStore && indexInDriver
+                ? SIDE_READS.submit(() -> keepIndex(file)) : null;
+            try {
+                f = loadFilter(file);
+            } finally {
+                if (side != null) {
+                    awaitQuietly(side); // the file's index, read beside its filter: one round trip for both
+                }
+            }
         }
         return f == NO_FILTER || f.mightContain(index);
+    }
+
+    private static void awaitQuietly(java.util.concurrent.Future<?> f) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                f.get();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (java.util.concurrent.ExecutionException e) {
+                break; // keepIndex reports nothing: the open that needs the index reads it and says what is wrong
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Reads {@code file}'s checked bloom filter, kept while filters fit in a quarter of {@code cacheBytes}. */
@@ -511,6 +562,13 @@ public final class ValueReader implements Closeable {
             if (index == null && (index = IndexCache.get(key)) != null) {
                 keep(file, index); // read by another reader of this JVM (an earlier open of the layer)
             }
+            if (index == null && ObjectStores.isObjectStore(path.getFileSystem(layer.conf()))
+                    && (index = indexAlone(path, entry)) != null) {
+                // an object store: the index alone (HEAD, GET), then the data file opens asking nothing
+                // and the look-up is one ranged GET, where the header would cost one more first
+                keep(file, index);
+                IndexCache.put(key, index);
+            }
             if (index != null) {
                 return new DataFileReader(layer.conf(), path, entry, null, index, ObjectStores.Access.RANDOM);
             }
@@ -530,6 +588,15 @@ public final class ValueReader implements Closeable {
             throw new SfcLayerException.CorruptLayer("layer " + layer.path() + " version " + md.version + ": "
                 + e.getMessage() + " (a reader pinned to an old version loses it when vacuum removes its"
                 + " files; refresh to the newest version)", e);
+        }
+    }
+
+    /** The file's index read without its data file; null when that cannot be (the reader then reads and reports it). */
+    private DataFileIndex indexAlone(Path path, DataFileEntry entry) {
+        try {
+            return DataFileIndex.readAlone(layer.conf(), path, entry);
+        } catch (IOException | RuntimeException e) {
+            return null; // damaged or missing: the data file's reader says so, naming the file
         }
     }
 

@@ -2,14 +2,12 @@ package io.sfclayer.spark;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.geotrellis.GtLayer;
-import io.sfclayer.geotrellis.GtTile;
 import io.sfclayer.geotrellis.GtValueReader;
+import io.sfclayer.lookup.GtLookupSessions;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.SparkSession;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,7 +15,7 @@ import java.util.Map;
 
 /**
  * What {@code sfclayer.geotrellis} calls through py4j: a catalog's layers, a layer's attributes (JSON),
- * a look-up reader, and tiles packed as bytes ({@link #pack}) so that py4j moves one byte array.
+ * and look-up handles on the driver's look-up socket (tiles never cross py4j).
  */
 public final class GeoTrellisCommands {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -68,73 +66,25 @@ public final class GeoTrellisCommands {
         return json(m);
     }
 
-    /** A look-up handle: each of its calls is one py4j round trip answering packed bytes. */
-    public static Lookup openReader(SparkSession spark, String catalog, String name, int zoom, int cacheSize) {
-        return new Lookup(new GtValueReader(GtLayer.open(catalog, name, zoom, conf(spark)), conf(spark), cacheSize));
-    }
-
-    /** {@link GtValueReader}'s answers as {@link #pack}ed bytes (what the Python Layer calls). */
-    public static final class Lookup implements java.io.Closeable {
-        private final GtValueReader reader;
-
-        Lookup(GtValueReader reader) {
-            this.reader = reader;
-        }
-
-        public byte[] get(int col, int row, long millis) {
-            GtTile t = reader.get(col, row, millis);
-            List<GtTile> one = new ArrayList<>(1);
-            if (t != null) one.add(t);
-            return pack(one);
-        }
-
-        /** Keys packed as {@code (int col, int row, long millis)} big-endian. */
-        public byte[] getMany(byte[] keys) {
-            ByteBuffer b = ByteBuffer.wrap(keys);
-            int n = keys.length / 16;
-            List<GtTile> out = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) out.add(reader.get(b.getInt(), b.getInt(), b.getLong()));
-            return pack(out);
-        }
-
-        public byte[] query(int c0, int r0, int c1, int r1, long t0, long t1, long limit) {
-            return pack(reader.query(c0, r0, c1, r1, t0, t1, limit));
-        }
-
-        public long count(int c0, int r0, int c1, int r1, long t0, long t1) {
-            return reader.count(c0, r0, c1, r1, t0, t1);
-        }
-
-        public long index(int col, int row, long millis) {
-            return reader.index(col, row, millis);
-        }
-
-        @Override
-        public void close() {
-            reader.close();
-        }
-    }
-
     /**
-     * Tiles back to back, big-endian: {@code int present} (0 for a missing tile, which ends there), then
-     * {@code int col, int row, long millis, int width, int height, int bands, int dtypeLength, dtype (ASCII),
-     * byte hasNodata, double nodata, int pixelBytes, pixels}.
+     * Opens a layer for look-ups on the driver's shared look-up socket ({@link GtLookupSessions}): one
+     * py4j call; its look-ups, queries and counts then go through the socket.
+     *
+     * @return JSON: {@code handle, host, port, token} (hex)
      */
-    static byte[] pack(List<GtTile> tiles) {
-        int size = 0;
-        for (GtTile t : tiles) size += t == null ? 4 : 4 + 4 + 4 + 8 + 12 + 4 + t.dtype.length() + 1 + 8 + 4 + t.pixels.length;
-        ByteBuffer b = ByteBuffer.allocate(size);
-        for (GtTile t : tiles) {
-            if (t == null) {
-                b.putInt(0);
-                continue;
-            }
-            b.putInt(1).putInt(t.col).putInt(t.row).putLong(t.millis).putInt(t.width).putInt(t.height).putInt(t.bands);
-            byte[] d = t.dtype.getBytes(StandardCharsets.US_ASCII);
-            b.putInt(d.length).put(d);
-            b.put((byte) (t.nodata == null ? 0 : 1)).putDouble(t.nodata == null ? 0 : t.nodata);
-            b.putInt(t.pixels.length).put(t.pixels);
-        }
-        return b.array();
+    public static String openLookup(SparkSession spark, String catalog, String name, int zoom, int cacheSize)
+            throws IOException {
+        return GtLookupSessions.open(new GtValueReader(GtLayer.open(catalog, name, zoom, conf(spark)), conf(spark),
+            cacheSize));
+    }
+
+    /** Closes a handle {@link #openLookup} gave (its files, its registration); nothing if closed already. */
+    public static void closeLookup(SparkSession spark, long handle) {
+        GtLookupSessions.close(handle);
+    }
+
+    /** GeoTrellis' index of a key (times in ms) in a handle's layer. */
+    public static long index(SparkSession spark, long handle, int col, int row, long millis) {
+        return GtLookupSessions.reader(handle).index(col, row, millis);
     }
 }

@@ -3,6 +3,7 @@ package io.sfclayer.spark;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFileReader;
+import io.sfclayer.format.ObjectStores;
 import io.sfclayer.format.TileCursor;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.QueryPlan;
@@ -60,8 +61,11 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
         this.fileName = UTF8String.fromString(partition.file);
         this.values = new Object[factory.outputWidth];
         this.row = new GenericInternalRow(values);
-        this.file = new DataFileReader(factory.conf.get(), new Path(partition.file), partition.entry,
-            factory.onCorrupt.any() ? this::damaged : null);
+        Path path = new Path(partition.file);
+        DataFileReader.DamageSink sink = factory.onCorrupt.any() ? this::damaged : null;
+        this.file = new DataFileReader(factory.conf.get(), path, partition.entry, sink,
+            DataFileReader.indexFirst(factory.conf.get(), path, partition.entry, sink), ObjectStores.Access.SEQUENTIAL);
+        this.file.scanWithoutIndex(); // a small file on an object store: one GET, not HEAD + GET of its index first
         this.traversal = new RangeTraversal(file, partition.ranges);
     }
 

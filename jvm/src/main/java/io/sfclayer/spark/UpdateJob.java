@@ -47,7 +47,9 @@ final class UpdateJob {
         this.spark = spark;
         this.log = log;
         this.conf = conf;
-        log.fileSystem().create(new Path(log.dataDir(dataDirName), io.sfclayer.layer.Vacuum.PENDING), false).close();
+        // the write's directory is new (its writeId): no probes first (each is a request on an object store)
+        io.sfclayer.format.ObjectStores.create(log.fileSystem(),
+            new Path(log.dataDir(dataDirName), io.sfclayer.layer.Vacuum.PENDING), false).close();
     }
 
     JavaSparkContext jsc() {
@@ -216,10 +218,7 @@ final class UpdateJob {
         try {
             FileSystem fs = log.fileSystem();
             Path dir = log.dataDir(dataDirName);
-            if (!fs.exists(dir)) {
-                return;
-            }
-            for (FileStatus st : fs.listStatus(dir)) {
+            for (FileStatus st : fs.listStatus(dir)) { // FileNotFoundException when it is gone: nothing to do
                 if (!used.contains(dataDirName + "/" + st.getPath().getName())) {
                     fs.delete(st.getPath(), true);
                 }

@@ -95,6 +95,25 @@ public class CommitOutcomeTest {
         return log.commit(doc(writeId, base.version, "append", base.files, List.of(f)), List.of(f));
     }
 
+    /** A log under {@code scheme} holding version 1, with {@code fault} injected into every commit after it. */
+    private VersionLog version1Then(String scheme, FaultyCommitFs.Fault fault) throws IOException {
+        VersionLog log = log(scheme);
+        first(log);
+        FaultyCommitFs.fault = fault;
+        return log;
+    }
+
+    /** The second writer's append ({@code w2}, keys 32..47). */
+    private static LayerMetadata appendW2(VersionLog log) throws IOException {
+        return append(log, "w2", 32, 47);
+    }
+
+    /** {@code v2} is version 2 and the log's version 2 is the second writer's. */
+    private static void assertW2IsVersion2(VersionLog log, LayerMetadata v2) throws IOException {
+        assertEquals(2, v2.version);
+        assertEquals("w2", log.read(2).writeId);
+    }
+
     private static List<String> logEntries(File layerDir) {
         String[] names = new File(layerDir, VersionLog.LOG_DIR).list((d, n) -> !n.endsWith(".crc"));
         List<String> out = names == null ? new ArrayList<>() : new ArrayList<>(List.of(names));
@@ -111,31 +130,21 @@ public class CommitOutcomeTest {
 
     @Test
     public void aFailingDeleteOfThePublishedTemporaryDocumentIsNoFailure() throws IOException {
-        VersionLog log = log("file");
-        first(log);
-        FaultyCommitFs.fault = FaultyCommitFs.Fault.DELETE_TMP;
-        LayerMetadata v2 = append(log, "w2", 32, 47);
-        assertEquals(2, v2.version);
-        assertEquals("w2", log.read(2).writeId);
+        VersionLog log = version1Then("file", FaultyCommitFs.Fault.DELETE_TMP);
+        assertW2IsVersion2(log, appendW2(log));
     }
 
     @Test
     public void aRenameAppliedWhoseAnswerWasLostIsCommitted() throws IOException {
-        VersionLog log = log("hdfs");
-        first(log);
-        FaultyCommitFs.fault = FaultyCommitFs.Fault.RENAME_AFTER;
-        LayerMetadata v2 = append(log, "w2", 32, 47);
-        assertEquals(2, v2.version);
-        assertEquals("w2", log.read(2).writeId);
+        VersionLog log = version1Then("hdfs", FaultyCommitFs.Fault.RENAME_AFTER);
+        assertW2IsVersion2(log, appendW2(log));
     }
 
     @Test
     public void aRenameThatFailedIsNotCommittedAndFenced() throws IOException {
-        VersionLog log = log("hdfs");
-        first(log);
-        FaultyCommitFs.fault = FaultyCommitFs.Fault.RENAME_BEFORE;
+        VersionLog log = version1Then("hdfs", FaultyCommitFs.Fault.RENAME_BEFORE);
         SfcLayerException.StorageError e = assertThrows(SfcLayerException.StorageError.class,
-            () -> append(log, "w2", 32, 47));
+            () -> appendW2(log));
         assertTrue(e.getMessage(), e.getMessage().contains("v00000002.json") && e.getMessage().contains("nothing was published"));
         // no version 2, and no temporary document a delayed rename could still move
         assertEquals(List.of("_last_version", "v00000001.json"), logEntries(dir));
@@ -143,19 +152,14 @@ public class CommitOutcomeTest {
 
     @Test
     public void aConditionalCreateWhoseAnswerWasLostIsCommitted() throws IOException {
-        VersionLog log = log("objfs");
-        first(log);
-        FaultyCommitFs.fault = FaultyCommitFs.Fault.CLOSE_AFTER;
-        assertEquals(2, append(log, "w2", 32, 47).version);
-        assertEquals("w2", log.read(2).writeId);
+        VersionLog log = version1Then("objfs", FaultyCommitFs.Fault.CLOSE_AFTER);
+        assertW2IsVersion2(log, appendW2(log));
     }
 
     @Test
     public void aLostAcknowledgementFollowedBy412IsOurOwnCommitNotALostRace() throws IOException {
-        VersionLog log = log("objfs");
-        first(log);
-        FaultyCommitFs.fault = FaultyCommitFs.Fault.CLOSE_AFTER_RETRY_412;
-        LayerMetadata v2 = append(log, "w2", 32, 47);
+        VersionLog log = version1Then("objfs", FaultyCommitFs.Fault.CLOSE_AFTER_RETRY_412);
+        LayerMetadata v2 = appendW2(log);
         // taken for a lost race, it would have gone on to version 3
         assertEquals(2, v2.version);
         assertEquals(List.of(1L, 2L), log.versions());
@@ -163,20 +167,16 @@ public class CommitOutcomeTest {
 
     @Test
     public void aConditionalCreateThatFailedOnceIsRetried() throws IOException {
-        VersionLog log = log("objfs");
-        first(log);
-        FaultyCommitFs.fault = FaultyCommitFs.Fault.CLOSE_BEFORE_ONCE;
-        assertEquals(2, append(log, "w2", 32, 47).version);
+        VersionLog log = version1Then("objfs", FaultyCommitFs.Fault.CLOSE_BEFORE_ONCE);
+        assertEquals(2, appendW2(log).version);
         assertEquals(List.of(1L, 2L), log.versions());
     }
 
     @Test
     public void aConditionalCreateThatKeepsFailingHasAnUnknownOutcome() throws IOException {
-        VersionLog log = log("objfs");
-        first(log);
-        FaultyCommitFs.fault = FaultyCommitFs.Fault.CLOSE_BEFORE_ALWAYS;
+        VersionLog log = version1Then("objfs", FaultyCommitFs.Fault.CLOSE_BEFORE_ALWAYS);
         SfcLayerException.CommitStateUnknown e = assertThrows(SfcLayerException.CommitStateUnknown.class,
-            () -> append(log, "w2", 32, 47));
+            () -> appendW2(log));
         assertTrue(e.getMessage(), e.getMessage().contains("v00000002.json") && e.getMessage().contains("kept"));
         assertEquals(List.of(1L), log.versions());
     }
@@ -222,7 +222,7 @@ public class CommitOutcomeTest {
         conf.setBoolean(CommitPublisher.SINGLE_WRITER, true);
         VersionLog single = log("plainfs");
         assertEquals(1, first(single).version);
-        assertEquals(2, append(single, "w2", 32, 47).version);
+        assertEquals(2, appendW2(single).version);
     }
 
     @Test

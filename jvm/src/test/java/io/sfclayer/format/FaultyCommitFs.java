@@ -52,13 +52,13 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
 
     static volatile Fault fault = Fault.NONE;
     /** Run once (then cleared) when a temporary document or a conditional create is made. */
-    static volatile Runnable beforePublish;
+    public static volatile Runnable beforePublish;
 
     /** The scheme's root; a method, since RawLocalFileSystem's constructor already asks for the URI. */
     abstract String root();
 
     /** The configuration registering all schemes (uncached, so each test's settings hold). */
-    static Configuration conf() {
+    public static Configuration conf() {
         Configuration conf = new Configuration();
         conf.set("fs.file.impl", Local.class.getName());
         conf.setBoolean("fs.file.impl.disable.cache", true);
@@ -176,7 +176,7 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
             return "objfs://faulty/";
         }
 
-        static void resetOnce() {
+        public static void resetOnce() {
             failedOnce = false;
         }
 
