@@ -138,3 +138,40 @@ def test_random_updates_match_a_dict_model(spark, tmp_path, request, seed, key_i
     assert sorted(models) == helpers.versions(path)
     for v, m in models.items():
         check(spark, path, v, m, rng)
+
+
+def test_small_append_reads_only_the_manifests_on_its_path(spark, tmp_path, tiny_manifests):
+    """Issue 20: a one-tile append through Spark to a layer of many manifests (one file a leaf, two
+    manifests a node) reads the manifests on the tile's path, not every manifest; the result is the model."""
+    path = str(tmp_path / "many-manifests")
+    model = {(c, r): c * 100 + r for c in range(SIDE) for r in range(SIDE)}
+    sfclayer.write(frame(spark, model), path, bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k", partitions=48)
+    doc = helpers.metadata(path)
+    with sfclayer.open(spark, path) as layer:
+        files = layer.metadata["fileCount"]
+    assert files >= 32, files  # 32+ leaves, 5+ levels: reading them all is far above the bound below
+    manifest = spark._jvm.io.sfclayer.format.Manifest
+    manifest.forgetCached()
+    before = manifest.readsTotal()
+    model[(5, 7)] = 999_999
+    # a frame Spark knows is small (a range, not a Python list): the append takes the driver path
+    one = spark.range(1).selectExpr("5 AS col", "7 AS row", "999999 AS v",
+                                    "unhex(repeat('000F423F', 150)) AS payload")
+    sfclayer.write(one, path, mode="append", partitions=4)
+    depth = doc["manifests"][0]["level"] + 1
+    reads = manifest.readsTotal() - before
+    # the plan's path to the tile (and to the breaks around it), and the commit's rewrite of that path
+    assert 0 < reads <= 3 * depth < files, (reads, depth, files)
+    got = {(r["col"], r["row"]): r["v"] for r in sfclayer.read(spark, path).select("col", "row", "v").collect()}
+    assert got == model
+    with sfclayer.open(spark, path) as layer:
+        assert layer.get(5, 7)["v"] == 999_999
+    # a driver-path append spanning the layer: its breaks are snapped to files read through the manifests
+    many = spark.range(0, SIDE * SIDE, 3).selectExpr(f"CAST(id % {SIDE} AS INT) AS col",
+                                                     f"CAST(id DIV {SIDE} AS INT) AS row",
+                                                     "CAST(500000 + id AS INT) AS v",
+                                                     "unhex(repeat(lpad(hex(500000 + id), 8, '0'), 150)) AS payload")
+    sfclayer.write(many, path, mode="append", partitions=4)
+    for i in range(0, SIDE * SIDE, 3):
+        model[(i % SIDE, i // SIDE)] = 500000 + i
+    check(spark, path, None, model, random.Random(4))

@@ -191,6 +191,13 @@ public final class Manifest {
         CACHE.clear();
     }
 
+    private static final java.util.concurrent.atomic.AtomicLong READS = new java.util.concurrent.atomic.AtomicLong();
+
+    /** Manifests read from storage by every store of this JVM so far (tests and the bench: what a write read). */
+    public static long readsTotal() {
+        return READS.get();
+    }
+
     /** Reads and writes the manifests of one layer. */
     public static final class Store {
         private final FileSystem fs;
@@ -226,6 +233,7 @@ public final class Manifest {
             synchronized (this) {
                 reads++;
             }
+            READS.incrementAndGet();
             m = fromJsonBytes(bytes, ref, p.toString());
             CACHE.put(key, m);
             return m;

@@ -146,6 +146,15 @@ public final class SfcLayerUpdate {
     static LayerMetadata append(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> encoded, int partitions,
                                 MergeWriter.OnExisting onExisting, long smallBytes) throws IOException {
         LayerMetadata md0 = base.metadata();
+        if (md0.manifests != null && smallBytes > 0) {
+            // manifests: collect first, then read only the manifests on the records' paths
+            List<Tuple2<Long, byte[]>> collected = collectSmall(job, encoded, smallBytes, base);
+            if (collected != null) {
+                return appendOnDriver(job, base, collected, partitions, onExisting);
+            }
+        }
+        // (a manifests' small append that turned out larger than estimated: the shuffled path, which reads every manifest)
+        long small = md0.manifests != null ? 0 : smallBytes;
         List<DataFile> files = base.files();
         long[] breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
         JavaSparkContext jsc = job.jsc();
@@ -158,7 +167,7 @@ public final class SfcLayerUpdate {
         task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
         task.baseFormat = md0.formatVersion;
         Results run = () -> {
-            List<Tuple2<Long, byte[]>> collected = smallBytes > 0 ? collectSmall(job, encoded, smallBytes, base) : null;
+            List<Tuple2<Long, byte[]>> collected = small > 0 ? collectSmall(job, encoded, small, base) : null;
             return collected != null ? onDriver(collected, breaks, task)
                 : job.run(IndexShuffle.sortedBy(encoded, new IndexPartitioner(breaks)), task,
                     "sfclayer: append to " + base.path());
@@ -166,6 +175,69 @@ public final class SfcLayerUpdate {
         // An append that inserted and replaced no tile (no rows, or only keys kept by onExisting=ignore)
         // publishes nothing: a version without a change would only conflict with concurrent writers.
         LayerMetadata out = runAndCommit(job, base, run, "append",
+            results -> results.stream().allMatch(r -> r.counts[0] == 0 && r.counts[1] == 0), confB, perTask);
+        return out == null ? md0 : out;
+    }
+
+    /**
+     * A small append to a version with manifests, its records collected and sorted on the driver:
+     * only the manifests on the paths to the records' index spans are read (issue 20: an append of
+     * one tile to a 10^6-file layer reads a few manifests, not all of them); the rest of the version
+     * is carried by reference when the commit rewrites those paths ({@link VersionLog#commit}). Only
+     * the layer's breaks between the records' least and greatest index matter (the others split no
+     * records); each is snapped as {@link #snap} does, and each partition gets its files (those
+     * starting in it) whose covered span meets its records' span.
+     */
+    static LayerMetadata appendOnDriver(UpdateJob job, Layer base, List<Tuple2<Long, byte[]>> sorted, int partitions,
+                                        MergeWriter.OnExisting onExisting) throws IOException {
+        LayerMetadata md0 = base.metadata();
+        if (sorted.isEmpty()) {
+            job.discard();
+            return md0;
+        }
+        io.sfclayer.format.ManifestFiles mf = base.manifests();
+        long min = sorted.get(0)._1();
+        long max = sorted.get(sorted.size() - 1)._1();
+        java.util.TreeSet<Long> kept = new java.util.TreeSet<>();
+        for (long b : PartitionBreaks.compute(md0.keyIndex, partitions)) {
+            if (b <= min || b > max) {
+                continue;
+            }
+            int pos = mf.position(b);
+            DataFile f = pos < 0 ? null : mf.at(pos);
+            kept.add(f != null && f.firstIndex < b && f.lastIndex >= b ? f.firstIndex : b);
+        }
+        long[] breaks = kept.stream().mapToLong(Long::longValue).toArray();
+        List<List<DataFile>> perPartition = new ArrayList<>();
+        for (int p = 0; p <= breaks.length; p++) {
+            perPartition.add(new ArrayList<>());
+        }
+        int from = 0;
+        while (from < sorted.size()) {
+            int p = PartitionBreaks.partitionOf(breaks, sorted.get(from)._1());
+            int to = from;
+            while (to < sorted.size() && PartitionBreaks.partitionOf(breaks, sorted.get(to)._1()) == p) {
+                to++;
+            }
+            List<IndexRange> span = List.of(new IndexRange(sorted.get(from)._1(), sorted.get(to - 1)._1()));
+            List<DataFile> mine = perPartition.get(p);
+            mf.meeting(span, (position, file, coversTo) -> {
+                if (PartitionBreaks.partitionOf(breaks, file.firstIndex) == p) {
+                    mine.add(file);
+                }
+            });
+            from = to;
+        }
+        JavaSparkContext jsc = job.jsc();
+        Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
+        Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(perPartition);
+        UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
+            md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
+            md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
+        task.maxGroupBytes = job.maxGroupBytes;
+        task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
+        task.baseFormat = md0.formatVersion;
+        LayerMetadata out = runAndCommit(job, base, () -> onDriver(sorted, breaks, task), "append",
             results -> results.stream().allMatch(r -> r.counts[0] == 0 && r.counts[1] == 0), confB, perTask);
         return out == null ? md0 : out;
     }
@@ -256,7 +328,9 @@ public final class SfcLayerUpdate {
             LayerMetadata md = base.metadata().copy();
             md.operation = operation;
             md.readVersion = base.metadata().version;
-            LayerMetadata out = job.commit(md, base.files(), results, false);
+            // with manifests the commit rewrites only the paths to the files removed and added
+            // (VersionLog.commit): the base's file list is not needed, nor read
+            LayerMetadata out = job.commit(md, md.manifests != null ? List.of() : base.files(), results, false);
             committed = true;
             return out;
         } finally {
