@@ -119,6 +119,14 @@ def test_pyramid_builds_on_connect_as_on_classic(spark, connect, world, tmp_path
         assert _level_tiles(connect, base, z) == _level_tiles(spark, world, z)
     assert sfclayer.pyramid(connect, base) == []  # up to date: the document was written, the lease released
     assert not os.path.exists(os.path.join(base, "_pyramid", ".lease"))
+    # an incremental update on Connect (a parent vanishes at zoom 1) equals a classic full build of the same base
+    sfclayer.delete(connect, base, keys=(0, 0, 1, 1))
+    assert sfclayer.pyramid(connect, base) == [0, 1]
+    again = str(tmp_path / "again")
+    shutil.copytree(base, again, ignore=shutil.ignore_patterns("_pyramid"))
+    assert sfclayer.pyramid(spark, again) == [0, 1]
+    for z in (0, 1):
+        assert _level_tiles(connect, base, z) == _level_tiles(spark, again, z)
 
 
 def test_serve_on_connect_answers_as_on_classic(spark, connect, tmp_path):
