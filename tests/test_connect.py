@@ -122,14 +122,13 @@ def test_condition_table_is_the_jars(spark):
     assert len(set(_jvm._CONDITIONS.values())) == len(_jvm._CONDITIONS) == len(_jvm._JAVA_ERRORS)
 
 
-@pytest.mark.parametrize("name, call", [
-    ("sfclayer.pyramid", lambda s, p: sfclayer.pyramid(s, p)),
-])
-def test_functions_not_on_connect_yet_say_so(connect, tmp_path, name, call):
+def test_pyramid_on_connect_refuses_a_layer_without_zoom_levels_as_classic_does(spark, connect, tmp_path):
     path = str(tmp_path / "layer")
     sfclayer.write(grid(connect, 2), path, bounds=(0, 0, 1, 1))
-    with pytest.raises(sfclayer.InvalidArgument, match=rf"Spark Connect session is not supported by {name} yet"):
-        call(connect, path)
+    for session in (connect, spark):  # refused before anything is written (no lease, no document)
+        with pytest.raises(sfclayer.InvalidArgument, match="not a raster layer"):
+            sfclayer.pyramid(session, path)
+    assert not (tmp_path / "layer" / "_pyramid").exists()
 
 
 def test_configure_for_a_separate_connect_server_sets_the_catalog_only():

@@ -86,7 +86,7 @@ def test_verify_and_repair_on_connect_are_classics(spark, connect, tmp_path):
 @pytest.fixture(scope="module")
 def world(spark, world_tif, tmp_path_factory):  # noqa: F811 - the fixture above
     path = str(tmp_path_factory.mktemp("connect-pyramid") / "world")
-    sfclayer.ingest(spark, world_tif, path, tms="WorldCRS84Quad", zoom=2)  # ingest and pyramid: classic (yet)
+    sfclayer.ingest(spark, world_tif, path, tms="WorldCRS84Quad", zoom=2)  # the classic build, which the Connect one is compared with
     sfclayer.pyramid(spark, path)
     return path
 
@@ -103,6 +103,30 @@ def test_pyramid_metadata_and_zoom_reads_on_connect(spark, connect, world):
         plain = os.path.join(os.path.dirname(world), "plain")
         sfclayer.write(grid(connect, 2), plain, bounds=(0, 0, 1, 1))
         sfclayer.pyramid_levels(connect, plain)
+
+
+def _level_tiles(spark, path, z):
+    return sorted((t["col"], t["row"], bytes(t["pixels"]), bytes(t["mask"] or b""))
+                  for t in sfclayer.read(spark, path, zoom=z).collect())
+
+
+def test_pyramid_builds_on_connect_as_on_classic(spark, connect, world, tmp_path):
+    base = str(tmp_path / "world")
+    shutil.copytree(world, base, ignore=shutil.ignore_patterns("_pyramid"))
+    assert sfclayer.pyramid(connect, base) == [0, 1]
+    assert sfclayer.pyramid_levels(connect, base) == sfclayer.pyramid_levels(spark, world)
+    for z in (0, 1):  # the same tiles, pixels and masks per level as the classic build's
+        assert _level_tiles(connect, base, z) == _level_tiles(spark, world, z)
+    assert sfclayer.pyramid(connect, base) == []  # up to date: the document was written, the lease released
+    assert not os.path.exists(os.path.join(base, "_pyramid", ".lease"))
+    # an incremental update on Connect (a parent vanishes at zoom 1) equals a classic full build of the same base
+    sfclayer.delete(connect, base, keys=(0, 0, 1, 1))
+    assert sfclayer.pyramid(connect, base) == [0, 1]
+    again = str(tmp_path / "again")
+    shutil.copytree(base, again, ignore=shutil.ignore_patterns("_pyramid"))
+    assert sfclayer.pyramid(spark, again) == [0, 1]
+    for z in (0, 1):
+        assert _level_tiles(connect, base, z) == _level_tiles(spark, again, z)
 
 
 def test_serve_on_connect_answers_as_on_classic(spark, connect, tmp_path):

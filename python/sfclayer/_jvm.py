@@ -10,8 +10,8 @@ from . import errors
 
 __all__ = ["is_connect", "require_classic", "translated", "open_value_reader", "open_lookup", "lookup_client",
            "lookup_call", "reader_call", "start_lookup_server", "server_call",
-           "error_from_payload", "command", "read_text", "write_text", "verify_layer", "layer_metadata_json",
-           "restore_document", "hadoop_opener", "hadoop_file_status"]  # what the rest of sfclayer uses
+           "error_from_payload", "command", "read_text", "write_text", "take_lease", "release_lease", "verify_layer",
+           "layer_metadata_json", "restore_document", "hadoop_opener", "hadoop_file_status"]  # what the rest of sfclayer uses
 
 # The error table: every io.sfclayer.SfcLayerException class and its Python class
 # (tests/test_tables.py checks it against the jar).
@@ -371,28 +371,32 @@ def read_text(spark, path):
 
 
 def write_text(spark, path, text):
-    """Write a small UTF-8 file on any Hadoop filesystem, replacing it whole: written beside it
-    (under a name of its own, so two writers never share a temporary file), then renamed over it, so
-    readers see the old text or the new one."""
-    import uuid
-
-    p, fs = _hadoop_path(spark, path)
+    """Write a small UTF-8 file on any Hadoop filesystem, replacing it whole (readers see the old text or
+    the new one): ``io.sfclayer.spark.SfcLayerCommands.writeText``, through the relation plugin on Connect."""
+    if is_connect(spark):
+        _plugin_command(spark, "writeText", path=path, text=text)
+        return
     jvm = _jvm_of(spark)
-    tmp = jvm.org.apache.hadoop.fs.Path(p.getParent(), f".{p.getName()}.{uuid.uuid4().hex}.tmp")
-    try:
-        out = fs.create(tmp, False)
-        try:
-            out.write(bytearray(text.encode("utf-8")))
-        finally:
-            out.close()
-        conf = spark.sparkContext._jsc.hadoopConfiguration()
-        rename = jvm.org.apache.hadoop.fs.Options.Rename
-        how = spark.sparkContext._gateway.new_array(rename, 1)
-        how[0] = rename.OVERWRITE
-        jvm.org.apache.hadoop.fs.FileContext.getFileContext(p.toUri(), conf).rename(tmp, p, how)
-    finally:
-        if fs.exists(tmp):
-            fs.delete(tmp, False)
+    with translated():
+        jvm.io.sfclayer.spark.SfcLayerCommands.writeText(spark._jsparkSession, path, text)
+
+
+def take_lease(spark, path, what):
+    """``io.sfclayer.layer.Lease.take``: the token of the lease at ``path`` (ConcurrentUpdate if held)."""
+    if is_connect(spark):
+        return _plugin_command(spark, "takeLease", path=path, what=what)
+    jvm = _jvm_of(spark)
+    with translated():
+        return str(jvm.io.sfclayer.layer.Lease.take(spark.sparkContext._jsc.hadoopConfiguration(), path, what))
+
+
+def release_lease(spark, path, token):
+    """``io.sfclayer.layer.Lease.release``: whether ``token`` still held the lease at ``path``."""
+    if is_connect(spark):
+        return _plugin_command(spark, "releaseLease", path=path, token=token) == "true"
+    jvm = _jvm_of(spark)
+    with translated():
+        return bool(jvm.io.sfclayer.layer.Lease.release(spark.sparkContext._jsc.hadoopConfiguration(), path, token))
 
 
 def hadoop_file_status(spark, path):

@@ -50,11 +50,11 @@ def _changed_base_keys(spark, path, old_version, md):
         return None, (f"full rebuild: most of the base's data files changed between versions {old_version} "
                       f"and {new_version}")
     boxes = [_file_box(f, md["keyIndex"]) for f in moved]
-    old_df = _layer.read(spark, path, version=old_version).where(_boxes_condition(boxes))
-    new_df = _layer.read(spark, path, version=new_version).where(_boxes_condition(boxes))
+    old_df = _layer.read(spark, path, version=old_version).where(_boxes_condition(spark, boxes))
+    new_df = _layer.read(spark, path, version=new_version).where(_boxes_condition(spark, boxes))
     values = [c for c in raster.COLUMNS if c in new_df.columns]  # no mask column before format 4
-    a = old_df.select("col", "row", _sql().struct(*values).alias("v"))
-    b = new_df.select("col", "row", _sql().struct(*values).alias("w"))
+    a = old_df.select("col", "row", _sql(spark).struct(*values).alias("v"))
+    b = new_df.select("col", "row", _sql(spark).struct(*values).alias("w"))
     diff = a.join(b, ["col", "row"], "full_outer").where(~a["v"].eqNullSafe(b["w"])).select("col", "row")
     keys = {(x["col"], x["row"]) for x in diff.collect()}
     return keys, (f"incremental update from version {old_version} to {new_version} of the base: "
@@ -74,17 +74,17 @@ def _file_box(f, ki):
 _MAX_BOXES = 64
 
 
-def _boxes_condition(boxes):
+def _boxes_condition(spark, boxes):
     """A Spark condition holding the keys of ``boxes`` (a superset hull beyond :data:`_MAX_BOXES`)."""
     boxes = list(boxes)
     if not boxes:
-        return _sql().lit(False)
+        return _sql(spark).lit(False)
     if len(boxes) > _MAX_BOXES:
         boxes = [(min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
                   max(b[3] for b in boxes))]
     cond = None
     for c0, r0, c1, r1 in boxes:
-        one = _sql().col("col").between(int(c0), int(c1)) & _sql().col("row").between(int(r0), int(r1))
+        one = _sql(spark).col("col").between(int(c0), int(c1)) & _sql(spark).col("row").between(int(r0), int(r1))
         cond = one if cond is None else cond | one
     return cond
 
@@ -112,8 +112,12 @@ def _merge_boxes(boxes):
     return sorted(out, key=lambda b: (b[1], b[0]))
 
 
-def _sql():
-    """pyspark.sql.functions, imported when Spark is in use."""
-    from pyspark.sql import functions
+def _sql(spark):
+    """The column functions of ``spark``'s kind, imported when Spark is in use: pyspark.sql.functions
+    builds classic or Connect columns by the process's mode, not the session's (a process may hold both)."""
+    if _jvm.is_connect(spark):
+        from pyspark.sql.connect import functions
+    else:
+        from pyspark.sql import functions
 
     return functions

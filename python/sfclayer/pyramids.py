@@ -154,22 +154,17 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     >>> sfclayer.read(spark, "/tmp/world", zoom=1).count()  # doctest: +SKIP
     4
     """
-    _jvm.require_classic(spark, "sfclayer.pyramid")  # the lease and the documents need py4j (issue 21)
     if resampling is not None and resampling not in DOWNSAMPLING:
         raise InvalidArgument(f"resampling: {resampling!r} is unknown for a pyramid ({', '.join(DOWNSAMPLING)})")
     _base_zoom(_base_metadata(spark, path), path)  # not a raster layer: refused before anything is written
     # One run at a time: two runs from different base versions could otherwise leave parents of the
     # older one under a document claiming the newer.
     lease = _join(path, PYRAMID_DIR, _LEASE)
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    with _jvm.translated():
-        token = jvm.io.sfclayer.layer.Lease.take(conf, lease, f"build the pyramid of {path}")
+    token = _jvm.take_lease(spark, lease, f"build the pyramid of {path}")
     try:
         return _run(spark, path, min_zoom, resampling, log, full, note, write_options)
     finally:
-        with _jvm.translated():
-            jvm.io.sfclayer.layer.Lease.release(conf, lease, token)
+        _jvm.release_lease(spark, lease, token)
 
 
 def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
@@ -222,8 +217,7 @@ def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
         level = _join(path, PYRAMID_DIR, z)
         desc = grid.raster_metadata(r["bands"], r["dtype"], nodata)
         tile = functools.partial(_parent_tile, grid, r["bands"], r["dtype"], nodata, resampling)
-        sc = spark.sparkContext
-        sc.setJobDescription(f"sfclayer: pyramid level {z} of {path}")
+        _describe_jobs(spark, f"sfclayer: pyramid level {z} of {path}")
         try:
             if changed is None:
                 out = _parents(_children(spark, child_path, child_version, None), tile)
@@ -234,7 +228,7 @@ def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
                 counts[z] = _update_level(spark, level, _children(spark, child_path, child_version, changed),
                                           changed, tile)
         finally:
-            sc.setJobDescription(None)
+            _describe_jobs(spark, None)
         built.append(z)
         level_versions[str(z)] = int(_base_metadata(spark, level)["version"])
         child_path, child_version = level, level_versions[str(z)]
@@ -246,6 +240,12 @@ def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
     _write_document(spark, path, started_from, doc, md["version"], "full" if changed is None else "incremental",
                     counts, level_versions)
     return sorted(built)
+
+
+def _describe_jobs(spark, text):
+    """Name the Spark UI's jobs of a level (classic sessions only: Spark Connect has no job descriptions)."""
+    if not _jvm.is_connect(spark):
+        spark.sparkContext.setJobDescription(text)
 
 
 def _level_versions(spark, path, levels):
@@ -270,15 +270,15 @@ def _children(spark, path, version, parents):
     """The raster tiles of ``path`` (at ``version``), or only the children of ``parents``."""
     df = _layer.read(spark, path, version=version)
     if "mask" not in df.columns:  # written before masks: validity is the nodata value's
-        df = df.withColumn("mask", _sql().lit(None).cast("binary"))
+        df = df.withColumn("mask", _sql(spark).lit(None).cast("binary"))
     df = df.select(*raster.spark_schema().fieldNames())
     if parents is None:
         return df
     kids = [(2 * c, 2 * r, 2 * c + 1, 2 * r + 1) for c, r in parents]
-    df = df.where(_boxes_condition(_merge_boxes(kids)))  # pushed down: prunes files
+    df = df.where(_boxes_condition(spark, _merge_boxes(kids)))  # pushed down: prunes files
     keys = spark.createDataFrame(sorted(parents), "pc int, pr int")
-    return df.join(_sql().broadcast(keys), (_sql().floor(df["col"] / 2) == keys["pc"]) &
-                   (_sql().floor(df["row"] / 2) == keys["pr"]), "left_semi")
+    return df.join(_sql(spark).broadcast(keys), (_sql(spark).floor(df["col"] / 2) == keys["pc"]) &
+                   (_sql(spark).floor(df["row"] / 2) == keys["pr"]), "left_semi")
 
 
 def _update_level(spark, level, children, parents, tile):
@@ -298,7 +298,7 @@ def _update_level(spark, level, children, parents, tile):
     gone = parents - written
     if gone:
         keys = spark.createDataFrame(sorted(gone), "col int, row int")
-        pruned = _layer.read(spark, level).where(_boxes_condition(_merge_boxes([(c, r, c, r) for c, r in gone])))
+        pruned = _layer.read(spark, level).where(_boxes_condition(spark, _merge_boxes([(c, r, c, r) for c, r in gone])))
         present = [(x["col"], x["row"]) for x in pruned.select("col", "row")
                    .join(keys, ["col", "row"], "left_semi").collect()]
         if present:
@@ -311,7 +311,7 @@ def _update_level(spark, level, children, parents, tile):
 def _parents(children, tile):
     """The parent tiles of the raster tiles ``children``: grouped by parent key, each group drawn by
     ``tile`` (:func:`_parent_tile`) in ``applyInArrow`` (DataFrame operations only, no RDDs)."""
-    f = _sql()
+    f = _sql(children.sparkSession)
     keyed = children.withColumn("pc", f.floor(f.col("col") / 2).cast("int")) \
         .withColumn("pr", f.floor(f.col("row") / 2).cast("int"))
     return keyed.groupBy("pc", "pr").applyInArrow(functools.partial(_parent_table, tile), raster.spark_schema())

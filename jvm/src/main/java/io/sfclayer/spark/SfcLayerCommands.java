@@ -57,6 +57,30 @@ public final class SfcLayerCommands {
     }
 
     /** Every retained version, oldest first, as a JSON array of {@link #summary}s. */
+    /**
+     * Write a small UTF-8 file (a pyramid document), replacing it whole: written beside it under a name of its
+     * own (two writers never share a temporary file), then renamed over it, so readers see the old text or the
+     * new one. Classic (py4j) and Spark Connect (the relation plugin) sessions both write through here.
+     */
+    public static void writeText(SparkSession spark, String path, String text) throws IOException {
+        Configuration conf = conf(spark);
+        Path p = new Path(path);
+        org.apache.hadoop.fs.FileSystem fs = p.getFileSystem(conf);
+        Path tmp = new Path(p.getParent(), "." + p.getName() + "." + java.util.UUID.randomUUID().toString()
+            .replace("-", "") + ".tmp");
+        try {
+            try (org.apache.hadoop.fs.FSDataOutputStream out = fs.create(tmp, false)) {
+                out.write(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            }
+            org.apache.hadoop.fs.FileContext.getFileContext(p.toUri(), conf)
+                .rename(tmp, p, org.apache.hadoop.fs.Options.Rename.OVERWRITE);
+        } finally {
+            if (fs.exists(tmp)) {
+                fs.delete(tmp, false);
+            }
+        }
+    }
+
     public static String history(SparkSession spark, String path) throws IOException {
         List<Map<String, Object>> out = new ArrayList<>();
         for (LayerMetadata md : versions(spark, path)) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
+import io.sfclayer.layer.Lease;
 import io.sfclayer.layer.LayerRepair;
 import io.sfclayer.lookup.ValueReader;
 import io.sfclayer.spark.HadoopConfs;
@@ -238,6 +239,14 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
                 // format 6: with the files its manifests list, as layer_metadata_json gives it
                 return (version < 0 ? Layer.open(conf, path) : Layer.open(conf, path, version, -1)).documentJson();
             }
+            case "writeText":
+                SfcLayerCommands.writeText(spark, path, r.string("text"));
+                return "null";
+            case "takeLease": // a pyramid run's lease (io.sfclayer.layer.Lease), as the py4j path takes it
+                return Lease.take(HadoopConfs.forOptions(spark, Map.of()), path, r.string("what"));
+            case "releaseLease":
+                return String.valueOf(Lease.release(HadoopConfs.forOptions(spark, Map.of()), path,
+                    r.string("token")));
             case "readText":
                 return readText(HadoopConfs.forOptions(spark, Map.of()), path);
             default:
