@@ -149,7 +149,9 @@ def speculation(master, hdfs_dir, extra_conf, event_dir):
             hconf.set("sfclayer.test.slowFirstAttemptOfPartition", str(slow))
             hconf.set("sfclayer.test.slowFirstAttemptMillis", "120000")  # until killed, on a busy machine too
             t0 = time.monotonic()
-            sfclayer.write(df, path, mode=mode, bounds=(0, 0, 31, 31), block_size="64k", partitions=4)
+            # small_append_bytes=0: the append goes through the shuffle, whose task attempts this checks
+            sfclayer.write(df, path, mode=mode, bounds=(0, 0, 31, 31), block_size="64k", partitions=4,
+                           small_append_bytes=0)
             seconds = time.monotonic() - t0
             hconf.unset("sfclayer.test.slowFirstAttemptOfPartition")
             version = sfclayer.history(spark, path)[-1].version

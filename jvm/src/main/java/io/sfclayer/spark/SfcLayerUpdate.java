@@ -36,6 +36,9 @@ import java.util.function.Predicate;
  * protocol"): append/upsert, delete and compact. Only the files an update must change are read and
  * rewritten; the new version references every other file where it is. What one job holds (its
  * writeId, data directory, progress, candidate document) is {@link UpdateJob}.
+ *
+ * <p>About 500 lines on purpose: append (through the shuffle or on the driver), delete and compact
+ * share one choice of the files to rewrite and one commit around it.
  */
 public final class SfcLayerUpdate {
     private SfcLayerUpdate() {
