@@ -26,7 +26,11 @@ def tile_table(tiles, schema=None):
 
     schema = schema or _schema()
     columns = list(zip(*tiles)) or [[] for _ in schema.names]
-    return pa.Table.from_arrays([pa.array(list(c), type=f.type) for c, f in zip(columns, schema)], schema=schema)
+    # the system allocator: Arrow's default (mimalloc) reserves address space far beyond a large tile's bytes,
+    # and Spark bounds a Python worker's address space (spark.executor.pyspark.memory)
+    pool = pa.system_memory_pool()
+    return pa.Table.from_arrays([pa.array(list(c), type=f.type, memory_pool=pool) for c, f in zip(columns, schema)],
+                                schema=schema)
 
 
 def tile_batches(tiles, max_bytes=_BATCH_BYTES):

@@ -210,8 +210,7 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
                                   f"{grid.tile_height} px tiles (leave tile_size at its default)")
         tasks = _tms_plan(t, grid, srcs)
 
-    render = functools.partial(_render_batches, grid, srcs, resampling, first.dtype, nodata, tasks)
-    df = _task_frame(spark, tasks).mapInArrow(render, raster.spark_schema())
+    df = _tile_frame(spark, grid, srcs, resampling, first.dtype, nodata, tasks)
     _layer.write(df, path, mode=mode, bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
                  raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)
     # The committed version's count, not the tasks' (a retried task would count twice); on Spark Connect
@@ -314,18 +313,27 @@ def _native_plan(srcs, tile_size):
     return grid, [(c, r, tuple(ix)) for (c, r), ix in sorted(touched.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
 
 
-def _task_frame(spark, tasks):
-    """The target tiles' positions in ``tasks`` as a DataFrame ``id``, in slices of consecutive
-    tiles, a partition each (DataFrame operations only: classic and Spark Connect sessions alike).
+def _tile_frame(spark, grid, srcs, resampling, dtype, nodata, tasks):
+    """The rendered tiles of ``tasks`` as a DataFrame of the raster schema, in slices of consecutive
+    tiles, a task each.
 
     Tiles are rendered one at a time (memory per task does not grow with the slice), so slices are
     large enough to amortise task overhead and many enough to keep every core busy. A slice's tiles
-    are neighbours (the plan is in key order), so its task reuses the sources it opened. The slices
-    are ``spark.range``'s partitions (one job, no shuffle); the plan itself travels with the drawing
-    function, as ``parallelize`` shipped it with the tasks before.
+    are neighbours (the plan is in key order), so its task reuses the sources it opened.
+
+    Spark Connect has no RDDs: there the slices are ``spark.range``'s partitions drawn by
+    ``mapInArrow`` (the plan travels with the drawing function). Classic sessions keep the RDD of
+    tasks: a Python worker that imports pyarrow and pandas for Arrow takes ~300 MB more address
+    space (measured: 370 MB against 65 MB), which ``spark.executor.pyspark.memory`` counts, and the
+    Arrow path failed tests/test_ingest_memory.py's 600 MB share with 16 MiB tiles.
     """
     slices = max(1, min(len(tasks), max(2 * _cores(spark), len(tasks) // 256)))
-    return spark.range(0, len(tasks), 1, slices)
+    if _jvm.is_connect(spark):
+        render = functools.partial(_render_batches, grid, srcs, resampling, dtype, nodata, tasks)
+        return spark.range(0, len(tasks), 1, slices).mapInArrow(render, raster.spark_schema())
+    render = functools.partial(_render_partition, grid, srcs, resampling, dtype, nodata)
+    rdd = spark.sparkContext.parallelize(tasks, slices).mapPartitions(render)
+    return spark.createDataFrame(rdd, raster.spark_schema(), verifySchema=False)
 
 
 def _cores(spark):
