@@ -34,7 +34,7 @@ for p in java.lang java.lang.invoke java.lang.reflect java.io java.net java.nio 
     opens+=("--add-opens=java.base/$p=ALL-UNNAMED")
 done
 jvm() {
-    java -Xmx${GT_XMX:-2g} "${opens[@]}" -Dlog4j2.level=warn \
+    java -Xmx${GT_XMX:-2g} -Xss${GT_XSS:-64m} "${opens[@]}" -Dlog4j2.level=warn \
         -cp "$build/classes:$(cat "$build/classpath.txt")" io.sfclayer.gtfixtures.Main "$@"
 }
 
