@@ -678,21 +678,9 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
      * record's bytes, or length -1 for a missing key (packed so py4j moves one array, not thousands).
      */
     public byte[] getMany(byte[] keys) throws IOException {
-        if (keys.length % 16 != 0) {
-            throw new SfcLayerException.InvalidArgument("packed keys must be 16 bytes each, got " + keys.length + " bytes");
-        }
-        int n = keys.length / 16;
-        ByteBuffer in = ByteBuffer.wrap(keys);
-        int[] cols = new int[n];
-        int[] rows = new int[n];
-        long[] times = new long[n];
-        for (int i = 0; i < n; i++) {
-            cols[i] = in.getInt();
-            rows[i] = in.getInt();
-            times[i] = in.getLong();
-        }
-        byte[][] found = new byte[n][];
-        getMany(cols, rows, times, (i, record) -> found[i] = record);
+        PackedKeys k = PackedKeys.decode(keys);
+        byte[][] found = new byte[k.size()][];
+        getMany(k.cols, k.rows, k.times, (i, record) -> found[i] = record);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteBuffer len = ByteBuffer.allocate(4);
         for (byte[] r : found) {

@@ -6,6 +6,7 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.Lease;
 import io.sfclayer.layer.LayerRepair;
+import io.sfclayer.lookup.PackedKeys;
 import io.sfclayer.lookup.ValueReader;
 import io.sfclayer.spark.HadoopConfs;
 import io.sfclayer.spark.SfcLayerCommands;
@@ -32,7 +33,6 @@ import java.io.DataOutputStream;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -152,25 +152,13 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
      * order fail with it, as on the socket).
      */
     static byte[] getMany(ValueReader reader, byte[] keys) throws IOException {
-        if (keys.length % 16 != 0) {
-            throw new SfcLayerException.InvalidArgument("packed keys must be 16 bytes each, got " + keys.length
-                + " bytes");
-        }
-        int n = keys.length / 16;
-        ByteBuffer in = ByteBuffer.wrap(keys);
-        int[] cols = new int[n];
-        int[] rows = new int[n];
-        long[] times = new long[n];
-        for (int i = 0; i < n; i++) {
-            cols[i] = in.getInt();
-            rows[i] = in.getInt();
-            times[i] = in.getLong();
-        }
+        PackedKeys k = PackedKeys.decode(keys);
+        int n = k.size();
         byte[][] found = new byte[n][];
         boolean[] answered = new boolean[n];
         byte[] error = null;
         try {
-            reader.getMany(cols, rows, times, (i, record) -> {
+            reader.getMany(k.cols, k.rows, k.times, (i, record) -> {
                 found[i] = record;
                 answered[i] = true;
             });
