@@ -492,9 +492,23 @@ class _HadoopFile(io.RawIOBase):
                 super().close()
 
 
+#: GeoTrellisCommands' static methods, resolved once per gateway (as ``_LOOKUP_METHODS``): a cold
+#: ``sfclayer.geotrellis.open`` + ``close`` is then two py4j round trips, not a dozen.
+_GEOTRELLIS_METHODS = ("layers", "info", "openLookup", "closeLookup", "index")
+
+
+def _geotrellis_commands(spark):
+    gateway = spark.sparkContext._gateway
+    methods = vars(gateway).get("_sfclayer_geotrellis")  # getattr would ask the JVM
+    if methods is None:
+        cls = gateway.jvm.io.sfclayer.spark.GeoTrellisCommands
+        methods = {name: getattr(cls, name) for name in _GEOTRELLIS_METHODS}
+        gateway._sfclayer_geotrellis = methods
+    return methods
+
+
 def geotrellis(spark, method, *args):
     """Call ``io.sfclayer.spark.GeoTrellisCommands.<method>(spark, *args)`` (sfclayer.geotrellis), translating errors."""
-    jvm = _jvm_of(spark)
+    require_classic(spark)
     with translated():
-        return getattr(jvm.io.sfclayer.spark.GeoTrellisCommands, method)(spark._jsparkSession, *args)
-
+        return _geotrellis_commands(spark)[method](spark._jsparkSession, *args)
