@@ -241,6 +241,41 @@ def test_a_cold_open_and_its_close_are_one_py4j_round_trip_each(spark, monkeypat
     assert len(calls.take()) == 1
 
 
+def test_a_layer_opened_after_another_closed_re_binds_its_pooled_connection(spark, monkeypatch):
+    import socket
+    import time
+
+    from sfclayer import _lookup
+
+    sessions = spark._jvm.io.sfclayer.lookup.LookupSessions
+    connects = []
+    connect = socket.create_connection
+
+    def counted(*args, **kwargs):
+        connects.append(args[0])
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(_lookup.socket, "create_connection", counted)
+    monkeypatch.setattr(_lookup, "LINGER", 2.0)  # far longer than from one close to the next open
+    layers = [next(l for l in LAYERS if l["name"] == n) for n in ("int16", "float32", "int16")]
+    for layer in layers:  # a cold open per key, as a request handler does
+        want = expected(layer)
+        key = sorted(want)[0]
+        with geotrellis.open(spark, CATALOG, layer["name"], layer["zoom"]) as gl:
+            check_tile(layer, dict(gl.get(*key), col=key[0], row=key[1]), *want[key])
+            assert gl._client.open_connections() == 1
+        assert gl._client.open_connections() == 0  # unbound from the closed layer, still pooled
+    assert len(connects) <= 1  # one socket for all three (none if an earlier test's pool still lingered)
+    pool = gl._client._pool
+    assert pool.count() >= 1 and sessions.openConnections() >= 1
+    held = sessions.openConnections()
+    deadline = time.time() + 15  # then the linger runs out: the pool and its socket close
+    while (pool in _lookup._POOLS.values() or sessions.openConnections() >= held) and time.time() < deadline:
+        time.sleep(0.05)
+    assert pool not in _lookup._POOLS.values() and pool.count() == 0
+    assert sessions.openConnections() < held
+
+
 def test_a_catalog_rewritten_between_opens_is_read_again(spark, tmp_path):
     import shutil
 
