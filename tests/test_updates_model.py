@@ -254,3 +254,23 @@ def test_overwrite_reads_no_manifest_of_the_version_it_replaces(spark, many_mani
     assert op["name"] == "overwrite" and op["removedFiles"] == [] and op["metrics"]["filesRemoved"] == files
     check(spark, path, None, new, random.Random(9))
     check(spark, path, 1, model, random.Random(10))  # the replaced version reads as it did
+
+
+def test_shuffled_space_time_append_to_manifests_equals_the_model(spark, tmp_path, tiny_manifests):
+    """The keys pass of a shuffled append reads the time column as the write encodes it: a space-time
+    layer of many manifests takes appends at new and existing times and reads as the model."""
+    path = str(tmp_path / "z3-manifests")
+
+    def rows(items):
+        return spark.createDataFrame(
+            [(c, r, dt.datetime(2020, 9, d, 12, tzinfo=dt.timezone.utc), v) for (c, r, d), v in sorted(items.items())],
+            "col int, row int, time timestamp, v int")
+
+    model = {(c, r, d): c * 1000 + r * 10 + d for c in range(4) for r in range(4) for d in (1, 5, 9)}
+    sfclayer.write(rows(model), path, bounds=(0, 0, 3, 3), time_bounds=("2020-09-01", "2020-09-30"), partitions=12)
+    assert helpers.metadata(path)["formatVersion"] == 6
+    new = {(1, 2, 5): -1, (3, 3, 20): -2, (0, 0, 2): -3}
+    sfclayer.write(rows(new), path, mode="append", partitions=3, small_append_bytes=0)
+    model.update(new)
+    got = {(x["col"], x["row"], x["time"].day): x["v"] for x in sfclayer.read(spark, path).collect()}
+    assert got == model
