@@ -73,12 +73,12 @@ def _table(spark, payload):
             session = getattr(client, "_session_id", None)
             if session not in _NO_COMMAND_PLUGIN:
                 try:
-                    return _execute(client, _proto(payload, command=True))
+                    return _answered(payload, _execute(client, _proto(payload, command=True)))
                 except Exception as e:
                     if not _missing_handler(e):
                         raise
                     _NO_COMMAND_PLUGIN.add(session)
-            return _execute(client, _proto(payload))
+            return _answered(payload, _execute(client, _proto(payload)))
         # one ExecutePlan round trip, reattachable (DataFrame.toArrow would analyze the plan first: a second one)
         return client.to_table(_proto(payload), {})[0]
     except Exception as e:
@@ -86,11 +86,18 @@ def _table(spark, payload):
         raise
 
 
+def _answered(payload, table):
+    if table is None:
+        raise errors.SfcLayerError(f"sfclayer Connect request {payload['op']}: the server sent no answer")
+    return table
+
+
 def _execute(client, plan):
     """The answer of a read request in one non-reattachable ExecutePlan call, its Arrow batches decoded
     here: what ``client.to_table`` does, less its costs that buy nothing for a short idempotent read (a
     ReleaseExecute call after each, progress and metrics handling, the pandas-minded bookkeeping).
-    Spark Connect's errors as ``to_table`` raises them; retried whole by the client's retry policy."""
+    None when the answer has no Arrow batch. Spark Connect's errors as ``to_table`` raises them; retried
+    whole by the client's retry policy."""
     import pyarrow as pa
 
     try:
@@ -111,7 +118,7 @@ def _execute(client, plan):
                             chunks = []
                 if chunks:
                     raise errors.SfcLayerError("the Spark Connect server's answer ended inside an Arrow batch")
-                return pa.Table.from_batches(batches)
+                return pa.Table.from_batches(batches) if batches else None
     except errors.SfcLayerError:
         raise
     except Exception as e:
