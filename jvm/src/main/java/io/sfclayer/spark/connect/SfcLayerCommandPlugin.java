@@ -15,8 +15,8 @@ import java.io.UncheckedIOException;
  * queries. It answers the same requests as {@link SfcLayerRelationPlugin}, by the same code, but as a
  * command: it writes the answer's Arrow batches ({@link ConnectAnswer#toArrow}) to the client's response
  * stream itself, where a relation's rows go through Spark's analysis, optimisation, physical planning,
- * SQL execution events and Arrow conversion first (a 1-row relation costs about three times the
- * round trip of a command on the same server: bench/RESULTS.md, "Spark Connect"). The client
+ * SQL execution events and Arrow conversion first (a 1-row relation's round trip costs about 2.5
+ * times a bare command's on the same server: bench/RESULTS.md, "Spark Connect"). The client
  * (sfclayer._connect) reads the batches as it reads a relation's, and falls back to the relation
  * plugin when a server has no command plugin.
  *
