@@ -34,13 +34,11 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * Updates of an existing layer, each one Spark job and one commit (docs/FORMAT.md, "Commit
- * protocol"): append/upsert, delete and compact. Only the files an update must change are read and
+ * Updates of an existing layer, each one Spark job and one commit: append/upsert, delete and compact
+ * (about 500 lines on purpose: they share one choice of the files to rewrite and one commit around
+ * it; docs/FORMAT.md, "Commit protocol"). Only the files an update must change are read and
  * rewritten; the new version references every other file where it is. What one job holds (its
  * writeId, data directory, progress, candidate document) is {@link UpdateJob}.
- *
- * <p>About 500 lines on purpose: append (through the shuffle or on the driver), delete and compact
- * share one choice of the files to rewrite and one commit around it.
  */
 public final class SfcLayerUpdate {
     private SfcLayerUpdate() {
