@@ -209,9 +209,10 @@ def test_shuffled_append_reads_only_the_manifests_it_touches(spark, many_manifes
                                                             partitions=4, small_append_bytes=0))
     model[(5, 7)] = 999_999
     assert 0 < reads <= 3 * depth < manifests, (reads, depth, manifests)
-    # two tiles at the layer's two ends, in two partitions: two paths, not what lies between them
+    # two tiles at the layer's two ends, asked for in one partition: split at the gap between them, two
+    # paths are read, not what lies between
     two = one_tile(spark, 0, 1, 888_888).union(one_tile(spark, SIDE - 1, SIDE - 2, 777_777))
-    reads, _ = manifests_read(spark, lambda: sfclayer.write(two, path, mode="append", partitions=4,
+    reads, _ = manifests_read(spark, lambda: sfclayer.write(two, path, mode="append", partitions=1,
                                                             small_append_bytes=0))
     model[(0, 1)], model[(SIDE - 1, SIDE - 2)] = 888_888, 777_777
     assert 0 < reads <= 6 * depth < manifests, (reads, depth, manifests)

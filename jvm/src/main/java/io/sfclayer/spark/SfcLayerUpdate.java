@@ -147,7 +147,7 @@ public final class SfcLayerUpdate {
         if (md0.manifests != null) {
             TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
                 PartitionBreaks.compute(md0.keyIndex, partitions),
-                indexRanges(job, indexes != null ? indexes : encoded.keys(), base));
+                indexRanges(job, indexes != null ? indexes : encoded.keys(), base), partitions);
             breaks = plan.breaks;
             perPartition = plan.perPartition;
             spans = plan.spans;
@@ -232,7 +232,8 @@ public final class SfcLayerUpdate {
             indexes[i] = sorted.get(i)._1();
         }
         TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
-            PartitionBreaks.compute(md0.keyIndex, partitions), TouchedFiles.ranges(indexes, Integer.MAX_VALUE));
+            PartitionBreaks.compute(md0.keyIndex, partitions), TouchedFiles.ranges(indexes, Integer.MAX_VALUE),
+            partitions);
         long[] breaks = plan.breaks;
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
