@@ -60,7 +60,7 @@ def _geometry_option(geometry, geometry_crs, layer_crs):
 
 def _layer_crs(spark, path, version):
     """The CRS in a layer version's document (None when it has none)."""
-    return json.loads(_jvm.layer_metadata_json(spark, path, version)).get("crs")
+    return json.loads(_jvm.layer_metadata_json(spark, path, version, files=0)).get("crs")
 
 
 def _micros(t):
