@@ -167,11 +167,10 @@ public final class Manifest {
 
     /**
      * The manifest's checksum (its trailer's 8 hex digits) after checking the CRC32C of its bytes with
-     * them zeroed (LayerMetadata's trailer rule, found from the end of the bytes rather than by a
-     * regular expression over their text: this runs for every manifest a reader opens).
+     * them zeroed (LayerMetadata's trailer rule).
      */
     static String checkedTrailer(byte[] bytes, String source) {
-        int at = trailerAt(bytes);
+        int at = LayerMetadata.trailerAt(bytes);
         if (at < 0) {
             throw new SfcLayerException.CorruptLayer("manifest " + source
                 + " is damaged: it has no checksum trailer (truncated?)");
@@ -190,57 +189,6 @@ public final class Manifest {
     }
 
     private static final byte[] ZEROS = "00000000".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-    private static final byte[] CHECKSUM_FIELD = ("\"" + LayerMetadata.CHECKSUM + "\"")
-        .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-
-    /**
-     * Where the 8 hex digits of a trailer {@code "checksum" : "<8 hex>" }} (any white space around the
-     * separators) start when the bytes end with one, else -1.
-     */
-    static int trailerAt(byte[] b) {
-        int i = skipSpaceBack(b, b.length - 1);
-        if (i < 0 || b[i] != '}') {
-            return -1;
-        }
-        i = skipSpaceBack(b, i - 1);
-        if (i < 9 || b[i] != '"') {
-            return -1;
-        }
-        int digits = i - 8;
-        for (int k = digits; k < i; k++) {
-            if (!((b[k] >= '0' && b[k] <= '9') || (b[k] >= 'a' && b[k] <= 'f'))) {
-                return -1;
-            }
-        }
-        i = digits - 1;
-        if (b[i] != '"') {
-            return -1;
-        }
-        i = skipSpaceBack(b, i - 1);
-        if (i < 0 || b[i] != ':') {
-            return -1;
-        }
-        i = skipSpaceBack(b, i - 1);
-        int start = i - CHECKSUM_FIELD.length + 1;
-        if (start < 0) {
-            return -1;
-        }
-        for (int k = 0; k < CHECKSUM_FIELD.length; k++) {
-            if (b[start + k] != CHECKSUM_FIELD[k]) {
-                return -1;
-            }
-        }
-        return digits;
-    }
-
-    /** The last position at or before {@code i} that is not white space (as a regex's \s), or -1. */
-    private static int skipSpaceBack(byte[] b, int i) {
-        while (i >= 0 && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == 0x0B || b[i] == '\f' || b[i] == '\r')) {
-            i--;
-        }
-        return i;
-    }
-
     /**
      * One pass of a streaming parser over a manifest. Inner manifests' references are parsed whole; a
      * leaf's file entries only as far as their spans and totals (name, lastIndex, records, indexes,

@@ -200,6 +200,7 @@ public class ManifestReadTest {
     public void theTrailerIsFoundAsTheDocumentsRuleFindsIt() {
         String[] texts = {
             "{\"a\":1,\"checksum\":\"0123abcd\"}",
+            "{\"a\":\"é\",\"checksum\":\"0123abcd\"}",
             "{\n  \"a\" : 1,\n  \"checksum\" : \"0123abcd\"\n}\n",
             "{\"a\":1,\"checksum\" \t:\r\n\"0123abcd\"  }  \n\n",
             "{\"a\":1,\"checksum\":\"0123ABCD\"}",
@@ -213,11 +214,16 @@ public class ManifestReadTest {
             "}",
             "",
         };
+        // the rule as FORMAT.md states it, a regular expression over the text
+        java.util.regex.Pattern rule = java.util.regex.Pattern.compile(
+            "\"checksum\"\\s*:\\s*\"([0-9a-f]{8})\"\\s*}\\s*$");
         for (String t : texts) {
             byte[] b = t.getBytes(StandardCharsets.UTF_8);
-            int at = Manifest.trailerAt(b);
-            String found = at < 0 ? null : new String(b, at, 8, StandardCharsets.US_ASCII);
-            assertEquals(t, LayerMetadata.trailer(b), found);
+            java.util.regex.Matcher m = rule.matcher(t);
+            String expected = m.find() ? m.group(1) : null;
+            int at = LayerMetadata.trailerAt(b);
+            assertEquals(t, expected, at < 0 ? null : new String(b, at, 8, StandardCharsets.US_ASCII));
+            assertEquals(t, expected, LayerMetadata.trailer(b));
         }
     }
 }
