@@ -284,3 +284,14 @@ def test_tile_files_refuses_a_name_that_is_not_a_data_file():
           "files": [{"name": "part-r-00000-0"}, {"name": "part-r-x"}]}
     with pytest.raises(sfclayer.CorruptLayer, match="not an sfclayer data file name: 'part-r-x'"):
         pictures.tile_files(md, [0], [0])
+
+
+def test_layer_document_lists_only_the_files_asked_for(spark, manifest_layer):
+    md = helpers.metadata(manifest_layer)
+    with sfclayer.open(spark, manifest_layer) as layer:
+        doc = layer.document()
+        assert "files" not in doc and doc["manifests"] == md["manifests"]
+        assert doc == {k: v for k, v in md.items() if k != "files"}
+        assert layer.document(files=3)["files"] == md["files"][:3]
+        assert layer.metadata["files"] == md["files"]  # metadata: every file, as before
+        assert layer.document() == doc

@@ -400,6 +400,29 @@ class Layer:
                 self._metadata = json.loads(_jvm.lookup_call(self._spark, "metadataJson", self._handle))
         return self._metadata
 
+    def document(self, files=0):
+        """The pinned version's document with at most ``files`` of its data files.
+
+        Unlike :attr:`metadata`, which holds every file and its statistics (read from every manifest
+        of a format 6 version: millions of entries for a layer of millions of files), this reads the
+        version document and only the manifests on the way to the first ``files`` files.
+
+        Parameters
+        ----------
+        files : int
+            How many data files to list in ``files``, the first in index order (0: no ``files``).
+
+        Returns
+        -------
+        dict
+            The version document: key index, schemas, counts and, for format 6, ``manifests`` (the
+            references to its manifests, with their index spans and totals).
+        """
+        self._require_open()
+        if self._metadata is not None and files == 0:
+            return {k: v for k, v in self._metadata.items() if k != "files"}
+        return json.loads(_jvm.layer_metadata_json(self._spark, self.path, self.version, files=int(files)))
+
     @property
     def _reader(self):
         """The driver's ``io.sfclayer.lookup.ValueReader`` behind this layer (a py4j object)."""
