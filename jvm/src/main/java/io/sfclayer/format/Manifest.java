@@ -148,11 +148,20 @@ public final class Manifest {
             throw new SfcLayerException.CorruptLayer("manifest " + source + " is not the one its version lists: its"
                 + " checksum is " + sum + ", the reference says " + ref.checksum);
         }
-        Manifest mf;
-        try (JsonParser p = LayerMetadata.json().createParser(bytes)) {
-            mf = parse(p, bytes, ref, source);
-        } catch (IOException | ClassCastException e) {
-            throw new SfcLayerException.CorruptLayer("manifest " + source + " is damaged: " + e.getMessage(), e);
+        Manifest mf = null;
+        if (ref.level == 0) { // most of a leaf is statistics no reader needs yet: skipped, not tokenized
+            ManifestLeafScan scan = ManifestLeafScan.of(bytes);
+            if (scan != null) {
+                mf = built(scan.format, scan.formatVersion < 0 ? null : (Object) scan.formatVersion, ref, null,
+                    scan.entries, bytes, source);
+            }
+        }
+        if (mf == null) {
+            try (JsonParser p = LayerMetadata.json().createParser(bytes)) {
+                mf = parse(p, bytes, ref, source);
+            } catch (IOException | ClassCastException e) {
+                throw new SfcLayerException.CorruptLayer("manifest " + source + " is damaged: " + e.getMessage(), e);
+            }
         }
         mf.check(source);
         ManifestRef said = mf.refAs(ref.path, ref.checksum);
@@ -231,6 +240,12 @@ public final class Manifest {
         if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
             throw new SfcLayerException.CorruptLayer("manifest " + source + " is damaged: not one JSON object");
         }
+        return built(format, formatVersion, ref, children, leaf, bytes, source);
+    }
+
+    /** The manifest a parse found, once its format and entries are checked. */
+    private static Manifest built(Object format, Object formatVersion, ManifestRef ref, List<ManifestRef> children,
+                                  LeafEntries leaf, byte[] bytes, String source) {
         if (!FORMAT.equals(format) || !(formatVersion instanceof Long)
                 || (Long) formatVersion > LayerMetadata.MAX_FORMAT_VERSION) {
             throw new SfcLayerException.CorruptLayer("manifest " + source + " is not an sfclayer manifest this"
@@ -243,9 +258,10 @@ public final class Manifest {
             return new Manifest(ref.level, List.of(), children);
         }
         int n = leaf.count;
-        return new Manifest(new LazyFiles(bytes, Arrays.copyOf(leaf.starts, n), Arrays.copyOf(leaf.ends, n),
-            source), Arrays.copyOf(leaf.firsts, n), Arrays.copyOf(leaf.lasts, n), leaf.records, leaf.indexes,
-            leaf.dataBytes);
+        long[] firsts = Arrays.copyOf(leaf.firsts, n);
+        long[] lasts = Arrays.copyOf(leaf.lasts, n);
+        return new Manifest(new LazyFiles(bytes, Arrays.copyOf(leaf.starts, n), Arrays.copyOf(leaf.ends, n), firsts,
+            lasts, source), firsts, lasts, leaf.records, leaf.indexes, leaf.dataBytes);
     }
 
     private static final TypeReference<Map<String, Object>> ENTRY = new TypeReference<Map<String, Object>>() { };
@@ -293,8 +309,8 @@ public final class Manifest {
         return ManifestRef.checked(path, (int) v[0], v[1], v[2], v[3], v[4], v[5], v[6], sum, source);
     }
 
-    /** What the streaming pass keeps of a leaf's entries. */
-    private static final class LeafEntries {
+    /** What a first pass over a leaf keeps of its entries. */
+    static final class LeafEntries {
         int count;
         int[] starts = new int[32];
         int[] ends = new int[32];
@@ -380,12 +396,16 @@ public final class Manifest {
         private final int[] ends;
         private final DataFile[] parsed;
         private int left;
+        private final long[] firsts;
+        private final long[] lasts;
         private final String source;
 
-        LazyFiles(byte[] bytes, int[] starts, int[] ends, String source) {
+        LazyFiles(byte[] bytes, int[] starts, int[] ends, long[] firsts, long[] lasts, String source) {
             this.bytes = bytes;
             this.starts = starts;
             this.ends = ends;
+            this.firsts = firsts;
+            this.lasts = lasts;
             this.parsed = new DataFile[starts.length];
             this.left = starts.length;
             this.source = source;
@@ -411,6 +431,10 @@ public final class Manifest {
             } catch (IOException e) {
                 throw new SfcLayerException.CorruptLayer("manifest " + source + " is damaged: files entry " + i + ": "
                     + e.getMessage(), e);
+            }
+            if (f.firstIndex != firsts[i] || f.lastIndex != lasts[i]) { // the first pass read these bytes otherwise
+                throw new SfcLayerException.CorruptLayer("manifest " + source + ": files entry " + i + " spans ["
+                    + f.firstIndex + ", " + f.lastIndex + "] read whole but [" + firsts[i] + ", " + lasts[i] + "] at first");
             }
             parsed[i] = f;
             if (--left == 0) {

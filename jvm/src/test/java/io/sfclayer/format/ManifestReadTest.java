@@ -26,6 +26,9 @@ import static org.junit.Assert.assertTrue;
  * reference, so damaged or swapped bytes are never returned as files.
  */
 public class ManifestReadTest {
+    private static final com.fasterxml.jackson.core.type.TypeReference<Map<String, Object>> ENTRY =
+        new com.fasterxml.jackson.core.type.TypeReference<Map<String, Object>>() { };
+
     @Rule
     public TemporaryFolder tmp = new TemporaryFolder();
 
@@ -194,6 +197,67 @@ public class ManifestReadTest {
             SfcLayerException e = assertThrows(change[0], SfcLayerException.CorruptLayer.class, () -> store.read(top));
             assertTrue(e.getMessage(), e.getMessage().contains("m-inner-" + change[0]));
         }
+    }
+
+    /** {@code text} (ending in a zeroed checksum trailer) with its trailer set: a validly checksummed document. */
+    private static byte[] seal(String text) {
+        byte[] b = text.getBytes(StandardCharsets.UTF_8);
+        int at = LayerMetadata.trailerAt(b);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(b, 0, b.length);
+        byte[] hex = RecordFrame.hex((int) crc.getValue()).getBytes(StandardCharsets.US_ASCII);
+        System.arraycopy(hex, 0, b, at, 8);
+        return b;
+    }
+
+    private List<String> readBack(Manifest.Store store, String name, byte[] sealed, List<DataFile> files)
+            throws IOException {
+        java.nio.file.Path p = new java.io.File(store.dir().toUri().getPath(), name).toPath();
+        Files.createDirectories(p.getParent());
+        Files.write(p, sealed);
+        Manifest m = new Manifest(0, files, List.of());
+        ManifestRef ref = m.refAs(name, LayerMetadata.trailer(sealed));
+        Manifest.forgetCached();
+        Manifest read = store.read(ref);
+        List<String> out = new ArrayList<>();
+        for (DataFile f : read.files) {
+            out.add(f.toJson().toString());
+        }
+        return out;
+    }
+
+    @Test
+    public void leavesWrittenOtherwiseReadTheSame() throws IOException {
+        Manifest.Store store = store();
+        List<DataFile> files = files(5);
+        List<String> expected = new ArrayList<>();
+        for (DataFile f : files) {
+            expected.add(f.toJson().toString());
+        }
+        String compact = new String(new Manifest(0, files, List.of()).toJsonBytes("w1"), StandardCharsets.UTF_8)
+            .replaceFirst("\"checksum\":\"[0-9a-f]{8}\"", "\"checksum\":\"00000000\"");
+        assertTrue(ManifestLeafScan.of(seal(compact)) != null); // as written: the first pass reads it
+        // pretty printed
+        Map<String, Object> tree = LayerMetadata.json().readValue(compact, ENTRY);
+        String pretty = LayerMetadata.json().writerWithDefaultPrettyPrinter().writeValueAsString(tree) + "\n";
+        assertTrue(ManifestLeafScan.of(seal(pretty)) != null);
+        assertEquals(expected, readBack(store, "m-pretty.json", seal(pretty), files));
+        // an escaped key, an escaped quote and brackets inside a skipped string
+        String escaped = compact.replaceFirst("\"name\"", "\"n\\\\u0061me\"")
+            .replace("\"uint8\"", "\"ui\\\"}]nt8\"");
+        assertEquals(null, ManifestLeafScan.of(seal(escaped))); // Jackson's parse instead
+        List<String> withQuotes = new ArrayList<>();
+        for (String e : expected) {
+            withQuotes.add(e.replace("uint8", "ui\"}]nt8"));
+        }
+        assertEquals(withQuotes, readBack(store, "m-escaped.json", seal(escaped), files));
+        String quoted = compact.replace("\"uint8\"", "\"ui\\\"}]nt8\"");
+        assertTrue(ManifestLeafScan.of(seal(quoted)) != null);
+        assertEquals(withQuotes, readBack(store, "m-quoted.json", seal(quoted), files));
+        // numbers as floats: refused by both passes
+        String floats = compact.replaceFirst("\"records\":10,", "\"records\":10.0,");
+        assertEquals(null, ManifestLeafScan.of(seal(floats)));
+        assertThrows(SfcLayerException.CorruptLayer.class, () -> readBack(store, "m-floats.json", seal(floats), files));
     }
 
     @Test
