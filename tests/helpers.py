@@ -94,3 +94,17 @@ def faults(spark, scheme="file", **settings):
                 conf.unset(k)
             else:
                 conf.set(k, v)
+
+
+@contextlib.contextmanager
+def manifest_capacities(spark, inline_files=0, leaf_files=1, fanout=2):
+    """Writes in the block get format 6 manifests of these capacities (docs/FORMAT.md, section 10);
+    the defaults make every version a tree of one data file a leaf and two manifests a node."""
+    keys = {"inlineFiles": inline_files, "leafFiles": leaf_files, "fanout": fanout}
+    for k, v in keys.items():
+        spark.conf.set(f"spark.hadoop.sfclayer.manifest.{k}", str(v))
+    try:
+        yield
+    finally:
+        for k in keys:
+            spark.conf.unset(f"spark.hadoop.sfclayer.manifest.{k}")

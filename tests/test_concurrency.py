@@ -113,6 +113,38 @@ def test_overwrite_racing_an_append_exactly_one_wins(spark, layer, commit_delay)
         assert values(spark, layer) == model((12, 12, 4, 3))
 
 
+@pytest.fixture
+def manifest_layer(spark, tmp_path):
+    """The 16 x 16 layer in format 6: one file per aligned 4 x 4 block (16 files), one file a leaf manifest."""
+    path = str(tmp_path / f"manifests-{uuid.uuid4().hex[:6]}")
+    with helpers.manifest_capacities(spark):
+        sfclayer.write(tiles(spark, 16), path, bounds=(0, 0, 15, 15), partitions=16)
+        assert helpers.metadata(path)["formatVersion"] == 6
+        yield path
+
+
+@pytest.mark.parametrize("box, conflict", [((9, 9, 10, 10), False), ((2, 2, 5, 5), True)])
+def test_a_shuffled_append_racing_a_delete_on_manifests(spark, manifest_layer, commit_delay, box, conflict):
+    """Issue 20: commits that read only the manifests of their ranges still see each other: a shuffled
+    append and a delete of a disjoint box both land (the second rebased on the first's tree); of a box
+    meeting the append's, exactly one lands and the other fails with ConcurrentUpdate."""
+    errors = race(lambda: sfclayer.write(tiles(spark, 4, mult=3), manifest_layer, mode="append", partitions=4,
+                                         small_append_bytes=0),
+                  lambda: sfclayer.delete(spark, manifest_layer, keys=box))
+    appended = model((0, 0, 4, 3))
+    deleted = {k: v for k, v in model().items() if not (box[0] <= k[0] <= box[2] and box[1] <= k[1] <= box[3])}
+    if not conflict:
+        assert errors == [None, None]
+        hist = sfclayer.history(spark, manifest_layer)[1:]
+        assert sorted((v.operation, v.read_version) for v in hist) == [("append", 1), ("delete", 1)]
+        assert values(spark, manifest_layer) == {k: v for k, v in appended.items() if k in deleted}
+        return
+    lost = [e for e in errors if e is not None]
+    assert len(lost) == 1 and isinstance(lost[0], sfclayer.ConcurrentUpdate), errors
+    assert helpers.versions(manifest_layer) == [1, 2]
+    assert values(spark, manifest_layer) == (appended if errors[0] is None else deleted)
+
+
 def _mapfiles(path):
     out = []
     for root, dirs, _ in os.walk(path):

@@ -193,17 +193,66 @@ def test_thin_client_process_without_a_jvm(connect_url, tmp_path):
                    "gateway": False, "connect": "pyspark.sql.connect.session"}
 
 
-def test_configure_names_the_relation_plugin_for_a_server_of_its_own():
+def test_configure_names_the_plugins_for_a_server_of_its_own():
     pytest.importorskip("grpc", reason="the Spark Connect client needs pyspark[connect] (make setup)")
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
-    plugin = "io.sfclayer.spark.connect.SfcLayerRelationPlugin"
-    options = sfclayer.configure(ConnectSession.builder.remote("local[2]"))._options
-    assert options[sfclayer.RELATION_PLUGINS] == plugin and options["spark.jars"] == sfclayer.jar_path()
-    theirs = ConnectSession.builder.remote("local[2]").config(sfclayer.RELATION_PLUGINS, "com.example.Other")
-    assert sfclayer.configure(theirs)._options[sfclayer.RELATION_PLUGINS] == f"com.example.Other,{plugin}"
-    twice = sfclayer.configure(sfclayer.configure(ConnectSession.builder.remote("local[2]")))
-    assert twice._options[sfclayer.RELATION_PLUGINS] == plugin
+    for setting, plugin in ((sfclayer.RELATION_PLUGINS, "io.sfclayer.spark.connect.SfcLayerRelationPlugin"),
+                            (sfclayer.COMMAND_PLUGINS, "io.sfclayer.spark.connect.SfcLayerCommandPlugin")):
+        options = sfclayer.configure(ConnectSession.builder.remote("local[2]"))._options
+        assert options[setting] == plugin and options["spark.jars"] == sfclayer.jar_path()
+        theirs = ConnectSession.builder.remote("local[2]").config(setting, "com.example.Other")
+        assert sfclayer.configure(theirs)._options[setting] == f"com.example.Other,{plugin}"
+        twice = sfclayer.configure(sfclayer.configure(ConnectSession.builder.remote("local[2]")))
+        assert twice._options[setting] == plugin
+
+
+@pytest.mark.parametrize("way", ["command", "relation", "public"])
+def test_connect_lookups_answer_the_same_each_way(connect, tmp_path, monkeypatch, way):
+    # Look-ups go as a command the command plugin answers with its own Arrow batches, in one
+    # non-reattachable ExecutePlan call made with pyspark client internals ("command"); without a command
+    # plugin on the server, as a relation the same way ("relation"); without those client internals, as a
+    # relation through the client's public to_table ("public"). All three: the same answers and errors.
+    from sfclayer import _connect
+
+    path = str(tmp_path / "layer")
+    sfclayer.write(grid(connect), path, bounds=(0, 0, 15, 15), extent=(0, 0, 16, 16))
+    sent = []
+    execute = _connect._execute
+    monkeypatch.setattr(_connect, "_execute", lambda c, plan: sent.append(plan.WhichOneof("op_type")) or execute(c, plan))
+    if way == "relation":
+        monkeypatch.setattr(_connect, "_NO_COMMAND_PLUGIN", {connect.client._session_id})
+    elif way == "public":
+        monkeypatch.setattr(_connect, "SHORT_PATH", False)
+    with sfclayer.open(connect, path) as layer:
+        assert layer.get(3, 2) == {"value": 302}
+        assert layer.get_many([(1, 1), (2, 3), (40, 40), (15, 15)]) == [
+            {"value": 101}, {"value": 203}, None, {"value": 1515}]
+        assert sorted((t["col"], t["row"], t["value"]) for t in layer.query(keys=(2, 2, 4, 5))) == [
+            (c, r, c * 100 + r) for c in (2, 3, 4) for r in (2, 3, 4, 5)]
+        assert list(layer.query(keys=(20, 20, 30, 30))) == [] and layer.count(keys=(0, 0, 15, 15)) == 256
+        assert layer.metadata["recordCount"] == 256 and layer.stats()["files_opened"] >= 1
+        with pytest.raises(sfclayer.KeyNotFound, match=r"no tile at key .*20.*outside its key bounds"):
+            layer.get(20, 1)
+        handle = layer._client._id
+    with pytest.raises(sfclayer.InvalidArgument, match="closed"):
+        layer.get(1, 1)
+    with pytest.raises(sfclayer.InvalidArgument, match=f"look-up handle {handle['handle']} is closed"):
+        with _jvm.translated():
+            _connect.request_records(connect, "get_many", keys="", **handle)
+    assert set(sent) == {"command": {"command"}, "relation": {"root"}, "public": set()}[way]
+
+
+def test_a_command_no_plugin_answers_is_told_apart(connect):
+    # how the client finds a server without sfclayer's command plugin (then it sends relations)
+    import pyspark.sql.connect.proto as pb2
+    from sfclayer import _connect
+
+    plan = pb2.Plan()
+    plan.command.extension.type_url = "type.googleapis.com/example.Other"
+    with pytest.raises(Exception) as e:
+        _connect._execute(connect.client, plan)
+    assert _connect._missing_handler(e.value)
 
 
 def test_readers_of_a_closed_connect_session_are_closed(connect, connect_url, tmp_path):

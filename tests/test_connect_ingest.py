@@ -1,8 +1,7 @@
 """Ingest on a Spark Connect session (issue 21): DataFrame operations only (the tile plan as a
 DataFrame, tiles drawn by ``mapInArrow``), so a thin ``sc://`` client ingests as a classic session
-does, tile for tile. Sources GDAL reads are passed to the executors by path; Hadoop sources (their
-headers read through the driver's JVM, their copies shipped with ``addFile``) stay classic-only and
-are refused on Connect with the reason."""
+does, tile for tile. Sources GDAL reads are passed to the executors by path; Hadoop sources are read by
+Spark's binaryFile data source (integration/test_ingest_hdfs.py, on the run's HDFS)."""
 
 import pytest
 
@@ -32,8 +31,3 @@ def test_ingest_on_connect_equals_the_classic_ingest(spark, connect, europe_tif,
     assert md.count() == remote.tiles
     with pytest.raises(sfclayer.LayerExists):  # errorifexists, the default, as on classic
         sfclayer.ingest(connect, europe_tif, remote.path, zoom=5)
-
-
-def test_hadoop_sources_on_connect_are_refused_naming_the_reason(connect, tmp_path):
-    with pytest.raises(sfclayer.InvalidArgument, match="Spark Connect.*sfclayer.ingest"):
-        sfclayer.ingest(connect, "hdfs://namenode:8020/rasters/a.tif", str(tmp_path / "layer"), zoom=3)

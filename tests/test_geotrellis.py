@@ -171,7 +171,8 @@ def test_look_ups_equal_what_geotrellis_wrote(spark):
                 gl.get(*missing)
             assert gl.get_many([missing]) == [None]
     with pytest.raises(InvalidArgument):
-        geotrellis.open(spark, CATALOG, "files", 0).get(1, 1, "2020-01-01")
+        with geotrellis.open(spark, CATALOG, "files", 0) as gl:
+            gl.get(1, 1, "2020-01-01")
     with pytest.raises(LayerNotFound):
         geotrellis.open(spark, CATALOG, "files", 99)
 
@@ -204,6 +205,92 @@ def test_look_ups_go_through_the_look_up_socket_not_py4j(spark, monkeypatch):
     assert sessions.openReaders() == before
     with pytest.raises(InvalidArgument):
         gl.get(*keys[0][:2], keys[0][2] * 1000)
+
+
+class _Py4jCalls:
+    """Counts the py4j commands Python sends (calls and class or member look-ups; not garbage collection)."""
+
+    def __init__(self, spark, monkeypatch):
+        client = spark.sparkContext._gateway._gateway_client
+        send = client.send_command
+        self.sent = []
+
+        def counted(command, *args, **kwargs):
+            if not command.startswith("m\nd\n"):  # py4j releasing a Java object
+                self.sent.append(command.split("\n")[:3])
+            return send(command, *args, **kwargs)
+
+        monkeypatch.setattr(client, "send_command", counted)
+
+    def take(self):
+        out, self.sent[:] = list(self.sent), []
+        return out
+
+
+def test_a_cold_open_and_its_close_are_one_py4j_round_trip_each(spark, monkeypatch):
+    layer = next(l for l in LAYERS if l["name"] == "int16")
+    want = expected(layer)
+    key = sorted(want)[0]
+    geotrellis.open(spark, CATALOG, "int16", 0).close()  # the first open resolves the JVM methods once
+    calls = _Py4jCalls(spark, monkeypatch)
+    gl = geotrellis.open(spark, CATALOG, "int16", 0)
+    assert len(calls.take()) == 1
+    assert gl.info["cellType"] == layer["cellType"] and gl.info["keyIndex"] == "zorder"  # answered with the handle
+    check_tile(layer, dict(gl.get(*key), col=key[0], row=key[1]), *want[key])
+    assert calls.take() == []
+    gl.close()
+    assert len(calls.take()) == 1
+
+
+def test_a_layer_opened_after_another_closed_re_binds_its_pooled_connection(spark, monkeypatch):
+    import socket
+
+    from sfclayer import _lookup
+
+    connects = []
+    connect = socket.create_connection
+
+    def counted(*args, **kwargs):
+        connects.append(args[0])
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(_lookup.socket, "create_connection", counted)
+    monkeypatch.setattr(_lookup, "LINGER", 2.0)  # far longer than from one close to the next open
+    layers = [next(l for l in LAYERS if l["name"] == n) for n in ("int16", "float32", "int16")]
+    for layer in layers:  # a cold open per key, as a request handler does
+        want = expected(layer)
+        key = sorted(want)[0]
+        with geotrellis.open(spark, CATALOG, layer["name"], layer["zoom"]) as gl:
+            check_tile(layer, dict(gl.get(*key), col=key[0], row=key[1]), *want[key])
+            assert gl._client.open_connections() == 1
+        assert gl._client.open_connections() == 0  # unbound from the closed layer, still pooled
+    assert len(connects) <= 1  # one socket for all three (none if an earlier test's pool still lingered)
+    assert gl._client._pool.count() >= 1  # lingering, then closed (tests/test_lookup_server.py)
+
+
+def test_a_catalog_rewritten_between_opens_is_read_again(spark, tmp_path):
+    import shutil
+
+    catalog = tmp_path / "catalog"
+    (catalog / "_attributes").mkdir(parents=True)
+
+    def put(name):  # the fixture layer `name`/0 as layer x/0
+        shutil.rmtree(catalog / "x", ignore_errors=True)
+        shutil.copytree(DATA / "catalog" / name / "0", catalog / "x" / "0")
+        doc = json.loads((DATA / "catalog" / "_attributes" / f"{name}___0___metadata.json").read_text())
+        (catalog / "_attributes" / "x___0___metadata.json").write_text(json.dumps(doc))
+        for crc in (catalog / "_attributes").glob(".*.crc"):
+            crc.unlink()
+
+    for name in ("int16", "float32", "mb_float32_ud", "int16"):
+        put(name)
+        layer = next(l for l in LAYERS if l["name"] == name)
+        want = expected(layer)
+        with geotrellis.open(spark, str(catalog), "x", 0) as gl:
+            assert gl.info["cellType"] == layer["cellType"]
+            got = gl.get_many(sorted(want))
+            for k, t in zip(sorted(want), got):
+                check_tile(layer, dict(t, col=k[0], row=k[1]), *want[k])
 
 
 def test_convert_then_read_equals(spark, tmp_path):

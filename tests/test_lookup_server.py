@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import sfclayer
-from sfclayer import _jvm
+from sfclayer import _jvm, _lookup
 from sfclayer._lookup import LookupClient
 
 from .test_lookup import expected, grid
@@ -213,6 +213,27 @@ def test_get_many_beyond_one_request_is_split(server, layer):
     assert len(got) == len(keys)
     assert all(layer._decode(got[i]) == expected(*keys[i]) for i in range(0, 70_000, 997))
     c.close()
+
+
+def test_the_pool_lingers_after_its_last_client_then_closes(spark, layer, monkeypatch):
+    connects = []
+    connect = socket.create_connection
+    monkeypatch.setattr(_lookup.socket, "create_connection", lambda *a, **k: connects.append(a) or connect(*a, **k))
+    monkeypatch.setattr(_lookup, "LINGER", 2.0)
+    started = _jvm.start_lookup_server(spark, layer._reader)
+    try:
+        c = client(started)
+        assert layer._decode(c.get(3, 3, 0)) == expected(3, 3)
+        c.close()
+        assert c.open_connections() == 0 and started[0].openConnections() == 1  # pooled, unbound
+        c = client(started)  # a client opened meanwhile re-binds it: no new socket
+        assert layer._decode(c.get(4, 4, 0)) == expected(4, 4)
+        assert len(connects) == 1
+        c.close()
+        assert eventually(lambda: started[0].openConnections() == 0)  # the linger ran out: closed
+        assert (tuple(started[1:3]), 1) not in _lookup._POOLS
+    finally:
+        started[0].close()
 
 
 def test_close_closes_open_connections(spark, layer):

@@ -128,3 +128,36 @@ def test_repair_is_an_update_of_the_verified_version(spark, layer):
     assert sfclayer.verify(spark, path).clean
     assert sfclayer.pyramid_levels(spark, path) == [3]  # still a raster layer
 
+
+
+def test_repair_of_a_layer_of_manifests_reads_the_damaged_files_paths(spark, tmp_path):
+    """Issue 20: repairing a format 6 layer (one data file a leaf manifest) reads the manifests on the
+    paths to the files the verify named, not every manifest; the result is the layer without the
+    damaged record's tiles."""
+    path = str(tmp_path / "manifests")
+    keys = [(c, r) for c in range(COLS) for r in range(ROWS)]
+    with helpers.manifest_capacities(spark):
+        sfclayer.write(tiles_df(spark, keys), path, bounds=GRID.bounds, extent=GRID.extent, crs=GRID.crs,
+                       raster=GRID.raster_metadata(1, "uint8", 0), partitions=16, index_interval=4,
+                       compression="none")
+        md = helpers.metadata(path)
+        files = helpers.data_files(path)
+        assert md["formatVersion"] == 6 and len(files) == 16
+        damaged = files[5]
+        bad = records(damaged)[0]
+        flip(os.path.join(damaged, "data"), bad["value_start"] + len(bad["value"]) // 2)
+        report = sfclayer.verify(spark, path)
+        assert [f.name for f in report.damaged_files] == [os.path.basename(damaged)]
+        manifest = spark._jvm.io.sfclayer.format.Manifest
+        manifest.forgetCached()
+        before = manifest.readsTotal()
+        result = sfclayer.repair(spark, path, report=report)
+        reads = manifest.readsTotal() - before
+    manifests = len(os.listdir(os.path.join(path, "_sfclayer", "manifests")))
+    depth = md["manifests"][0]["level"] + 1
+    assert result.repaired and result.new_version == 2
+    assert 0 < reads <= 2 * depth < manifests, (reads, depth, manifests)
+    model = {k: int(pixels(*k)[0, 1, 1]) for k in keys}
+    lost = tiles_of(md, bad)
+    assert lost and values(spark, path) == {k: v for k, v in model.items() if k not in lost}
+    assert sfclayer.verify(spark, path).clean

@@ -4,6 +4,7 @@ retained one, read (bbox scans, key reads, look-ups) exactly as the model says; 
 retained version does."""
 
 import datetime as dt
+import os
 import random
 import uuid
 
@@ -62,12 +63,8 @@ def check(spark, path, version, model, rng):
 def tiny_manifests(spark):
     """Format 6 with one data file a manifest and two manifests a node: every version lists manifests,
     several levels deep, so each update rewrites paths of the tree (docs/FORMAT.md, section 10)."""
-    keys = {"inlineFiles": "0", "leafFiles": "1", "fanout": "2"}
-    for k, v in keys.items():
-        spark.conf.set(f"spark.hadoop.sfclayer.manifest.{k}", v)
-    yield
-    for k in keys:
-        spark.conf.unset(f"spark.hadoop.sfclayer.manifest.{k}")
+    with helpers.manifest_capacities(spark):
+        yield
 
 
 @pytest.mark.parametrize("seed, key_index, manifests", [(1, "z", False), (2, "hilbert", False), (3, "z", True)])
@@ -175,3 +172,105 @@ def test_small_append_reads_only_the_manifests_on_its_path(spark, tmp_path, tiny
     for i in range(0, SIDE * SIDE, 3):
         model[(i % SIDE, i // SIDE)] = 500000 + i
     check(spark, path, None, model, random.Random(4))
+
+
+def manifests_read(spark, action):
+    """(manifests read from storage while `action` ran, from cold: parsed manifests forgotten first; its result)."""
+    manifest = spark._jvm.io.sfclayer.format.Manifest
+    manifest.forgetCached()
+    before = manifest.readsTotal()
+    out = action()
+    return manifest.readsTotal() - before, out
+
+
+def one_tile(spark, col, row, v):
+    """A one-row frame of the model's schema that Spark builds itself (no Python list)."""
+    return spark.range(1).selectExpr(f"{col} AS col", f"{row} AS row", f"{v} AS v",
+                                     f"unhex(repeat('{v:08X}', 150)) AS payload")
+
+
+@pytest.fixture
+def many_manifests(spark, tmp_path, tiny_manifests):
+    """A layer of 48 data files, one a leaf manifest (about 95 manifests, 6 levels), with its model."""
+    path = str(tmp_path / "many-manifests")
+    model = {(c, r): c * 100 + r for c in range(SIDE) for r in range(SIDE)}
+    sfclayer.write(frame(spark, model), path, bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k", partitions=48)
+    depth = helpers.metadata(path)["manifests"][0]["level"] + 1
+    manifests = len(os.listdir(os.path.join(path, "_sfclayer", "manifests")))
+    assert manifests >= 64 and depth >= 5, (manifests, depth)
+    return path, model, depth, manifests
+
+
+def test_shuffled_append_reads_only_the_manifests_it_touches(spark, many_manifests):
+    """Issue 20: an append through the shuffle to a layer of many manifests reads the manifests on the
+    paths to its tiles (found by a pass over their keys), not the layer's; the result is the model."""
+    path, model, depth, manifests = many_manifests
+    reads, _ = manifests_read(spark, lambda: sfclayer.write(one_tile(spark, 5, 7, 999_999), path, mode="append",
+                                                            partitions=4, small_append_bytes=0))
+    model[(5, 7)] = 999_999
+    assert 0 < reads <= 3 * depth < manifests, (reads, depth, manifests)
+    # two tiles at the layer's two ends, in two partitions: two paths, not what lies between them
+    two = one_tile(spark, 0, 1, 888_888).union(one_tile(spark, SIDE - 1, SIDE - 2, 777_777))
+    reads, _ = manifests_read(spark, lambda: sfclayer.write(two, path, mode="append", partitions=4,
+                                                            small_append_bytes=0))
+    model[(0, 1)], model[(SIDE - 1, SIDE - 2)] = 888_888, 777_777
+    assert 0 < reads <= 6 * depth < manifests, (reads, depth, manifests)
+    assert helpers.metadata(path)["operation"]["metrics"]["tilesReplaced"] == 2
+    check(spark, path, None, model, random.Random(5))
+    # a spread append through the shuffle still equals the model
+    spread = {(c, r): 600_000 + c * 100 + r for c in range(0, SIDE, 3) for r in range(1, SIDE, 5)}
+    sfclayer.write(frame(spark, spread), path, mode="append", partitions=3, small_append_bytes=0)
+    model.update(spread)
+    check(spark, path, None, model, random.Random(6))
+
+
+def test_delete_reads_only_the_manifests_it_touches(spark, many_manifests):
+    """Issue 20: a delete of one tile, and of a box, reads the manifests meeting its index ranges."""
+    path, model, depth, manifests = many_manifests
+    reads, v = manifests_read(spark, lambda: sfclayer.delete(spark, path, keys=(5, 7, 5, 7)))
+    del model[(5, 7)]
+    assert v.metrics["tilesDeleted"] == 1
+    assert 0 < reads <= 3 * depth < manifests, (reads, depth, manifests)
+    box = (2, 9, 5, 12)  # not aligned to the curve: several index ranges, several runs of files
+    reads, v = manifests_read(spark, lambda: sfclayer.delete(spark, path, keys=box))
+    gone = [k for k in model if in_box(k, box)]
+    assert v.metrics["tilesDeleted"] == len(gone) == 16
+    model = {k: t for k, t in model.items() if not in_box(k, box)}
+    assert 0 < reads < manifests // 2, (reads, manifests)
+    check(spark, path, None, model, random.Random(7))
+    check(spark, path, 1, {(c, r): c * 100 + r for c in range(SIDE) for r in range(SIDE)}, random.Random(8))
+
+
+def test_overwrite_reads_no_manifest_of_the_version_it_replaces(spark, many_manifests):
+    """Issue 20: an overwrite replaces every file, so the replaced version's manifests are not read; its
+    history entry counts the files it removed from that version's totals."""
+    path, model, depth, manifests = many_manifests
+    files = helpers.metadata(path)["fileCount"]
+    new = {(c, r): 7_000 + c for c in range(4) for r in range(4)}
+    reads, _ = manifests_read(spark, lambda: sfclayer.write(frame(spark, new), path, mode="overwrite",
+                                                            bounds=(0, 0, SIDE - 1, SIDE - 1), partitions=2))
+    assert reads == 0
+    op = helpers.metadata(path)["operation"]
+    assert op["name"] == "overwrite" and op["removedFiles"] == [] and op["metrics"]["filesRemoved"] == files
+    check(spark, path, None, new, random.Random(9))
+    check(spark, path, 1, model, random.Random(10))  # the replaced version reads as it did
+
+
+def test_shuffled_space_time_append_to_manifests_equals_the_model(spark, tmp_path, tiny_manifests):
+    """The keys pass of a shuffled append reads the time column as the write encodes it: a space-time
+    layer of many manifests takes appends at new and existing times and reads as the model."""
+    path = str(tmp_path / "z3-manifests")
+
+    def rows(items):
+        return spark.createDataFrame(
+            [(c, r, dt.datetime(2020, 9, d, 12, tzinfo=dt.timezone.utc), v) for (c, r, d), v in sorted(items.items())],
+            "col int, row int, time timestamp, v int")
+
+    model = {(c, r, d): c * 1000 + r * 10 + d for c in range(4) for r in range(4) for d in (1, 5, 9)}
+    sfclayer.write(rows(model), path, bounds=(0, 0, 3, 3), time_bounds=("2020-09-01", "2020-09-30"), partitions=12)
+    assert helpers.metadata(path)["formatVersion"] == 6
+    new = {(1, 2, 5): -1, (3, 3, 20): -2, (0, 0, 2): -3}
+    sfclayer.write(rows(new), path, mode="append", partitions=3, small_append_bytes=0)
+    model.update(new)
+    got = {(x["col"], x["row"], x["time"].day): x["v"] for x in sfclayer.read(spark, path).collect()}
+    assert got == model

@@ -64,6 +64,7 @@ __all__ = [
     "configure",
     "CATALOG",
     "RELATION_PLUGINS",
+    "COMMAND_PLUGINS",
     "session",
     "write",
     "read",
@@ -133,6 +134,13 @@ RELATION_PLUGINS = "spark.connect.extensions.relation.classes"
 queries, verify, vacuum and repair for Connect clients without py4j. A static setting of the server."""
 
 
+COMMAND_PLUGINS = "spark.connect.extensions.command.classes"
+"""The Spark Connect server setting naming sfclayer's command plugin
+(``io.sfclayer.spark.connect.SfcLayerCommandPlugin``): the short way for look-ups and box queries (their
+answers skip Spark's query planning). Optional: without it they go through the relation plugin, slower.
+A static setting of the server."""
+
+
 def configure(builder):
     """Add the sfclayer connector to a ``SparkSession.Builder``.
 
@@ -145,9 +153,10 @@ def configure(builder):
     pyspark.sql.SparkSession.Builder
         The same builder, with ``spark.jars`` naming the connector jar and, unless the builder
         names a catalog ``sfclayer`` already, ``spark.sql.catalog.sfclayer`` set to :data:`CATALOG`, and
-        sfclayer's Spark Connect relation plugin added to ``spark.connect.extensions.relation.classes``
-        (:data:`RELATION_PLUGINS`). For Spark Connect, ``builder.remote("local[...]")`` starts its own
-        server, which gets all three;
+        sfclayer's Spark Connect relation and command plugins added to
+        ``spark.connect.extensions.relation.classes`` (:data:`RELATION_PLUGINS`) and
+        ``spark.connect.extensions.command.classes`` (:data:`COMMAND_PLUGINS`). For Spark Connect,
+        ``builder.remote("local[...]")`` starts its own server, which gets all four;
         a client of a separate server (``remote("sc://...")``) gets the catalog only: the jar must
         be on that server's class path already (README, "Spark Connect").
 
@@ -169,9 +178,10 @@ def configure(builder):
     if "spark.sql.catalog.sfclayer" not in options:
         builder = builder.config("spark.sql.catalog.sfclayer", CATALOG)
     # for remote("local")'s own Connect server (on a classic session, a setting nothing reads)
-    plugins = options.get(RELATION_PLUGINS)
-    if not plugins or _connect.PLUGIN not in plugins.split(","):
-        builder = builder.config(RELATION_PLUGINS, f"{plugins},{_connect.PLUGIN}" if plugins else _connect.PLUGIN)
+    for setting, plugin in ((RELATION_PLUGINS, _connect.PLUGIN), (COMMAND_PLUGINS, _connect.COMMAND_PLUGIN)):
+        plugins = options.get(setting)
+        if not plugins or plugin not in plugins.split(","):
+            builder = builder.config(setting, f"{plugins},{plugin}" if plugins else plugin)
     return builder
 
 

@@ -15,63 +15,120 @@ import struct
 
 from . import errors
 
-__all__ = ["TYPE_URL", "PLUGIN", "PROCEDURES", "PLUGIN_COMMANDS", "procedure", "request_text", "request_records",
-           "ConnectLookupClient"]
+__all__ = ["TYPE_URL", "PLUGIN", "COMMAND_PLUGIN", "READ_OPS", "SHORT_PATH", "PROCEDURES", "PLUGIN_COMMANDS", "procedure",
+           "request_text", "request_records", "ConnectLookupClient"]
 
 TYPE_URL = "type.googleapis.com/sfclayer.connect.Request"  # ConnectRequest.TYPE_URL
 PLUGIN = "io.sfclayer.spark.connect.SfcLayerRelationPlugin"  # spark.connect.extensions.relation.classes
+COMMAND_PLUGIN = "io.sfclayer.spark.connect.SfcLayerCommandPlugin"  # spark.connect.extensions.command.classes
 _NONCE = f"{os.getpid():x}-{os.urandom(4).hex()}-"
 _COUNTER = itertools.count()
 _INT = struct.Struct(">i")
 
 
-_REQUEST_CLASS = []
+# Requests that only read (look-ups, box queries, counts, a reader's metadata and statistics) and
+# "close" (idempotent) take the short path: a command to the command plugin, whose answer skips Spark's
+# query planning, sent as one non-reattachable ExecutePlan call (:func:`_execute`), which may retry it
+# whole. Everything else ("open", maintenance commands) goes as a relation the client's public way.
+READ_OPS = frozenset({"get_many", "query", "count", "metadata", "stats", "readers", "close"})
+
+#: Whether read requests take the short path; False forces pyspark's own (tests compare the two).
+SHORT_PATH = True
+
+# What the short path uses of pyspark's Connect client (SparkConnectClient internals, pyspark 4.x): where
+# one is missing, requests take the public path.
+_CLIENT_INTERNALS = ("_stub", "_builder", "_retrying", "_execute_plan_request_with_metadata",
+                     "_verify_response_integrity", "_handle_error")
 
 
-def _request_class():
-    """The plan class of a request (made on first use: pyspark's Connect client is imported only then)."""
-    if not _REQUEST_CLASS:
-        from pyspark.sql.connect.plan import LogicalPlan
-
-        class _Request(LogicalPlan):
-            """A relation Spark Connect hands to the server's plugins (``Relation.extension``)."""
-
-            def __init__(self, value):
-                super().__init__(None)
-                self._value = value
-
-            def plan(self, session):
-                rel = self._create_proto_relation()
-                rel.extension.type_url = TYPE_URL
-                rel.extension.value = self._value
-                return rel
-
-        _REQUEST_CLASS.append(_Request)
-    return _REQUEST_CLASS[0]
+# Connect sessions (by session id) whose server has no sfclayer command plugin: their read requests go
+# as relations (a separate server set up with the relation plugin only, or an older sfclayer jar)
+_NO_COMMAND_PLUGIN = set()
 
 
-def _plan(payload):
+def _proto(payload, command=False):
+    """The request as a Connect plan: a relation extension (``google.protobuf.Any``) the relation plugin
+    answers, or a command extension the command plugin does."""
+    import pyspark.sql.connect.proto as pb2
+
     # the nonce: each request is its own relation, which no plan cache answers from an earlier one
     payload = dict(payload, nonce=_NONCE + str(next(_COUNTER)))
-    return _request_class()(json.dumps(payload, separators=(",", ":")).encode("utf-8"))
+    plan = pb2.Plan()
+    extension = plan.command.extension if command else plan.root.extension
+    extension.type_url = TYPE_URL
+    extension.value = json.dumps(payload, separators=(",", ":")).encode("utf-8")
+    return plan
+
+
+def _missing_handler(e):
+    return "NO_HANDLER_FOR_EXTENSION" in str(e) or "No handler found for extension" in str(e)
 
 
 def _table(spark, payload):
     # Errors come as Spark Connect's: the caller translates them (sfclayer._jvm.translated, which imports
     # this module, so it is handed in rather than imported back)
-    plan = _plan(payload)
+    client = spark.client
     try:
-        # one ExecutePlan round trip (DataFrame.toArrow would analyze the plan first: a second one)
-        return spark.client.to_table(plan.to_proto(spark.client), {})[0]
+        if SHORT_PATH and payload["op"] in READ_OPS and all(hasattr(client, a) for a in _CLIENT_INTERNALS):
+            session = getattr(client, "_session_id", None)
+            if session not in _NO_COMMAND_PLUGIN:
+                try:
+                    return _answered(payload, _execute(client, _proto(payload, command=True)))
+                except Exception as e:
+                    if not _missing_handler(e):
+                        raise
+                    _NO_COMMAND_PLUGIN.add(session)
+            return _answered(payload, _execute(client, _proto(payload)))
+        # one ExecutePlan round trip, reattachable (DataFrame.toArrow would analyze the plan first: a second one)
+        return client.to_table(_proto(payload), {})[0]
     except Exception as e:
         _explain_missing_plugin(e)
         raise
 
 
+def _answered(payload, table):
+    if table is None:
+        raise errors.SfcLayerError(f"sfclayer Connect request {payload['op']}: the server sent no answer")
+    return table
+
+
+def _execute(client, plan):
+    """The answer of a read request in one non-reattachable ExecutePlan call, its Arrow batches decoded
+    here: what ``client.to_table`` does, less its costs that buy nothing for a short idempotent read (a
+    ReleaseExecute call after each, progress and metrics handling, the pandas-minded bookkeeping).
+    None when the answer has no Arrow batch. Spark Connect's errors as ``to_table`` raises them; retried
+    whole by the client's retry policy."""
+    import pyarrow as pa
+
+    try:
+        for attempt in client._retrying():
+            with attempt:
+                req = client._execute_plan_request_with_metadata()  # a new operation id each attempt
+                req.plan.CopyFrom(plan)
+                for hook in getattr(client, "_session_hooks", ()):
+                    req = hook.on_execute_plan(req)
+                batches, chunks = [], []
+                for b in client._stub.ExecutePlan(req, metadata=client._builder.metadata()):
+                    client._verify_response_integrity(b)
+                    if b.HasField("arrow_batch"):
+                        a = b.arrow_batch
+                        chunks.append(a.data)  # a batch may come in chunks (result_chunking_options)
+                        if not a.HasField("num_chunks_in_batch") or len(chunks) >= max(1, a.num_chunks_in_batch):
+                            batches.extend(pa.ipc.open_stream(b"".join(chunks)))
+                            chunks = []
+                if chunks:
+                    raise errors.SfcLayerError("the Spark Connect server's answer ended inside an Arrow batch")
+                return pa.Table.from_batches(batches) if batches else None
+    except errors.SfcLayerError:
+        raise
+    except Exception as e:
+        client._handle_error(e)
+
+
 def _explain_missing_plugin(e):
     """An InvalidArgument saying how to set the server up when it has no sfclayer plugin (Spark's
     ``NO_HANDLER_FOR_EXTENSION``), rather than Spark's bare error."""
-    if "NO_HANDLER_FOR_EXTENSION" in str(e) or "No handler found for extension type" in str(e):
+    if _missing_handler(e):
         raise errors.InvalidArgument(
             "spark: the Spark Connect server has no sfclayer relation plugin: start it with the sfclayer jar and "
             f"--conf spark.connect.extensions.relation.classes={PLUGIN} (README, \"Spark Connect\"), or use "

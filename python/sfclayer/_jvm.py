@@ -180,22 +180,27 @@ def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_d
                         int(as_of_millis))
 
 
-#: The look-up endpoint's static methods, looked up once per gateway: py4j spends a round trip on every
-#: attribute of a class it resolves, and sfclayer.open is meant to cost one. ``open`` is
-#: ``io.sfclayer.spark.SparkLookups``' (it hands in the session's Hadoop configuration), the rest
-#: ``io.sfclayer.lookup.LookupSessions``'.
+#: Static methods looked up once per gateway (py4j spends a round trip on every attribute of a class it
+#: resolves; sfclayer.open, as sfclayer.geotrellis.open, is meant to cost one). ``open``: SparkLookups'.
 _LOOKUP_METHODS = ("close", "reader", "metadataJson")
+_GEOTRELLIS_METHODS = ("layers", "info", "openLookup", "closeLookup", "index")  # spark.GeoTrellisCommands
+
+
+def _methods(spark, cls_name, names):
+    """``{name: JavaMember}`` of class ``io.sfclayer.<cls_name>``'s static ``names``, kept on the gateway."""
+    require_classic(spark)
+    gateway = spark.sparkContext._gateway
+    kept = vars(gateway).setdefault("_sfclayer_methods", {})  # getattr(gateway) would ask the JVM
+    if cls_name not in kept:
+        cls = getattr(getattr(gateway.jvm.io.sfclayer, cls_name.split(".")[0]), cls_name.split(".")[1])
+        kept[cls_name] = {name: getattr(cls, name) for name in names}
+    return kept[cls_name]
 
 
 def _lookup_sessions(spark):
-    require_classic(spark)
-    gateway = spark.sparkContext._gateway
-    methods = vars(gateway).get("_sfclayer_lookup_sessions")  # getattr would ask the JVM
-    if methods is None:
-        cls = gateway.jvm.io.sfclayer.lookup.LookupSessions
-        methods = {name: getattr(cls, name) for name in _LOOKUP_METHODS}
-        methods["open"] = gateway.jvm.io.sfclayer.spark.SparkLookups.open
-        gateway._sfclayer_lookup_sessions = methods
+    methods = _methods(spark, "lookup.LookupSessions", _LOOKUP_METHODS)
+    if "open" not in methods:
+        methods["open"] = spark.sparkContext._gateway.jvm.io.sfclayer.spark.SparkLookups.open
     return methods
 
 
@@ -239,8 +244,6 @@ def lookup_call(spark, method, handle):
         return _lookup_sessions(spark)[method](int(handle))
 
 
-
-
 def command(spark, name, *args):
     """Call ``io.sfclayer.spark.SfcLayerCommands.<name>(spark, *args)``; its JSON answer, parsed.
 
@@ -262,7 +265,6 @@ def command(spark, name, *args):
     with translated():
         answer = getattr(jvm.io.sfclayer.spark.SfcLayerCommands, name)(spark._jsparkSession, *args)
     return json.loads(answer)
-
 
 
 def _plugin_command(spark, name, **args):
@@ -502,7 +504,5 @@ class _HadoopFile(io.RawIOBase):
 
 def geotrellis(spark, method, *args):
     """Call ``io.sfclayer.spark.GeoTrellisCommands.<method>(spark, *args)`` (sfclayer.geotrellis), translating errors."""
-    jvm = _jvm_of(spark)
     with translated():
-        return getattr(jvm.io.sfclayer.spark.GeoTrellisCommands, method)(spark._jsparkSession, *args)
-
+        return _methods(spark, "spark.GeoTrellisCommands", _GEOTRELLIS_METHODS)[method](spark._jsparkSession, *args)

@@ -12,17 +12,22 @@ request borrows a connection and gives it back when its answer is read, so a thr
 web server uses at most ``pool_size`` sockets (and JVM threads). A query iterator keeps its
 connection until it is exhausted or closed. A connection whose handshake failed (the server was
 busy, the token unknown), that broke, timed out or was left half-read is closed, never pooled; an
-idle one the server closed meanwhile is noticed before it is reused.
+idle one the server closed meanwhile is noticed before it is reused. When the last layer on a server
+closes, its pool lingers :data:`LINGER` seconds with its idle connections (unbound from the closed
+layers' readers): a layer opened meanwhile (a cold open per request) re-binds one instead of connecting
+and shaking hands again; then a reaper thread closes the pool (and itself stops), so the JVM's shared
+server can go idle.
 """
 
 import select
 import socket
 import struct
 import threading
+import time
 
 from . import errors
 
-__all__ = ["LookupClient", "MAX_KEYS", "POOL_SIZE", "READ_TIMEOUT"]
+__all__ = ["LookupClient", "LINGER", "MAX_KEYS", "POOL_SIZE", "READ_TIMEOUT"]
 
 #: Keys per 'M' request; the server refuses more (``LookupServer.MAX_KEYS``).
 MAX_KEYS = 1 << 16
@@ -31,6 +36,8 @@ POOL_SIZE = 16
 #: Longest wait, in seconds, for the next bytes of an answer; the JVM's own work (a count over
 #: many files) happens before the answer starts, so this is generous: it catches a hung JVM.
 READ_TIMEOUT = 600.0
+#: Seconds a server's pool keeps its idle connections after its last layer closed (see the module text).
+LINGER = 1.0
 _MISSING = -1
 _ERROR = -2
 _INT = struct.Struct(">i")
@@ -152,6 +159,7 @@ class _Pool:
         self.idle = []        # most recently used last
         self.borrowed = set()
         self.clients = 0
+        self.idle_since = 0.0  # time.monotonic() when the last client left
 
     def borrow(self, token, error_from_java):
         if not self.slots.acquire(timeout=self.wait):
@@ -193,12 +201,12 @@ class _Pool:
         self.slots.release()
 
     def forget(self, token):
-        """Closes the idle connections bound to ``token`` (its reader is going away)."""
+        """Unbinds the idle connections bound to ``token`` (its reader is going away): they stay pooled,
+        for the next request of any layer to re-bind ('A'; the server unbinds them when it drops the reader)."""
         with self.lock:
-            gone = [c for c in self.idle if c.token == token]
-            self.idle = [c for c in self.idle if c.token != token]
-        for conn in gone:
-            _close_quietly(conn)
+            for conn in self.idle:
+                if conn.token == token:
+                    conn.token = None
 
     def count(self, token=None):
         with self.lock:
@@ -223,8 +231,11 @@ _POOLS = {}
 _POOLS_LOCK = threading.Lock()
 
 
+_reaper = None  # the thread closing pools whose linger ran out; None while no pool lingers
+
+
 def _pool(address, size, wait, connect_timeout, read_timeout):
-    """The shared pool of ``address`` (and size), one more client on it."""
+    """The shared pool of ``address`` (and size), one more client on it (a lingering pool is taken back)."""
     key = (address, size)
     with _POOLS_LOCK:
         pool = _POOLS.get(key)
@@ -235,13 +246,38 @@ def _pool(address, size, wait, connect_timeout, read_timeout):
 
 
 def _release(pool):
+    """One client fewer; the last one leaves the pool to linger (:data:`LINGER`), then the reaper closes it."""
+    global _reaper
     with _POOLS_LOCK:
         pool.clients -= 1
-        last = pool.clients == 0
-        if last:
-            _POOLS.pop((pool.address, pool.size), None)
-    if last:
+        if pool.clients > 0:
+            return
+        pool.idle_since = time.monotonic()
+        dropped = _POOLS.get((pool.address, pool.size)) is not pool  # not pooled any more: close it now
+        if not dropped and _reaper is None:
+            _reaper = threading.Thread(target=_reap, name="sfclayer-lookup-pool-reaper", daemon=True)
+            _reaper.start()
+    if dropped:
         pool.close()
+
+
+def _reap():
+    """Closes each pool whose last client left :data:`LINGER` seconds ago (and is still gone); returns
+    once no pool lingers."""
+    global _reaper
+    while True:
+        with _POOLS_LOCK:
+            now = time.monotonic()
+            due = [key for key, p in _POOLS.items() if p.clients == 0 and now - p.idle_since >= LINGER]
+            gone = [_POOLS.pop(key) for key in due]
+            waits = [LINGER - (now - p.idle_since) for p in _POOLS.values() if p.clients == 0]
+            if not gone and not waits:
+                _reaper = None
+                return
+        for pool in gone:
+            pool.close()
+        if waits:
+            time.sleep(max(0.01, min(waits)))
 
 
 class LookupClient:
@@ -388,7 +424,8 @@ class LookupClient:
         return self._pool.count()
 
     def close(self):
-        """Closes this client's idle connections and leaves the shared pool (closing it if last).
+        """Unbinds this client's idle connections and leaves the shared pool (which lingers, then closes,
+        if this was its last client).
 
         A request still in flight on another thread fails when the server drops the reader."""
         with self._lock:

@@ -178,11 +178,12 @@ class Layer:
         name, zoom = _check_id(name, zoom)
         self._spark = spark
         self.catalog, self.name, self.zoom = str(catalog), name, zoom
-        self.info = info(spark, catalog, name, zoom)
-        self.space_time = bool(self.info["spaceTime"])
-        # one py4j call; look-ups, queries and counts then go through the driver's look-up socket
+        # one py4j call (it reads the attributes once and answers them with the handle); look-ups,
+        # queries and counts then go through the driver's look-up socket
         opened = json.loads(_jvm.geotrellis(spark, "openLookup", self.catalog, name, zoom, int(cache_size)))
         self._handle = int(opened["handle"])
+        self.info = opened["info"]
+        self.space_time = bool(self.info["spaceTime"])
         try:
             self._client = LookupClient(opened["host"], opened["port"], bytes.fromhex(opened["token"]),
                                         _jvm.error_from_payload)

@@ -8,8 +8,9 @@ one-shuffle write. So an executor holds a few tiles and windows,
 whatever the sources' size.
 
 Sources on Hadoop filesystems (``hdfs://``...), which GDAL cannot read: the driver reads their
-headers through Spark's Hadoop client, executors a local copy shipped with ``SparkContext.addFile``
-(:mod:`sfclayer.raster_sources` says why).
+headers through Spark's Hadoop client, executors a local copy shipped with ``SparkContext.addFile``;
+on Spark Connect, Spark's ``binaryFile`` data source reads them and tasks open their bytes in memory
+(:mod:`sfclayer.raster_sources` says why and what it costs).
 
 Target grids (:class:`Grid`): a morecantile tile matrix set at one zoom (the layer's key bounds are
 the whole tile matrix, so ``col``/``row`` are the matrix's own column/row: XYZ ``x``/``y`` for
@@ -45,7 +46,7 @@ import numpy as np
 from . import _jvm, raster
 from . import layer as _layer
 from .errors import InvalidArgument, InvalidInput
-from .raster_sources import HADOOP_SCHEMES, Source, _dataset_path, _open_source, _ship  # noqa: F401 (public here too)
+from .raster_sources import HADOOP_SCHEMES, Source, _dataset_path, _open_sources, _ship  # noqa: F401 (public here too)
 
 __all__ = ["Grid", "Source", "IngestReport", "ingest", "RESAMPLING", "HADOOP_SCHEMES"]
 
@@ -141,7 +142,9 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
         ``viewfs://``...: :data:`HADOOP_SCHEMES`): the driver reads their headers through Spark's
         Hadoop client and each executor a local copy fetched with ``SparkContext.addFile``, so
         executor memory stays bounded as for local files (module :mod:`sfclayer.raster_sources`, "Sources on Hadoop
-        filesystems"; Hadoop sources need distinct file names). Several sources mosaic into one
+        filesystems"; Hadoop sources need distinct file names). On Spark Connect, Spark's
+        ``binaryFile`` data source reads Hadoop sources and a task holds the whole bytes of those
+        its tiles draw from (sources up to some hundred MB). Several sources mosaic into one
         layer: the last wins where they overlap. They must share band count and dtype.
     path : str
         The layer to write (any Hadoop filesystem path).
@@ -185,7 +188,7 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     uris = [sources] if isinstance(sources, str) else [str(s) for s in sources]
     if not uris:
         raise InvalidArgument(f"sources: {sources!r} is empty (at least one source raster)")
-    srcs = [_open_source(spark, u) for u in uris]
+    srcs = _open_sources(spark, uris)
     _ship(spark, srcs)
     first = srcs[0]
     for s in srcs[1:]:
@@ -328,12 +331,65 @@ def _tile_frame(spark, grid, srcs, resampling, dtype, nodata, tasks):
     Arrow path failed tests/test_ingest_memory.py's 600 MB share with 16 MiB tiles.
     """
     slices = max(1, min(len(tasks), max(2 * _cores(spark), len(tasks) // 256)))
+    if _jvm.is_connect(spark) and any(s.carried for s in srcs):
+        return _carried_tile_frame(spark, grid, srcs, resampling, dtype, nodata, tasks, slices)
     if _jvm.is_connect(spark):
         render = functools.partial(_render_batches, grid, srcs, resampling, dtype, nodata, tasks)
         return spark.range(0, len(tasks), 1, slices).mapInArrow(render, raster.spark_schema())
     render = functools.partial(_render_partition, grid, srcs, resampling, dtype, nodata)
     rdd = spark.sparkContext.parallelize(tasks, slices).mapPartitions(render)
     return spark.createDataFrame(rdd, raster.spark_schema(), verifySchema=False)
+
+
+def _carried_tile_frame(spark, grid, srcs, resampling, dtype, nodata, tasks, slices):
+    """:func:`_tile_frame` on Spark Connect with Hadoop sources (``Source.carried``): the slices are
+    groups of a DataFrame ``(slice, src, content)`` drawn by ``applyInArrow``, each holding the bytes
+    of the Hadoop sources its tiles draw from (a row without any for a slice that needs none), read by
+    Spark's binaryFile data source (:mod:`sfclayer.raster_sources`)."""
+    from .raster_sources import _contents
+
+    ends = [len(tasks) * k // slices for k in range(slices + 1)]
+    pairs = []
+    for k in range(slices):
+        needs = sorted({i for _, _, ix in tasks[ends[k]:ends[k + 1]] for i in ix if srcs[i].carried})
+        pairs += [(k, i) for i in needs] or [(k, -1)]
+    contents = _contents(spark, [(i, s.uri) for i, s in enumerate(srcs) if s.carried])
+    rows = spark.createDataFrame(pairs, "slice int, src int").join(contents, "src", "left")
+    render = functools.partial(_render_slice, grid, srcs, resampling, dtype, nodata, tasks, ends)
+    return rows.groupBy("slice").applyInArrow(render, raster.spark_schema())
+
+
+def _render_slice(grid, srcs, resampling, dtype, nodata, tasks, ends, table):
+    """``applyInArrow``'s function: the tiles of one slice, its Hadoop sources opened from the bytes in
+    ``table`` (``rasterio.io.MemoryFile``), the others by path."""
+    from rasterio.io import MemoryFile
+
+    from ._tile_batches import tile_table
+
+    k = table.column("slice")[0].as_py()
+    contents = {}
+    for src, content in zip(table.column("src").to_pylist(), table.column("content").to_pylist()):
+        if src >= 0:
+            if len(content) != srcs[src].length:
+                raise InvalidInput(f"{srcs[src].uri} has {len(content)} bytes and had {srcs[src].length} when "
+                                   "ingest read its header: it changed during the ingest")
+            contents[src] = content
+    files = []
+
+    def opener(i):
+        if i not in contents:
+            import rasterio
+
+            return rasterio.open(_dataset_path(srcs[i]))
+        files.append(MemoryFile(contents[i]))
+        return files[-1].open()
+
+    try:
+        return tile_table(list(_render_partition(grid, srcs, resampling, dtype, nodata, tasks[ends[k]:ends[k + 1]],
+                                                 opener)))
+    finally:
+        for f in files:
+            f.close()
 
 
 def _cores(spark):
@@ -361,9 +417,11 @@ def _render_batches(grid, srcs, resampling, dtype, nodata, tasks, batches):
     return tile_batches(_render_partition(grid, srcs, resampling, dtype, nodata, mine))
 
 
-def _render_partition(grid, srcs, resampling, dtype, nodata, tasks):
+def _render_partition(grid, srcs, resampling, dtype, nodata, tasks, opener=None):
+    """The tiles of ``tasks``, one at a time, each source opened once (by path, or by ``opener(i)``)."""
     import rasterio
 
+    opener = opener or (lambda i: rasterio.open(_dataset_path(srcs[i])))
     fill = _fill(dtype, nodata)
     open_sets = {}
     try:
@@ -374,7 +432,7 @@ def _render_partition(grid, srcs, resampling, dtype, nodata, tasks):
                 for i in ix:
                     ds = open_sets.get(i)
                     if ds is None:
-                        ds = open_sets[i] = rasterio.open(_dataset_path(srcs[i]))
+                        ds = open_sets[i] = opener(i)
                     drawn = render_tile(ds, srcs[i], grid, col, row, resampling, fill)
                     if drawn is not None:
                         part, part_valid = drawn

@@ -30,6 +30,7 @@ class Source:
     nodata: float = None
     shipped: str = None  # a Hadoop source: its SparkFiles name on executors
     length: int = None  # a Hadoop source: its size in bytes
+    carried: bool = False  # a Hadoop source on Spark Connect: tasks get its bytes in their rows (binaryFile)
 
     @classmethod
     def open(cls, uri, opener=None):
@@ -38,19 +39,24 @@ class Source:
 
         try:
             with rasterio.open(uri, opener=opener) if opener is not None else rasterio.open(uri) as ds:
-                if ds.crs is None:
-                    raise InvalidInput(f"raster {uri} has no CRS; sfclayer cannot place it on a grid")
-                t = ds.transform
-                if t.b != 0 or t.d != 0 or t.a <= 0 or t.e >= 0:
-                    raise InvalidInput(f"raster {uri} is rotated or not north-up (transform {tuple(t)[:6]}); "
-                                       "warp it north-up first (gdalwarp)")
-                dtypes = set(ds.dtypes)
-                if len(dtypes) != 1:
-                    raise InvalidInput(f"raster {uri} has bands of different types {sorted(dtypes)}")
-                return cls(str(uri), ds.crs.to_wkt(), tuple(t)[:6], ds.width, ds.height, ds.count,
-                           ds.dtypes[0], ds.nodata)
+                return cls.of_dataset(uri, ds)
         except rasterio.errors.RasterioIOError as e:
             raise InvalidInput(f"cannot open raster {uri}: {e}") from e
+
+    @classmethod
+    def of_dataset(cls, uri, ds):
+        """The header of ``ds``, an open rasterio dataset of the raster at ``uri``."""
+        if ds.crs is None:
+            raise InvalidInput(f"raster {uri} has no CRS; sfclayer cannot place it on a grid")
+        t = ds.transform
+        if t.b != 0 or t.d != 0 or t.a <= 0 or t.e >= 0:
+            raise InvalidInput(f"raster {uri} is rotated or not north-up (transform {tuple(t)[:6]}); "
+                               "warp it north-up first (gdalwarp)")
+        dtypes = set(ds.dtypes)
+        if len(dtypes) != 1:
+            raise InvalidInput(f"raster {uri} has bands of different types {sorted(dtypes)}")
+        return cls(str(uri), ds.crs.to_wkt(), tuple(t)[:6], ds.width, ds.height, ds.count,
+                   ds.dtypes[0], ds.nodata)
 
     @property
     def affine(self):
@@ -74,6 +80,13 @@ class Source:
 # per executor with SparkContext.addFile (streamed to the executor's disk by the Hadoop client):
 # windowed reads from it keep executor memory bounded as for local files, at the cost of one copy of
 # the source on each executor's local disk.
+#
+# A Spark Connect client has neither a JVM nor addFile. There Spark's binaryFile data source reads a
+# Hadoop source (any Hadoop filesystem, on the cluster) as one row of bytes, which rasterio opens in
+# memory (MemoryFile): once on an executor for the header, and once per task slice whose tiles need
+# it, joined to the slice's row (ingestion._tile_frame). So a task holds the whole bytes of the Hadoop
+# sources its slice draws from, and each slice reads them again: fit for sources of up to some
+# hundred MB (binaryFile refuses files over spark.sql.sources.binaryFile.maxLength, 2 GiB).
 
 #: URI schemes read through Hadoop's FileSystem rather than GDAL.
 HADOOP_SCHEMES = ("hdfs", "viewfs", "webhdfs", "swebhdfs", "ofs", "o3fs")
@@ -85,6 +98,18 @@ def _is_hadoop(uri):
 
 def _shipped_name(uri):
     return uri.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _open_sources(spark, uris):
+    """The headers of ``uris``. On Spark Connect, whose client has no JVM, Hadoop sources are read by
+    Spark's ``binaryFile`` data source on the cluster and their headers by rasterio from those bytes
+    (:func:`_carried_headers`); their tasks then get the bytes in their rows (module comment)."""
+    from . import _jvm
+
+    if _jvm.is_connect(spark):
+        carried = _carried_headers(spark, [(i, u) for i, u in enumerate(uris) if _is_hadoop(u)])
+        return [carried[i] if i in carried else Source.open(u) for i, u in enumerate(uris)]
+    return [_open_source(spark, u) for u in uris]
 
 
 def _open_source(spark, uri):
@@ -133,3 +158,76 @@ def _dataset_path(src):
                            "changed after this Spark session first shipped it; ingest it under another name or "
                            "from a new session")
     return local
+
+
+def _contents(spark, indexed_uris):
+    """A DataFrame ``(src, length, content)`` of the files ``indexed_uris`` (``(index, uri)``) name, read
+    by Spark's binaryFile data source: a row per file, or more for a directory or pattern."""
+    import functools
+
+    # SQL expressions, not pyspark.sql.functions: a process may hold classic and Connect sessions both
+    frames = [spark.read.format("binaryFile").load(u).selectExpr(f"{int(i)} AS src", "length", "content")
+              for i, u in indexed_uris]
+    return functools.reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def _carried_headers(spark, indexed_uris):
+    """Headers of Hadoop sources on a Spark Connect session, read from their bytes on an executor: by
+    index, each a :class:`Source` with ``carried`` set."""
+    import json
+
+    if not indexed_uris:
+        return {}
+    uris = dict(indexed_uris)
+    from . import _jvm
+
+    try:
+        with _jvm.translated():
+            rows = _contents(spark, indexed_uris).mapInArrow(
+                lambda batches: _header_batches(uris, batches), "src int, length long, header string, error string"
+            ).collect()
+    except InvalidInput:
+        raise
+    except Exception as e:  # Spark's PATH_NOT_FOUND, as the classic path's FileNotFoundException
+        if "PATH_NOT_FOUND" in str(e) or "does not exist" in str(e):
+            missing = [u for u in uris.values() if u.rstrip("/").rsplit("/", 1)[-1] in str(e)] or list(uris.values())
+            raise InvalidInput(f"cannot open {missing[0]}: no such file ({str(e).splitlines()[0]})") from e
+        raise
+    found = {}
+    for r in rows:
+        if r.error is not None:
+            raise InvalidInput(r.error)
+        if r.src in found:
+            raise InvalidInput(f"cannot open {uris[r.src]}: it is a directory or a pattern (name one file)")
+        header = json.loads(r.header)
+        header.update(transform=tuple(header["transform"]), length=r.length, carried=True)
+        found[r.src] = Source(**header)
+    for i, u in uris.items():
+        if i not in found:
+            raise InvalidInput(f"cannot open {u}: it is a directory without files, or matches none")
+    return found
+
+
+def _header_batches(uris, batches):
+    """``mapInArrow``'s function: each file's header (a :class:`Source` as JSON) from its bytes, or the
+    error that says why it is none (raised on the client as :class:`InvalidInput`)."""
+    import json
+
+    import pyarrow as pa
+    from rasterio.io import MemoryFile
+
+    for b in batches:
+        out = {"src": [], "length": [], "header": [], "error": []}
+        for src, length, content in zip(*(b.column(c).to_pylist() for c in ("src", "length", "content"))):
+            header = error = None
+            try:
+                with MemoryFile(content) as mem, mem.open() as ds:
+                    header = json.dumps(dataclasses.asdict(Source.of_dataset(uris[src], ds)))
+            except InvalidInput as e:
+                error = str(e)
+            except Exception as e:  # rasterio's: not a raster GDAL reads
+                error = f"cannot open raster {uris[src]}: {e}"
+            for k, v in zip(out, (src, length, header, error)):
+                out[k].append(v)
+        yield pa.RecordBatch.from_pydict(out, schema=pa.schema([("src", pa.int32()), ("length", pa.int64()),
+                                                                ("header", pa.string()), ("error", pa.string())]))

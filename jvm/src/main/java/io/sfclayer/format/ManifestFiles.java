@@ -123,7 +123,7 @@ public final class ManifestFiles {
     }
 
     /** The first of the sorted, disjoint ranges whose hi ≥ {@code lo} (ranges.size() if none). */
-    static int firstEnding(List<IndexRange> ranges, long lo) {
+    public static int firstEnding(List<IndexRange> ranges, long lo) {
         int a = 0, b = ranges.size() - 1;
         while (a <= b) { // the first range whose hi ≥ lo
             int mid = (a + b) >>> 1;

@@ -14,7 +14,8 @@ import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.util.Arrays;
-import java.util.zip.InflaterInputStream;
+import java.util.zip.DataFormatException;
+import java.util.zip.Inflater;
 
 /**
  * One GeoTrellis MapFile ({@code part-r-<partition>-<first index>/{index,data}}), read as raw
@@ -136,66 +137,133 @@ public final class GtMapFile implements Closeable {
         return new Object[] {s, compressed};
     }
 
+    /**
+     * Reads the whole index file in one read and parses it from memory (a cold look-up opens one MapFile:
+     * byte-at-a-time reads through the checksummed stream and an InflaterInputStream were most of its cost).
+     */
     private void readIndex(FileSystem fs) throws IOException {
         Path file = new Path(dir, "index");
         long len = fs.getFileStatus(file).getLen();
+        if (len > Integer.MAX_VALUE - 16) throw new SfcLayerException.UnsupportedFormat(file + " is over 2 GiB");
+        byte[] all = new byte[(int) len];
         try (FSDataInputStream in = fs.open(file)) {
-            Object[] h = header(in, file);
-            byte[] s = (byte[]) h[0];
-            boolean blocks = (Boolean) h[1];
-            IndexSink sink = new IndexSink(file);
-            long p = in.getPos();
-            while (p < len) {
-                int recordLength = in.readInt();
-                p += 4;
+            in.readFully(0, all);
+        }
+        DataInputStream in = new DataInputStream(new ByteArrayInputStream(all));
+        Object[] h = header(in, file);
+        byte[] s = (byte[]) h[0];
+        boolean blocks = (Boolean) h[1];
+        IndexSink sink = new IndexSink(file);
+        Bytes b = new Bytes(all, (int) len - in.available(), (int) len, file);
+        Inflater inflater = blocks ? new Inflater() : null;
+        try {
+            while (b.pos < b.end) {
+                int at = b.pos;
+                int recordLength = b.readInt();
                 if (recordLength == -1) {
-                    byte[] got = new byte[SYNC_SIZE];
-                    in.readFully(got);
-                    if (!Arrays.equals(got, s)) throw new SfcLayerException.CorruptLayer(file + ": bad sync marker at " + p);
-                    p += SYNC_SIZE;
-                    if (blocks) {
-                        readBlock(in, sink, file);
-                        p = in.getPos();
+                    if (!Arrays.equals(b.slice(SYNC_SIZE), s)) {
+                        throw new SfcLayerException.CorruptLayer(file + ": bad sync marker at " + (at + 4));
                     }
+                    if (blocks) readBlock(b, inflater, sink, file);
                     continue;
                 }
-                if (blocks) throw new SfcLayerException.CorruptLayer(file + ": a block without its sync marker at " + (p - 4));
-                int keyLength = in.readInt();
+                if (blocks) throw new SfcLayerException.CorruptLayer(file + ": a block without its sync marker at " + at);
+                int keyLength = b.readInt();
                 if (recordLength != keyLength + 8 || keyLength < 5 || keyLength > 12) {
-                    throw new SfcLayerException.CorruptLayer(file + ": bad record at " + (p - 4));
+                    throw new SfcLayerException.CorruptLayer(file + ": bad record at " + at);
                 }
-                byte[] buf = new byte[recordLength];
-                in.readFully(buf);
-                p += 4 + recordLength;
-                sink.add(buf, 0, keyLength, buf, keyLength);
+                int p = b.take(recordLength);
+                sink.add(all, p, keyLength, all, p + keyLength);
             }
-            indexKeys = Arrays.copyOf(sink.keys, sink.n);
-            indexPositions = Arrays.copyOf(sink.positions, sink.n);
+        } finally {
+            if (inflater != null) inflater.end();
         }
+        indexKeys = Arrays.copyOf(sink.keys, sink.n);
+        indexPositions = Arrays.copyOf(sink.positions, sink.n);
     }
 
     /** One block of a block-compressed SequenceFile: record count, then key lengths, keys, value lengths, values (each zlib). */
-    private static void readBlock(FSDataInputStream in, IndexSink sink, Path file) throws IOException {
-        int count = WritableUtils.readVInt(in);
-        DataInputStream keyLengths = inflated(in, file), keys = inflated(in, file);
-        DataInputStream valueLengths = inflated(in, file), values = inflated(in, file);
-        byte[] key = new byte[12], value = new byte[8];
+    private static void readBlock(Bytes in, Inflater inflater, IndexSink sink, Path file) throws IOException {
+        int count = in.readVInt();
+        if (count < 0) throw new SfcLayerException.CorruptLayer(file + ": bad block record count " + count);
+        Bytes keyLengths = inflated(in, inflater, file), keys = inflated(in, inflater, file);
+        Bytes valueLengths = inflated(in, inflater, file), values = inflated(in, inflater, file);
         for (int i = 0; i < count; i++) {
-            int kl = WritableUtils.readVInt(keyLengths);
-            int vl = WritableUtils.readVInt(valueLengths);
+            int kl = keyLengths.readVInt();
+            int vl = valueLengths.readVInt();
             if (kl < 5 || kl > 12 || vl != 8) throw new SfcLayerException.CorruptLayer(file + ": bad index entry (key " + kl + ", value " + vl + " bytes)");
-            keys.readFully(key, 0, kl);
-            values.readFully(value);
-            sink.add(key, 0, kl, value, 0);
+            int k = keys.take(kl), v = values.take(vl);
+            sink.add(keys.buf, k, kl, values.buf, v);
         }
     }
 
-    private static DataInputStream inflated(FSDataInputStream in, Path file) throws IOException {
-        int n = WritableUtils.readVInt(in);
+    private static Bytes inflated(Bytes in, Inflater inflater, Path file) throws IOException {
+        int n = in.readVInt();
         if (n < 0 || n > 1 << 26) throw new SfcLayerException.CorruptLayer(file + ": bad compressed buffer length " + n);
-        byte[] z = new byte[n];
-        in.readFully(z);
-        return new DataInputStream(new InflaterInputStream(new ByteArrayInputStream(z)));
+        int at = in.take(n);
+        inflater.reset();
+        inflater.setInput(in.buf, at, n);
+        byte[] out = new byte[Math.max(64, 4 * n)];
+        int len = 0;
+        try {
+            while (!inflater.finished()) {
+                if (len == out.length) out = Arrays.copyOf(out, 2 * out.length);
+                int got = inflater.inflate(out, len, out.length - len);
+                if (got == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
+                    throw new SfcLayerException.CorruptLayer(file + ": a truncated compressed buffer");
+                }
+                len += got;
+            }
+        } catch (DataFormatException e) {
+            throw new SfcLayerException.CorruptLayer(file + ": a compressed buffer does not inflate: " + e.getMessage(), e);
+        }
+        return new Bytes(out, 0, len, file);
+    }
+
+    /** A byte range read front to back, every read checked against its end (a truncated file is CorruptLayer). */
+    private static final class Bytes {
+        final byte[] buf;
+        final int end;
+        final Path file;
+        int pos;
+
+        Bytes(byte[] buf, int pos, int end, Path file) {
+            this.buf = buf;
+            this.pos = pos;
+            this.end = end;
+            this.file = file;
+        }
+
+        /** Skips {@code n} bytes; returns where they start. */
+        int take(int n) {
+            if (n < 0 || n > end - pos) throw new SfcLayerException.CorruptLayer(file + " is truncated at " + pos);
+            int at = pos;
+            pos += n;
+            return at;
+        }
+
+        byte[] slice(int n) {
+            int at = take(n);
+            return Arrays.copyOfRange(buf, at, at + n);
+        }
+
+        int readInt() {
+            int p = take(4);
+            return (buf[p] & 0xff) << 24 | (buf[p + 1] & 0xff) << 16 | (buf[p + 2] & 0xff) << 8 | (buf[p + 3] & 0xff);
+        }
+
+        /** Hadoop's WritableUtils vint (one byte for -112..127, else a length byte then big-endian bytes). */
+        int readVInt() {
+            byte first = buf[take(1)];
+            if (first >= -112) return first;
+            boolean negative = first < -120;
+            int n = negative ? -(first + 120) : -(first + 112);
+            long v = 0;
+            for (int i = 0; i < n; i++) v = v << 8 | (buf[take(1)] & 0xff);
+            v = negative ? ~v : v;
+            if (v != (int) v) throw new SfcLayerException.CorruptLayer(file + ": a length over 32 bits at " + pos);
+            return (int) v;
+        }
     }
 
     /** Index entries as they are read: BigIntWritable key → LongWritable position. */

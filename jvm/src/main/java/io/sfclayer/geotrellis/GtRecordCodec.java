@@ -9,7 +9,9 @@ import org.apache.avro.io.DecoderFactory;
 
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
 
@@ -27,16 +29,55 @@ public final class GtRecordCodec {
     private GenericRecord reuse;
 
     /**
+     * Parsed writer schemas by their text: a layer opened again (a cold look-up per request) does not parse
+     * GeoTrellis' large tile-union schema again (a third of a cold look-up's JVM time). Keyed by the text
+     * itself, so a rewritten layer with another schema is parsed anew; a Schema is immutable once parsed,
+     * and sharing it also shares Avro's per-schema resolver cache.
+     */
+    private static final int SCHEMAS_KEPT = 32;
+    private static final Map<String, Schema> SCHEMAS = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Schema> eldest) {
+            return size() > SCHEMAS_KEPT;
+        }
+    };
+
+    /**
      * @throws SfcLayerException.CorruptLayer if the schema does not parse
      */
     public GtRecordCodec(String schemaJson, String where) {
+        this.reader = new GenericDatumReader<>(schema(schemaJson, where));
+    }
+
+    private static Schema schema(String json, String where) {
+        synchronized (SCHEMAS) {
+            Schema s = SCHEMAS.get(json);
+            if (s != null) return s;
+        }
         Schema schema;
         try {
-            schema = new Schema.Parser().setValidateDefaults(false).parse(schemaJson);
+            schema = new Schema.Parser().setValidateDefaults(false).parse(json);
         } catch (RuntimeException e) {
             throw new SfcLayerException.CorruptLayer(where + ": the stored Avro schema does not parse: " + e.getMessage(), e);
         }
-        this.reader = new GenericDatumReader<>(schema);
+        synchronized (SCHEMAS) {
+            SCHEMAS.put(json, schema);
+        }
+        return schema;
+    }
+
+    /** Schemas parsed and kept now. */
+    public static int schemasKept() {
+        synchronized (SCHEMAS) {
+            return SCHEMAS.size();
+        }
+    }
+
+    /** Forgets every kept schema (the benchmark's cold look-ups start from nothing parsed). */
+    public static void clearSchemas() {
+        synchronized (SCHEMAS) {
+            SCHEMAS.clear();
+        }
     }
 
     /**

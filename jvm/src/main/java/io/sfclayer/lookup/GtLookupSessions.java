@@ -38,9 +38,10 @@ public final class GtLookupSessions {
     /**
      * Registers {@code reader} on the shared server (closed with the handle, or here if registering fails).
      *
-     * @return JSON: {@code handle, host, port, token} (hex)
+     * @param extra further fields of the answer (the layer's attributes), or null
+     * @return JSON: {@code handle, host, port, token} (hex), then {@code extra}'s fields
      */
-    public static String open(GtValueReader reader) throws IOException {
+    public static String open(GtValueReader reader, Map<String, Object> extra) throws IOException {
         long handle = HANDLES.incrementAndGet();
         GtTileSource source = new GtTileSource(reader);
         try {
@@ -56,6 +57,7 @@ public final class GtLookupSessions {
             out.put("host", s.host());
             out.put("port", s.port());
             out.put("token", LookupSessions.hex(token));
+            if (extra != null) out.putAll(extra);
             return JSON.writeValueAsString(out);
         } catch (IOException | RuntimeException e) {
             if (OPEN.containsKey(handle)) {

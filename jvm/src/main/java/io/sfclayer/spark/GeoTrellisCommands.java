@@ -44,7 +44,11 @@ public final class GeoTrellisCommands {
 
     /** A layer's attributes as sfclayer reads them, with GeoTrellis' own metadata object. */
     public static String info(SparkSession spark, String catalog, String name, int zoom) throws IOException {
-        GtLayer l = GtLayer.open(catalog, name, zoom, conf(spark));
+        return json(infoOf(GtLayer.open(catalog, name, zoom, conf(spark))));
+    }
+
+    /** {@link #info}'s answer as a map (also part of {@link #openLookup}'s). */
+    private static Map<String, Object> infoOf(GtLayer l) throws IOException {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("name", l.name);
         m.put("zoom", l.zoom);
@@ -63,19 +67,22 @@ public final class GeoTrellisCommands {
         m.put("bounds", new int[] {l.colMin, l.rowMin, l.colMax, l.rowMax});
         m.put("timeBounds", l.spaceTime ? new long[] {l.timeMin, l.timeMax} : null);
         m.put("metadata", JSON.readTree(l.metadataJson));
-        return json(m);
+        return m;
     }
 
     /**
-     * Opens a layer for look-ups on the driver's shared look-up socket ({@link GtLookupSessions}): one
-     * py4j call; its look-ups, queries and counts then go through the socket.
+     * Opens a layer for look-ups on the driver's shared look-up socket ({@link GtLookupSessions}): the whole
+     * cold open is this one py4j call, reading the attributes once (look-ups, queries and counts then go
+     * through the socket).
      *
-     * @return JSON: {@code handle, host, port, token} (hex)
+     * @return JSON: {@code handle, host, port, token} (hex) and {@code info}, {@link #info}'s answer
      */
     public static String openLookup(SparkSession spark, String catalog, String name, int zoom, int cacheSize)
             throws IOException {
-        return GtLookupSessions.open(new GtValueReader(GtLayer.open(catalog, name, zoom, conf(spark)), conf(spark),
-            cacheSize));
+        Configuration conf = conf(spark);
+        GtLayer layer = GtLayer.open(catalog, name, zoom, conf);
+        Map<String, Object> info = infoOf(layer);
+        return GtLookupSessions.open(new GtValueReader(layer, conf, cacheSize), Map.of("info", info));
     }
 
     /** Closes a handle {@link #openLookup} gave (its files, its registration); nothing if closed already. */

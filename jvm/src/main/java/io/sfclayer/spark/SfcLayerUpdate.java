@@ -13,9 +13,11 @@ import io.sfclayer.layer.BoxQuery;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.MergeWriter;
 import io.sfclayer.layer.PartitionBreaks;
+import io.sfclayer.layer.TouchedFiles;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
@@ -72,37 +74,9 @@ public final class SfcLayerUpdate {
         return out;
     }
 
-    /**
-     * {@code spans} (sorted, disjoint) as at most {@code max} spans covering them: the smallest gaps
-     * are closed. A superset is safe for the conflict rules (a false conflict is a retry, never a loss).
-     */
+    /** {@code spans} (sorted, disjoint) as at most {@code max} covering them ({@link TouchedFiles#coarsen}). */
     static List<long[]> coarsen(List<long[]> spans, int max) {
-        if (spans.size() <= max) {
-            return spans;
-        }
-        Integer[] gaps = new Integer[spans.size() - 1];
-        for (int i = 0; i < gaps.length; i++) {
-            gaps[i] = i;
-        }
-        // close the size() - max smallest gaps (gap i lies between span i and span i + 1)
-        Arrays.sort(gaps, (x, y) -> Long.compare(spans.get(x + 1)[0] - spans.get(x)[1],
-            spans.get(y + 1)[0] - spans.get(y)[1]));
-        boolean[] close = new boolean[gaps.length];
-        for (int k = 0; k < spans.size() - max; k++) {
-            close[gaps[k]] = true;
-        }
-        List<long[]> out = new ArrayList<>();
-        long[] cur = spans.get(0).clone();
-        for (int i = 1; i < spans.size(); i++) {
-            if (close[i - 1]) {
-                cur[1] = spans.get(i)[1];
-            } else {
-                out.add(cur);
-                cur = spans.get(i).clone();
-            }
-        }
-        out.add(cur);
-        return out;
+        return TouchedFiles.coarsen(spans, max);
     }
 
     /**
@@ -148,6 +122,16 @@ public final class SfcLayerUpdate {
      */
     static LayerMetadata append(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> encoded, int partitions,
                                 MergeWriter.OnExisting onExisting, long smallBytes) throws IOException {
+        return append(job, base, encoded, null, partitions, onExisting, smallBytes);
+    }
+
+    /**
+     * As above; {@code indexes} are the new records' indexes computed from their keys alone (cheaper than
+     * {@code encoded}, whose keys are used when it is null). A shuffled append to a version with manifests
+     * first collects their ranges (one job), then reads only the manifests meeting them (issue 20).
+     */
+    static LayerMetadata append(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> encoded, JavaRDD<Long> indexes,
+                                int partitions, MergeWriter.OnExisting onExisting, long smallBytes) throws IOException {
         LayerMetadata md0 = base.metadata();
         if (md0.manifests != null && smallBytes > 0) {
             // manifests: collect first, then read only the manifests on the records' paths
@@ -156,19 +140,32 @@ public final class SfcLayerUpdate {
                 return appendOnDriver(job, base, collected, partitions, onExisting);
             }
         }
-        // (a manifests' small append that turned out larger than estimated: the shuffled path, which reads every manifest)
         long small = md0.manifests != null ? 0 : smallBytes;
-        List<DataFile> files = base.files();
-        long[] breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
+        long[] breaks;
+        List<List<DataFile>> perPartition;
+        long[][] spans = null;
+        if (md0.manifests != null) {
+            TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
+                PartitionBreaks.compute(md0.keyIndex, partitions),
+                indexRanges(job, indexes != null ? indexes : encoded.keys(), base));
+            breaks = plan.breaks;
+            perPartition = plan.perPartition;
+            spans = plan.spans;
+        } else {
+            List<DataFile> files = base.files();
+            breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
+            perPartition = assign(breaks, files);
+        }
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
-        Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(assign(breaks, files));
+        Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(perPartition);
         UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
             md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
             md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
         task.maxGroupBytes = job.maxGroupBytes;
         task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
         task.baseFormat = md0.formatVersion;
+        task.spans = spans;
         Results run = () -> {
             List<Tuple2<Long, byte[]>> collected = small > 0 ? collectSmall(job, encoded, small, base) : null;
             return collected != null ? onDriver(collected, breaks, task)
@@ -182,14 +179,46 @@ public final class SfcLayerUpdate {
         return out == null ? md0 : out;
     }
 
+    /** At most this many index ranges describe a shuffled append's new records (more are coarsened). */
+    static final int MAX_APPEND_RANGES = 1024;
+
+    /**
+     * The sorted, disjoint ranges of {@code indexes} (at most {@link #MAX_APPEND_RANGES}: a superset), by one
+     * job. Each task sorts its partition's indexes (8 bytes a record, not the records).
+     */
+    static List<IndexRange> indexRanges(UpdateJob job, JavaRDD<Long> indexes, Layer base) {
+        JavaSparkContext jsc = job.jsc();
+        String previous = jsc.getLocalProperty("spark.job.description");
+        jsc.setJobDescription("sfclayer: append to " + base.path() + " (the new keys' index ranges)");
+        List<List<IndexRange>> parts;
+        try {
+            parts = indexes.mapPartitions((java.util.Iterator<Long> it) -> {
+                long[] buf = new long[1024];
+                int n = 0;
+                while (it.hasNext()) {
+                    if (n == buf.length) {
+                        buf = Arrays.copyOf(buf, 2 * n);
+                    }
+                    buf[n++] = it.next();
+                }
+                long[] sorted = Arrays.copyOf(buf, n);
+                Arrays.sort(sorted);
+                return java.util.Collections.singletonList(TouchedFiles.ranges(sorted, MAX_APPEND_RANGES)).iterator();
+            }).collect();
+        } finally {
+            jsc.setJobDescription(previous);
+        }
+        List<IndexRange> all = new ArrayList<>();
+        parts.forEach(all::addAll);
+        return TouchedFiles.union(all, MAX_APPEND_RANGES);
+    }
+
     /**
      * A small append to a version with manifests, its records collected and sorted on the driver:
      * only the manifests on the paths to the records' index spans are read (issue 20: an append of
      * one tile to a 10^6-file layer reads a few manifests, not all of them); the rest of the version
-     * is carried by reference when the commit rewrites those paths ({@link VersionLog#commit}). Only
-     * the layer's breaks between the records' least and greatest index matter (the others split no
-     * records); each is snapped as {@link #snap} does, and each partition gets its files (those
-     * starting in it) whose covered span meets its records' span.
+     * is carried by reference when the commit rewrites those paths ({@link VersionLog#commit}). The
+     * breaks and each partition's files are chosen as {@link TouchedFiles#forAppend} says.
      */
     static LayerMetadata appendOnDriver(UpdateJob job, Layer base, List<Tuple2<Long, byte[]>> sorted, int partitions,
                                         MergeWriter.OnExisting onExisting) throws IOException {
@@ -198,42 +227,16 @@ public final class SfcLayerUpdate {
             job.discard();
             return md0;
         }
-        io.sfclayer.format.ManifestFiles mf = base.manifests();
-        long min = sorted.get(0)._1();
-        long max = sorted.get(sorted.size() - 1)._1();
-        java.util.TreeSet<Long> kept = new java.util.TreeSet<>();
-        for (long b : PartitionBreaks.compute(md0.keyIndex, partitions)) {
-            if (b <= min || b > max) {
-                continue;
-            }
-            int pos = mf.position(b);
-            DataFile f = pos < 0 ? null : mf.at(pos);
-            kept.add(f != null && f.firstIndex < b && f.lastIndex >= b ? f.firstIndex : b);
+        long[] indexes = new long[sorted.size()];
+        for (int i = 0; i < indexes.length; i++) {
+            indexes[i] = sorted.get(i)._1();
         }
-        long[] breaks = kept.stream().mapToLong(Long::longValue).toArray();
-        List<List<DataFile>> perPartition = new ArrayList<>();
-        for (int p = 0; p <= breaks.length; p++) {
-            perPartition.add(new ArrayList<>());
-        }
-        int from = 0;
-        while (from < sorted.size()) {
-            int p = PartitionBreaks.partitionOf(breaks, sorted.get(from)._1());
-            int to = from;
-            while (to < sorted.size() && PartitionBreaks.partitionOf(breaks, sorted.get(to)._1()) == p) {
-                to++;
-            }
-            List<IndexRange> span = List.of(new IndexRange(sorted.get(from)._1(), sorted.get(to - 1)._1()));
-            List<DataFile> mine = perPartition.get(p);
-            mf.meeting(span, (position, file, coversTo) -> {
-                if (PartitionBreaks.partitionOf(breaks, file.firstIndex) == p) {
-                    mine.add(file);
-                }
-            });
-            from = to;
-        }
+        TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
+            PartitionBreaks.compute(md0.keyIndex, partitions), TouchedFiles.ranges(indexes, Integer.MAX_VALUE));
+        long[] breaks = plan.breaks;
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
-        Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(perPartition);
+        Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(plan.perPartition);
         UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
             md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
             md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
@@ -390,6 +393,23 @@ public final class SfcLayerUpdate {
     }
 
     /**
+     * Groups of {@code touched} (some of {@code all}, both sorted) for at most {@code tasks} tasks: each a slice
+     * of adjacent files of {@code all}, its touched ones and the kept ones between them (at which its
+     * output rolls, so the version's files stay disjoint).
+     */
+    static List<List<DataFile>> slices(List<DataFile> all, List<DataFile> touched, int tasks) {
+        Map<String, Integer> position = new HashMap<>();
+        for (int i = 0; i < all.size(); i++) {
+            position.put(all.get(i).id(), i);
+        }
+        List<List<DataFile>> groups = new ArrayList<>();
+        for (List<DataFile> c : chunks(touched, tasks)) {
+            groups.add(new ArrayList<>(all.subList(position.get(c.get(0).id()), position.get(c.get(c.size() - 1).id()) + 1)));
+        }
+        return groups;
+    }
+
+    /**
      * Deletes the tiles whose keys lie in {@code boxes} from the layer at {@code path}, as a new
      * version; only files whose index span meets the boxes' ranges are read and rewritten.
      * Returns the metadata of the new version, or of the newest one when no tile matched.
@@ -399,21 +419,21 @@ public final class SfcLayerUpdate {
         Layer base = Layer.open(conf, path);
         KeyIndex ki = base.metadata().keyIndex;
         List<IndexRange> ranges = SfcLayerScan.ranges(ki, boxes, BoxQuery.DEFAULT_MAX_RANGES);
-        DataFileListing listing = base.listing();
-        Map<Long, DataFile> byFirst = new HashMap<>();
-        for (DataFile f : base.files()) {
-            byFirst.put(f.firstIndex, f);
-        }
         List<DataFile> touched = new ArrayList<>();
-        for (DataFileListing.Selection s : listing.select(ranges)) {
-            touched.add(byFirst.get(s.firstIndex));
-        }
-        // Each task gets a slice of adjacent files: its rewritten ones and the kept ones between them
-        // (at which its output rolls, so the version's files stay disjoint).
-        List<DataFile> all = base.files();
-        List<List<DataFile>> groups = new ArrayList<>();
-        for (List<DataFile> c : chunks(touched, spark.sparkContext().defaultParallelism())) {
-            groups.add(new ArrayList<>(all.subList(all.indexOf(c.get(0)), all.indexOf(c.get(c.size() - 1)) + 1)));
+        List<List<DataFile>> groups;
+        if (base.manifests() != null) {
+            // only the manifests meeting the ranges are read; each task gets a run of adjacent files
+            groups = TouchedFiles.meeting(base.manifests(), ranges, spark.sparkContext().defaultParallelism(), touched);
+        } else {
+            DataFileListing listing = base.listing();
+            Map<Long, DataFile> byFirst = new HashMap<>();
+            for (DataFile f : base.files()) {
+                byFirst.put(f.firstIndex, f);
+            }
+            for (DataFileListing.Selection s : listing.select(ranges)) {
+                touched.add(byFirst.get(s.firstIndex));
+            }
+            groups = slices(base.files(), touched, spark.sparkContext().defaultParallelism());
         }
         UpdateJob job = new UpdateJob(spark, new VersionLog(conf, new Path(path)), conf);
         Set<String> ids = new HashSet<>();
@@ -443,20 +463,24 @@ public final class SfcLayerUpdate {
                                        Object dropped) throws IOException {
         Configuration conf = HadoopConfs.forOptions(spark, java.util.Map.of());
         Layer base = Layer.open(conf, path, version, -1);
-        List<DataFile> all = base.files();
         List<DataFile> touched = new ArrayList<>();
-        for (DataFile f : all) {
-            if (damagedNames.isEmpty() || damagedNames.contains(f.name)) {
-                touched.add(f);
+        List<List<DataFile>> groups;
+        int tasks = spark.sparkContext().defaultParallelism();
+        if (base.manifests() != null && !damagedNames.isEmpty()) {
+            // the named files through their manifests' paths only
+            groups = TouchedFiles.named(base.manifests(), new HashSet<>(damagedNames), tasks, touched);
+        } else {
+            List<DataFile> all = base.files();
+            for (DataFile f : all) {
+                if (damagedNames.isEmpty() || damagedNames.contains(f.name)) {
+                    touched.add(f);
+                }
             }
+            groups = touched.isEmpty() ? List.of() : slices(all, touched, tasks);
         }
         if (touched.isEmpty()) {
             throw new SfcLayerException.InvalidArgument("repair of layer " + path + " version " + version
                 + ": none of the files " + damagedNames + " is in that version");
-        }
-        List<List<DataFile>> groups = new ArrayList<>();
-        for (List<DataFile> c : chunks(touched, spark.sparkContext().defaultParallelism())) {
-            groups.add(new ArrayList<>(all.subList(all.indexOf(c.get(0)), all.indexOf(c.get(c.size() - 1)) + 1)));
         }
         Set<String> ids = new HashSet<>();
         for (DataFile f : touched) {

@@ -142,6 +142,11 @@ final class UpdateJob {
     int formatVersion = LayerMetadata.FORMAT_VERSION;
     /** What a repair dropped, recorded in the version's history entry; null for other writes. */
     Object repair;
+    /**
+     * An overwrite of a version with manifests: that version, whose files are not read (its totals give
+     * the history's files and records removed; {@code removedFiles} stays empty). Null otherwise.
+     */
+    LayerMetadata replaced;
 
     LayerMetadata commit(LayerMetadata md, List<DataFile> baseFiles, List<UpdateTask.Result> results,
                          boolean replaceAll) throws IOException {
@@ -180,9 +185,10 @@ final class UpdateJob {
             SfcLayerUpdate.MAX_CHANGED_RANGES);
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("filesAdded", added.size());
-        m.put("filesRemoved", removed.size());
+        m.put("filesRemoved", replaced != null ? replaced.fileCount : removed.size());
         m.put("recordsAdded", added.stream().mapToLong(f -> f.records).sum());
-        m.put("recordsRemoved", removed.stream().mapToLong(f -> f.records).sum());
+        m.put("recordsRemoved", replaced != null ? replaced.recordCount
+            : removed.stream().mapToLong(f -> f.records).sum());
         m.put("bytesWritten", added.stream().mapToLong(f -> f.dataBytes).sum());
         m.put("tilesInserted", counts[0]);
         m.put("tilesReplaced", counts[1]);

@@ -69,6 +69,12 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
     boolean skipDamage;
     /** Bloom filters' false-positive probability for the files written (the layer's choice); 0: none. */
     double bloomFpp;
+    /**
+     * A shuffled append to a version with manifests: each partition's span of new indexes {lo, hi} (null:
+     * none), which its files were chosen by; a record outside it is refused (the input changed between
+     * the job that found the spans and this one).
+     */
+    long[][] spans;
 
     UpdateTask(Broadcast<SerializableConf> conf, String layer, String dataDirName, long blockSize, int indexInterval,
                String writeId, ValueCompression compression, KeyIndex keyIndex, String valueSchemaJson,
@@ -120,9 +126,17 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         if (skipDamage) {
             merge.skipDamage(d -> { });
         }
+        long[] span = spans == null ? null : partition < spans.length && spans[partition] != null ? spans[partition]
+            : new long[] {1, 0};
         try {
             while (records.hasNext()) {
                 Tuple2<Long, byte[]> r = records.next();
+                if (span != null && (r._1() < span[0] || r._1() > span[1])) {
+                    throw new io.sfclayer.SfcLayerException.InvalidInput("append to layer " + layer + ": a tile of"
+                        + " index " + r._1() + " is not among the keys an earlier pass over the same input found"
+                        + " (the input is not deterministic: cache or checkpoint it before writing); nothing was"
+                        + " published");
+                }
                 merge.add(r._1(), r._2());
             }
             merge.close();

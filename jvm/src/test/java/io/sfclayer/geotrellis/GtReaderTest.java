@@ -245,4 +245,67 @@ public class GtReaderTest {
             assertTrue(e.getMessage(), e.getMessage().contains("dem/4"));
         }
     }
+
+    /** The index is read whole and parsed from memory: a cut-off or damaged one is CorruptLayer naming it, never a wrong seek. */
+    @Test
+    public void aTruncatedOrDamagedIndexIsCorruptLayer() throws Exception {
+        File catalog = spatial("zorder");
+        GtLayer layer = GtLayer.open(catalog.toURI().toString(), "dem", 3, new Configuration());
+        File dir = new File(new java.net.URI(GtLayerFiles.list(layer, new Configuration()).path(0)));
+        File index = new File(dir, "index");
+        byte[] whole = java.nio.file.Files.readAllBytes(index.toPath());
+        org.apache.hadoop.fs.FileSystem raw = org.apache.hadoop.fs.FileSystem.getLocal(new Configuration()).getRaw();
+        for (int cut : new int[] {whole.length - 3, whole.length / 2, 10}) {
+            java.nio.file.Files.write(index.toPath(), Arrays.copyOf(whole, cut));
+            try {
+                GtMapFile.open(raw, new org.apache.hadoop.fs.Path(dir.toURI())).close();
+                fail("an index cut at " + cut + " of " + whole.length + " bytes was read");
+            } catch (SfcLayerException.CorruptLayer e) {
+                assertTrue(e.getMessage(), e.getMessage().contains(dir.getName()));
+            }
+        }
+        byte[] flipped = whole.clone();
+        flipped[whole.length - 20] ^= 0x5a; // inside the last compressed buffer
+        java.nio.file.Files.write(index.toPath(), flipped);
+        try {
+            GtMapFile.open(raw, new org.apache.hadoop.fs.Path(dir.toURI())).close();
+            fail("a damaged index was read");
+        } catch (SfcLayerException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains(dir.getName()));
+        }
+        java.nio.file.Files.write(index.toPath(), whole);
+        try (GtMapFile f = GtMapFile.open(raw, new org.apache.hadoop.fs.Path(dir.toURI()))) {
+            f.seekFloor(0);
+            assertTrue(f.next());
+        }
+    }
+
+    /** Parsed writer schemas are kept by their text: the same text shares one parse, another text is parsed anew. */
+    @Test
+    public void parsedSchemasAreKeptByTheirText() throws Exception {
+        GtRecordCodec.clearSchemas();
+        File a = spatial("zorder");
+        GtLayer layer = GtLayer.open(a.toURI().toString(), "dem", 3, new Configuration());
+        try (GtValueReader r = new GtValueReader(layer, new Configuration(), 4)) {
+            assertEquals(3, r.get(3, 3, 0).col);
+        }
+        assertEquals(1, GtRecordCodec.schemasKept());
+        try (GtValueReader r = new GtValueReader(layer, new Configuration(), 4)) {
+            assertEquals(3, r.get(3, 3, 0).col);
+        }
+        assertEquals(1, GtRecordCodec.schemasKept());
+        String other = layer.schemaJson.replace("\"ShortArrayTile\"", "\"ShortArrayTileX\"");
+        assertTrue(!other.equals(layer.schemaJson));
+        new GtRecordCodec(other, "t");
+        assertEquals(2, GtRecordCodec.schemasKept());
+        try {
+            new GtRecordCodec("{\"type\": \"record\"", "layer x");
+            fail();
+        } catch (SfcLayerException.CorruptLayer e) {
+            assertTrue(e.getMessage(), e.getMessage().contains("layer x"));
+        }
+        assertEquals(2, GtRecordCodec.schemasKept()); // a schema that does not parse is not kept
+        GtRecordCodec.clearSchemas();
+        assertEquals(0, GtRecordCodec.schemasKept());
+    }
 }

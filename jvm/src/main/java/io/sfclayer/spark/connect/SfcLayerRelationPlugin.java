@@ -15,18 +15,10 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
 import org.apache.spark.sql.connect.plugin.RelationPlugin;
-import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructType;
-import org.apache.spark.unsafe.types.UTF8String;
-import scala.jdk.javaapi.CollectionConverters;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -34,9 +26,7 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -59,9 +49,6 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
     public static final String CLASS = "io.sfclayer.spark.connect.SfcLayerRelationPlugin";
     /** Most bytes of records one box query answers (a local relation is built whole on the driver). */
     public static final long MAX_ANSWER_BYTES = 256L << 20;
-    static final StructType TEXT = new StructType().add("answer", DataTypes.StringType, true);
-    static final StructType RECORDS = new StructType()
-        .add("count", DataTypes.IntegerType, false).add("data", DataTypes.BinaryType, false);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Override
@@ -72,34 +59,35 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
         }
         SparkSession spark = planner.session();
         try {
-            return Optional.of(answer(spark, planner.sessionId(), request));
+            return Optional.of(answer(spark, planner.sessionId(), request).toRelation());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    private static LogicalPlan answer(SparkSession spark, String sessionId, ConnectRequest r) throws IOException {
+    /** The answer to a request of Connect session {@code sessionId} (the command plugin's too). */
+    static ConnectAnswer answer(SparkSession spark, String sessionId, ConnectRequest r) throws IOException {
         switch (r.op) {
             case "open":
-                return text(spark, open(spark, sessionId, r));
+                return ConnectAnswer.text(open(spark, sessionId, r));
             case "readers": // how many readers Connect clients have open on this server (for tests, monitoring)
-                return text(spark, Integer.toString(ConnectLookups.openReaders()));
+                return ConnectAnswer.text(Integer.toString(ConnectLookups.openReaders()));
             case "close":
                 ConnectLookups.close(r.number("handle"), r.string("token"));
-                return text(spark, "{}");
+                return ConnectAnswer.text("{}");
             case "metadata":
-                return text(spark, reader(r).metadataJson());
+                return ConnectAnswer.text(reader(r).metadataJson());
             case "stats":
-                return text(spark, stats(reader(r)));
+                return ConnectAnswer.text(stats(reader(r)));
             case "get_many":
-                return records(spark, List.of(batch(0, getMany(reader(r), r.bytes("keys")))));
+                return ConnectAnswer.records().add(0, getMany(reader(r), r.bytes("keys")));
             case "query":
-                return records(spark, query(reader(r), r.string("spec")));
+                return query(reader(r), r.string("spec"));
             case "count":
                 ValueReader reader = reader(r);
-                return text(spark, Long.toString(reader.count(reader.boxQuery(r.string("spec")))));
+                return ConnectAnswer.text(Long.toString(reader.count(reader.boxQuery(r.string("spec")))));
             case "command":
-                return text(spark, command(spark, r));
+                return ConnectAnswer.text(command(spark, r));
             default:
                 throw new SfcLayerException.InvalidArgument("sfclayer Connect request: unknown op '" + r.op
                     + "' (is the server's sfclayer jar older than the client's?)");
@@ -185,8 +173,8 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
     }
 
     /** A box query's records, a row per batch (count, the records back to back). */
-    private static List<InternalRow> query(ValueReader reader, String spec) throws IOException {
-        List<InternalRow> out = new ArrayList<>();
+    private static ConnectAnswer query(ValueReader reader, String spec) throws IOException {
+        ConnectAnswer out = ConnectAnswer.records();
         long[] total = {0};
         reader.query(reader.boxQuery(spec), batch -> {
             ByteArrayOutputStream data = new ByteArrayOutputStream();
@@ -199,7 +187,7 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
                     + " bytes of tiles to a Spark Connect client (built whole on the server's driver): give a "
                     + "limit or a smaller box, or read it as a DataFrame (sfclayer.read)");
             }
-            out.add(batch(batch.size(), data.toByteArray()));
+            out.add(batch.size(), data.toByteArray());
         });
         return out;
     }
@@ -255,24 +243,5 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
         } catch (org.apache.hadoop.fs.ChecksumException e) { // a filesystem's own checksum found damage
             throw new SfcLayerException.CorruptLayer(path + " is damaged (its filesystem checksum does not match)", e);
         }
-    }
-
-    private static LogicalPlan text(SparkSession spark, String answer) {
-        return local(TEXT, List.of(new GenericInternalRow(new Object[] {UTF8String.fromString(answer)})));
-    }
-
-    private static LogicalPlan records(SparkSession spark, List<InternalRow> rows) {
-        return local(RECORDS, rows);
-    }
-
-    /** A local relation of rows already in Spark's internal form (no encoder, no analysis of its own). */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private static LogicalPlan local(StructType schema, List<InternalRow> rows) {
-        scala.collection.immutable.Seq attributes = DataTypeUtils.toAttributes(schema);
-        return new LocalRelation(attributes, CollectionConverters.asScala(rows).toSeq(), false, scala.Option.empty());
-    }
-
-    private static InternalRow batch(int count, byte[] data) {
-        return new GenericInternalRow(new Object[] {count, data});
     }
 }
