@@ -18,7 +18,7 @@ final class ManifestLeafScan {
     /** The top-level {@code format} and {@code formatVersion} (null / -1 when absent). */
     String format;
     long formatVersion = -1;
-    final Manifest.LeafEntries entries = new Manifest.LeafEntries();
+    final ManifestParse.LeafEntries entries = new ManifestParse.LeafEntries();
 
     private ManifestLeafScan(byte[] bytes) {
         this.b = bytes;
