@@ -115,6 +115,11 @@ def section(rows, command, load):
     return "\n".join(lines) + "\n"
 
 
+def _load():
+    """The 1-minute load average ("?" where /proc/loadavg is missing)."""
+    return open("/proc/loadavg").read().split()[0] if os.path.exists("/proc/loadavg") else "?"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     quick = bool(os.environ.get("SFCLAYER_BENCH_QUICK"))
@@ -124,6 +129,7 @@ def main(argv=None):
     p.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     args = p.parse_args(argv)
     rows = []
+    load0 = _load()
     for n in [int(s) for s in args.sizes.split(",")]:
         work = tempfile.mkdtemp(prefix="sfclayer-bench-metadata-")
         try:
@@ -131,7 +137,7 @@ def main(argv=None):
             print(json.dumps(rows[-1]), flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    load = open("/proc/loadavg").read().split()[0] if os.path.exists("/proc/loadavg") else "?"
+    load = f"{load0} before, {_load()} after"
     command = f"python bench/metadata.py --sizes {args.sizes}"
     sys.path.insert(0, HERE)
     import report
