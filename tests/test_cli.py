@@ -46,7 +46,7 @@ def _run(capsys, *argv):
 
 
 def test_info_summarises_the_layer_and_lists_every_file(capsys, layer):
-    code, out, err = _run(capsys, "info", layer)
+    code, out, err = _run(capsys, "info", layer, "--files")
     assert code == 0, err
     md = helpers.metadata(layer)
     n_present = sum(not _missing(c, r) for c in range(COLS) for r in range(ROWS))
@@ -70,9 +70,72 @@ def test_info_summarises_the_layer_and_lists_every_file(capsys, layer):
 
 
 def test_info_json_is_the_metadata_document(capsys, layer):
-    code, out, _ = _run(capsys, "info", "--json", layer)
+    code, out, _ = _run(capsys, "info", "--json", "--files", layer)
     assert code == 0
     assert json.loads(out) == helpers.metadata(layer)
+    code, out, _ = _run(capsys, "info", "--json", layer)
+    assert code == 0
+    assert json.loads(out) == {k: v for k, v in helpers.metadata(layer).items() if k != "files"}
+
+
+def test_info_lists_files_only_when_asked_and_at_most_max_files(capsys, layer):
+    code, out, err = _run(capsys, "info", layer)
+    assert code == 0, err
+    assert "\n\n" not in out.strip() and "part-r-" not in out
+    md = helpers.metadata(layer)
+    assert f"files        {md['fileCount']} data files" in out
+    code, out, err = _run(capsys, "info", layer, "--files", "--max-files", "2")
+    assert code == 0, err
+    table = out.split("\n\n", 1)[1].splitlines()
+    assert table[0] == f"the first 2 of {md['fileCount']} data files (--max-files N lists more):"
+    names = [f["name"] for f in sorted(md["files"], key=lambda f: f["firstIndex"])][:2]
+    assert [line.split()[1] for line in table[2:]] == names
+
+
+@pytest.fixture
+def manifest_layer(spark, tmp_path):
+    """A format 6 layer of one data file a leaf manifest and two manifests a node (several levels)."""
+    keys = {"inlineFiles": "0", "leafFiles": "1", "fanout": "2"}
+    for k, v in keys.items():
+        spark.conf.set(f"spark.hadoop.sfclayer.manifest.{k}", v)
+    try:
+        path = str(tmp_path / "manifests")
+        df = (spark.range(COLS * ROWS)
+              .select((F.col("id") % COLS).cast("int").alias("col"), (F.col("id") / COLS).cast("int").alias("row"))
+              .withColumn("pixels", F.expr("unhex(repeat(lpad(hex(col * 100 + row), 8, '0'), 1200))")))
+        sfclayer.write(df, path, bounds=(0, 0, COLS - 1, ROWS - 1), compression="none", block_size="64k",
+                       partitions=2)
+    finally:
+        for k in keys:
+            spark.conf.unset(f"spark.hadoop.sfclayer.manifest.{k}")
+    return path
+
+
+def test_info_of_a_layer_of_manifests_reads_its_version_document_alone(capsys, manifest_layer):
+    md = helpers.metadata(manifest_layer)
+    assert md["formatVersion"] == 6 and len(md["manifests"]) == 2 and md["fileCount"] > 4
+    code, out, err = _run(capsys, "info", manifest_layer)
+    assert code == 0, err
+    assert f"files        {md['fileCount']} data files" in out
+    levels = 1 + md["manifests"][0]["level"]
+    assert f"metadata     2 manifests listed by the version document, {levels} levels" in out
+    rows = out.split("\n\n", 1)[1].splitlines()[1:]
+    assert [r.split()[1] for r in rows] == [m["path"] for m in md["manifests"]]
+    assert sum(int(r.split()[5]) for r in rows) == md["fileCount"]
+    # the summary needs no manifest: with every one gone it is the same, while listing files finds them gone
+    gone = os.path.join(manifest_layer, "_sfclayer", "manifests")
+    os.rename(gone, gone + "-moved")
+    code, again, err = _run(capsys, "info", manifest_layer)
+    assert code == 0, err
+    assert again == out
+    code, _, err = _run(capsys, "info", manifest_layer, "--files")
+    assert code == 1 and "missing" in err and "manifest" in err
+    os.rename(gone + "-moved", gone)
+    code, out, err = _run(capsys, "info", manifest_layer, "--files", "--max-files", "3")
+    assert code == 0, err
+    table = out.split("\n\n")[2].splitlines()
+    assert table[0] == f"the first 3 of {md['fileCount']} data files (--max-files N lists more):"
+    assert [line.split()[1] for line in table[2:]] == [f["name"] for f in md["files"][:3]]
 
 
 def test_get_prints_value_columns_with_binary_as_length_and_hex(capsys, layer):
@@ -221,3 +284,14 @@ def test_tile_files_refuses_a_name_that_is_not_a_data_file():
           "files": [{"name": "part-r-00000-0"}, {"name": "part-r-x"}]}
     with pytest.raises(sfclayer.CorruptLayer, match="not an sfclayer data file name: 'part-r-x'"):
         pictures.tile_files(md, [0], [0])
+
+
+def test_layer_document_lists_only_the_files_asked_for(spark, manifest_layer):
+    md = helpers.metadata(manifest_layer)
+    with sfclayer.open(spark, manifest_layer) as layer:
+        doc = layer.document()
+        assert "files" not in doc and doc["manifests"] == md["manifests"]
+        assert doc == {k: v for k, v in md.items() if k != "files"}
+        assert layer.document(files=3)["files"] == md["files"][:3]
+        assert layer.metadata["files"] == md["files"]  # metadata: every file, as before
+        assert layer.document() == doc

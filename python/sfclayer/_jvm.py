@@ -283,16 +283,24 @@ def verify_layer(spark, path, version=None):
         return str(jvm.io.sfclayer.spark.VerifyJob.report(spark._jsparkSession, path, int(version or 0)))
 
 
-def layer_metadata_json(spark, path, version=None):
-    """The version document of one version of a layer (the newest when ``version`` is None), as JSON text."""
+def layer_metadata_json(spark, path, version=None, files=None):
+    """The version document of one version of a layer (the newest when ``version`` is None), as JSON text.
+
+    Its ``files`` hold every data file (read from every manifest of a format 6 version) when ``files``
+    is None, else at most ``files`` of them, the first in index order (0: no ``files`` field): what
+    callers that need only the document's other fields ask for, so a layer of millions of files
+    answers from its version document alone.
+    """
+    limit = -1 if files is None else int(files)
     if is_connect(spark):
-        return _plugin_command(spark, "layerMetadata", path=path, version=-1 if version is None else int(version))
+        return _plugin_command(spark, "layerMetadata", path=path, version=-1 if version is None else int(version),
+                               files=limit)
     jvm = _jvm_of(spark)
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     with translated():
         layer = jvm.io.sfclayer.layer.Layer
         opened = layer.open(conf, path) if version is None else layer.open(conf, path, int(version), -1)
-        return str(opened.documentJson())
+        return str(opened.documentJson(limit))
 
 
 def restore_document(spark, path):

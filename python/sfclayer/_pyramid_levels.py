@@ -27,7 +27,7 @@ def _join(path, *names):
 
 
 def _base_metadata(spark, path):
-    return json.loads(_jvm.layer_metadata_json(spark, path))
+    return json.loads(_jvm.layer_metadata_json(spark, path, files=0))
 
 
 def _checksum(doc):

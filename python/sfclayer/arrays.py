@@ -44,7 +44,7 @@ def to_xarray(spark, path, bbox, time=None, bands=None, zoom=None):
         from ._pyramid_levels import level_path
 
         path = level_path(spark, path, zoom)
-    md = json.loads(_jvm.layer_metadata_json(spark, path))
+    md = json.loads(_jvm.layer_metadata_json(spark, path, files=0))
     w = Window(md, bbox)
     space_time = md["keyIndex"].get("kind") == "z3"
     df = read(spark, path, keys=w.keys, time=time)

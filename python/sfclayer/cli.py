@@ -3,7 +3,7 @@
 ::
 
     sfclayer demo [--out DIR] [--tile-size N] [--source NAME] [--bbox X0,Y0,X1,Y1] [--key-index K]
-    sfclayer info PATH [--json]
+    sfclayer info PATH [--files [--max-files N]] [--json]
     sfclayer get PATH COL ROW [TIME]
     sfclayer layout PATH [-o OUT.png]
     sfclayer verify PATH [--version N] [--json]
@@ -175,7 +175,7 @@ def _spark_type(t):
     return str(t)
 
 
-def _info_text(path, md):
+def _info_text(path, md, listed=False):
     from .curves import format_micros, key_index_from_json
     from .grid import TileGrid
 
@@ -216,9 +216,27 @@ def _info_text(path, md):
         f"(block size {human_bytes(md.get('blockSize', 0))}, compression {md.get('compression')}, "
         f"index interval {md.get('indexInterval')})")
     add(f"data dir     {md.get('dataDir')}")
-    files = sorted(md.get("files") or [], key=lambda f: int(f["firstIndex"]))
-    if files:
+    refs = md.get("manifests")
+    if refs is not None:
+        levels = 1 + max((int(r["level"]) for r in refs), default=0)
+        add(f"metadata     {len(refs)} manifests listed by the version document, {levels} level"
+            f"{'s' if levels > 1 else ''} (docs/FORMAT.md section 10)")
         add("")
+        w = max(len(r["path"]) for r in refs) if refs else 8
+        iw = max([len("first index")] + [len(str(r["lastIndex"])) for r in refs])
+        add(f"{'#':>4}  {'manifest':<{w}}  {'level':>5}  {'first index':>{iw}}  {'last index':>{iw}}  {'files':>9}  "
+            f"{'records':>11}  {'size':>10}")
+        for i, r in enumerate(refs):
+            add(f"{i:>4}  {r['path']:<{w}}  {r['level']:>5}  {r['firstIndex']:>{iw}}  {r['lastIndex']:>{iw}}  "
+                f"{r['fileCount']:>9}  {r['records']:>11}  {human_bytes(r.get('dataBytes', 0)):>10}")
+    if not listed:
+        return "\n".join(out)
+    files = sorted(md.get("files") or [], key=lambda f: int(f["firstIndex"]))
+    total = int(md.get("fileCount") or len(files))
+    add("")
+    if len(files) < total:
+        add(f"the first {len(files)} of {total} data files (--max-files N lists more):")
+    if files:
         w = max(len(f["name"]) for f in files)
         iw = max(len("first index"), max(len(str(f["lastIndex"])) for f in files))
         add(f"{'#':>4}  {'file':<{w}}  {'first index':>{iw}}  {'last index':>{iw}}  {'records':>8}  {'size':>10}")
@@ -256,19 +274,17 @@ def _cmd_demo(args, spark_factory):
 
 
 def _cmd_info(args, spark_factory):
-    import sfclayer
+    from . import _jvm
 
-    spark, created = spark_factory()
-    try:
-        with sfclayer.open(spark, args.path) as layer:
-            md = layer.metadata
-    finally:
-        if created:
-            spark.stop()
+    # the version document alone (format 6: its manifest references), plus the files asked for: a
+    # layer of a million files answers without reading its manifests
+    listed = args.max_files if args.files else 0
+    text = _with_spark(spark_factory, lambda spark: _jvm.layer_metadata_json(spark, args.path, files=listed))
+    md = json.loads(text)
     if args.json:
         print(json.dumps(md, indent=2))
     else:
-        print(_info_text(args.path, md))
+        print(_info_text(args.path, md, listed=args.files))
     return 0
 
 
@@ -528,10 +544,16 @@ def build_parser():
     d.set_defaults(func=_cmd_demo)
 
     i = sub.add_parser("info", help="summarise a layer's metadata and data files",
-                       description="Print a layer's key index, bounds, extent, value columns, counts and "
-                                   "every data file with its index range, records and size.")
+                       description="Print a layer's key index, bounds, extent, value columns and counts, the "
+                                   "manifests its version document lists (format 6), and with --files its data "
+                                   "files with their index ranges, records and sizes. Without --files only the "
+                                   "version document is read, whatever the layer's size.")
     i.add_argument("path", metavar="PATH", help="the layer")
-    i.add_argument("--json", action="store_true", help="print the raw metadata document instead")
+    i.add_argument("--files", action="store_true", help="list the data files too (the first --max-files)")
+    i.add_argument("--max-files", type=_positive_int, default=1000, metavar="N",
+                   help="with --files: list the first N files in index order (default 1000)")
+    i.add_argument("--json", action="store_true",
+                   help="print the version document instead (its files only with --files, at most N)")
     i.set_defaults(func=_cmd_info)
 
     g = sub.add_parser("get", help="look up one tile by key and print its value columns",

@@ -1,5 +1,8 @@
 """GeoTIFF ingest: rasters onto a standard tile grid, written as a layer of raster tiles.
 
+About 500 lines: the driver's plan, the executors' rendering and the two ways sources reach them
+(local files and ``addFile`` on a classic session, ``binaryFile`` on Connect) are one pipeline.
+
 The driver reads only the sources' headers (CRS, transform, size: their footprints) and lists the
 target tiles they touch; executors render one target tile at a time from a windowed read of each
 source it needs (``rasterio.warp.reproject`` onto the tile's pixel grid, with GDAL's alpha band
@@ -218,7 +221,7 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
                  raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)
     # The committed version's count, not the tasks' (a retried task would count twice); on Spark Connect
     # through sfclayer's relation plugin.
-    tiles = int(json.loads(_jvm.layer_metadata_json(spark, path))["recordCount"])
+    tiles = int(json.loads(_jvm.layer_metadata_json(spark, path, files=0))["recordCount"])
     return IngestReport(path, grid, srcs, len(tasks), tiles, nodata, time.perf_counter() - t0)
 
 

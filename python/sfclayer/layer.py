@@ -60,7 +60,7 @@ def _geometry_option(geometry, geometry_crs, layer_crs):
 
 def _layer_crs(spark, path, version):
     """The CRS in a layer version's document (None when it has none)."""
-    return json.loads(_jvm.layer_metadata_json(spark, path, version)).get("crs")
+    return json.loads(_jvm.layer_metadata_json(spark, path, version, files=0)).get("crs")
 
 
 def _micros(t):
@@ -399,6 +399,29 @@ class Layer:
             else:
                 self._metadata = json.loads(_jvm.lookup_call(self._spark, "metadataJson", self._handle))
         return self._metadata
+
+    def document(self, files=0):
+        """The pinned version's document with at most ``files`` of its data files.
+
+        Unlike :attr:`metadata`, which holds every file and its statistics (read from every manifest
+        of a format 6 version: millions of entries for a layer of millions of files), this reads the
+        version document and only the manifests on the way to the first ``files`` files.
+
+        Parameters
+        ----------
+        files : int
+            How many data files to list in ``files``, the first in index order (0: no ``files``).
+
+        Returns
+        -------
+        dict
+            The version document: key index, schemas, counts and, for format 6, ``manifests`` (the
+            references to its manifests, with their index spans and totals).
+        """
+        self._require_open()
+        if self._metadata is not None and files == 0:
+            return {k: v for k, v in self._metadata.items() if k != "files"}
+        return json.loads(_jvm.layer_metadata_json(self._spark, self.path, self.version, files=int(files)))
 
     @property
     def _reader(self):

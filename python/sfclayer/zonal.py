@@ -130,7 +130,7 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
         from ._pyramid_levels import level_path
 
         path = level_path(spark, path, zoom)
-    md = json.loads(_jvm.layer_metadata_json(spark, path))
+    md = json.loads(_jvm.layer_metadata_json(spark, path, files=0))
     grid = TileGrid.from_metadata(md)
     if grid is None or not md.get("raster"):
         raise InvalidArgument(f"path: {path!r} is not a raster layer with an extent (write one with sfclayer.ingest)")

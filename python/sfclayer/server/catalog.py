@@ -119,7 +119,7 @@ class ServedLayer:
     def __init__(self, name, layer):
         self.name = name
         self.layer = layer
-        md = layer.metadata
+        md = layer.document()  # the version document alone: a layer of millions of files opens as fast
         self.metadata = md
         self.version = md.get("version")
         self.write_id = md.get("writeId", "")
@@ -149,8 +149,7 @@ class ServedLayer:
                          extent=(ext["xmin"], ext["ymin"], ext["xmax"], ext["ymax"]) if ext else None,
                          crs=md.get("crs"), tile_width=tw, tile_height=th,
                          tms=tms, zoom=int(zoom) if zoom is not None else 0)
-        self._files = sorted(md.get("files") or [], key=lambda f: int(f["firstIndex"]))
-        self._first = np.array([int(f["firstIndex"]) for f in self._files], dtype=np.int64)
+        self._files = None  # (files, their first indexes), read on the first file_of (format 6: every manifest)
 
     def _first_tile_size(self, b):
         """The nominal tile size of a layer without ``raster`` metadata: its top-left tile's size
@@ -180,12 +179,16 @@ class ServedLayer:
 
     def file_of(self, index):
         """The name of the data file whose index range holds ``index``, or None."""
-        if not self._files:
+        if self._files is None:  # (threads racing here build the same pair; each assigns it whole)
+            files = sorted(self.layer.metadata.get("files") or [], key=lambda f: int(f["firstIndex"]))
+            self._files = (files, np.array([int(f["firstIndex"]) for f in files], dtype=np.int64))
+        files, first = self._files
+        if not files:
             return None
-        pos = int(np.searchsorted(self._first, index, side="right")) - 1
-        if pos < 0 or index > int(self._files[pos]["lastIndex"]):
+        pos = int(np.searchsorted(first, index, side="right")) - 1
+        if pos < 0 or index > int(files[pos]["lastIndex"]):
             return None
-        return self._files[pos]["name"]
+        return files[pos]["name"]
 
     def pixels(self, tile):
         """A tile's pixels as ``(bands, h, w)`` (a masked array for raster tiles: their validity

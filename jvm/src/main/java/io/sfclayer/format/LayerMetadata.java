@@ -240,8 +240,60 @@ public final class LayerMetadata implements Serializable {
 
     /** The checksum trailer's 8 hex digits of sealed bytes ({@link #sealed}), or null when there is none. */
     static String trailer(byte[] bytes) {
-        java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(new String(bytes, StandardCharsets.UTF_8));
-        return t.find() ? t.group(1) : null;
+        int at = trailerAt(bytes);
+        return at < 0 ? null : new String(bytes, at, 8, StandardCharsets.US_ASCII);
+    }
+
+    private static final byte[] CHECKSUM_FIELD = ("\"" + CHECKSUM + "\"")
+        .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+    /**
+     * Where the 8 hex digits of the trailer start, else -1: {@link #CHECKSUM_TRAILER} ({@code "checksum" :
+     * "<8 hex>" }} with any white space around the separators, at the end), matched on the bytes from
+     * their end, as every document and manifest read runs it.
+     */
+    static int trailerAt(byte[] b) {
+        int i = skipSpaceBack(b, b.length - 1);
+        if (i < 0 || b[i] != '}') {
+            return -1;
+        }
+        i = skipSpaceBack(b, i - 1);
+        if (i < 9 || b[i] != '"') {
+            return -1;
+        }
+        int digits = i - 8;
+        for (int k = digits; k < i; k++) {
+            if (!((b[k] >= '0' && b[k] <= '9') || (b[k] >= 'a' && b[k] <= 'f'))) {
+                return -1;
+            }
+        }
+        i = digits - 1;
+        if (b[i] != '"') {
+            return -1;
+        }
+        i = skipSpaceBack(b, i - 1);
+        if (i < 0 || b[i] != ':') {
+            return -1;
+        }
+        i = skipSpaceBack(b, i - 1);
+        int start = i - CHECKSUM_FIELD.length + 1;
+        if (start < 0) {
+            return -1;
+        }
+        for (int k = 0; k < CHECKSUM_FIELD.length; k++) {
+            if (b[start + k] != CHECKSUM_FIELD[k]) {
+                return -1;
+            }
+        }
+        return digits;
+    }
+
+    /** The last position at or before {@code i} that is not white space (as a regex's \s), or -1. */
+    private static int skipSpaceBack(byte[] b, int i) {
+        while (i >= 0 && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == 0x0B || b[i] == '\f' || b[i] == '\r')) {
+            i--;
+        }
+        return i;
     }
 
     static ObjectMapper json() {
@@ -259,18 +311,19 @@ public final class LayerMetadata implements Serializable {
      * what is wrong. The CRC32C covers the document with the trailer's 8 hex digits zeroed.
      */
     static String checkTrailer(byte[] bytes) {
-        String text = new String(bytes, StandardCharsets.UTF_8);
-        java.util.regex.Matcher t = CHECKSUM_TRAILER.matcher(text);
-        if (!t.find()) {
+        int at = trailerAt(bytes);
+        if (at < 0) {
+            String text = new String(bytes, StandardCharsets.UTF_8);
             return text.contains("\"" + CHECKSUM + "\"") || text.matches("(?s).*\"formatVersion\" : [3-9]\\b.*")
                 ? "its checksum trailer is damaged or missing (truncated?)" : null;
         }
-        byte[] zeroed = bytes.clone();
-        int at = text.substring(0, t.start(1)).getBytes(StandardCharsets.UTF_8).length;
-        System.arraycopy(CHECKSUM_ZERO.getBytes(StandardCharsets.US_ASCII), 0, zeroed, at, CHECKSUM_ZERO.length());
-        String actual = RecordFrame.hex((int) crc32c(zeroed));
-        return actual.equals(t.group(1)) ? null
-            : "checksum mismatch (CRC32C " + actual + ", the document says " + t.group(1) + ")";
+        String said = new String(bytes, at, 8, StandardCharsets.US_ASCII);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(bytes, 0, at);
+        crc.update(CHECKSUM_ZERO.getBytes(StandardCharsets.US_ASCII), 0, 8);
+        crc.update(bytes, at + 8, bytes.length - at - 8);
+        String actual = RecordFrame.hex((int) crc.getValue());
+        return actual.equals(said) ? null : "checksum mismatch (CRC32C " + actual + ", the document says " + said + ")";
     }
 
     /** Parses a metadata document; {@code source} names it in errors. */

@@ -1,6 +1,6 @@
 package io.sfclayer.format;
 
-import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.core.JsonParser;
 import io.sfclayer.SfcLayerException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -28,14 +28,23 @@ public final class Manifest {
     static final String FORMAT = "sfclayer-manifest";
 
     public final int level;
-    /** Level 0: the data files, sorted by first index; else empty. */
+    /**
+     * Level 0: the data files, sorted by first index; else empty. A manifest read from storage parses
+     * each file's entry (its statistics) only when it is first asked for: a plan or a look-up asks for
+     * the few files its ranges meet, not the leaf's 32.
+     */
     public final List<DataFile> files;
     /** Level n > 0: the child manifests, sorted by span; else empty. */
     public final List<ManifestRef> children;
-    /** First indexes of the entries, for binary search. */
+    /** First and last indexes of the entries, for binary search and checks (no entry parsed). */
     final long[] firsts;
+    final long[] lasts;
     /** {@code prefix[i]}: data files under the entries before i. */
     final long[] prefix;
+    /** Records, indexes and data bytes under the manifest (what its reference says). */
+    private final long records;
+    private final long indexes;
+    private final long dataBytes;
 
     Manifest(int level, List<DataFile> files, List<ManifestRef> children) {
         this.level = level;
@@ -43,15 +52,62 @@ public final class Manifest {
         this.children = Collections.unmodifiableList(children);
         int n = level == 0 ? files.size() : children.size();
         firsts = new long[n];
+        lasts = new long[n];
         prefix = new long[n + 1];
+        long r = 0, x = 0, b = 0;
         for (int i = 0; i < n; i++) {
-            firsts[i] = level == 0 ? files.get(i).firstIndex : children.get(i).firstIndex;
-            prefix[i + 1] = prefix[i] + (level == 0 ? 1 : children.get(i).fileCount);
+            if (level == 0) {
+                DataFile f = files.get(i);
+                firsts[i] = f.firstIndex;
+                lasts[i] = f.lastIndex;
+                prefix[i + 1] = prefix[i] + 1;
+                r += f.records;
+                x += f.indexes;
+                b += f.dataBytes;
+            } else {
+                ManifestRef c = children.get(i);
+                firsts[i] = c.firstIndex;
+                lasts[i] = c.lastIndex;
+                prefix[i + 1] = prefix[i] + c.fileCount;
+                r += c.records;
+                x += c.indexes;
+                b += c.dataBytes;
+            }
         }
+        records = r;
+        indexes = x;
+        dataBytes = b;
+    }
+
+    /** A leaf read from storage: the entries' spans and totals parsed, each entry whole on first use. */
+    private Manifest(ManifestParse.LazyFiles files, long[] firsts, long[] lasts, long records, long indexes,
+                     long dataBytes) {
+        this.level = 0;
+        this.files = files;
+        this.children = List.of();
+        this.firsts = firsts;
+        this.lasts = lasts;
+        this.prefix = new long[firsts.length + 1];
+        for (int i = 0; i < firsts.length; i++) {
+            prefix[i + 1] = i + 1;
+        }
+        this.records = records;
+        this.indexes = indexes;
+        this.dataBytes = dataBytes;
+    }
+
+    static Manifest leaf(ManifestParse.LazyFiles files, long[] firsts, long[] lasts, long records, long indexes,
+                         long dataBytes) {
+        return new Manifest(files, firsts, lasts, records, indexes, dataBytes);
     }
 
     public int size() {
         return firsts.length;
+    }
+
+    /** Files whose entries have been parsed whole so far (tests: a plan parses only the files it meets). */
+    int parsedFiles() {
+        return files instanceof ManifestParse.LazyFiles ? ((ManifestParse.LazyFiles) files).parsed() : files.size();
     }
 
     /** The entry holding {@code index}: the greatest first index ≤ index; -1 if none. */
@@ -62,26 +118,8 @@ public final class Manifest {
 
     /** The reference a parent lists for this manifest, once written as {@code path} with {@code checksum}. */
     ManifestRef refAs(String path, String checksum) {
-        long records = 0, indexes = 0, bytes = 0;
-        long first, last;
-        if (level == 0) {
-            for (DataFile f : files) {
-                records += f.records;
-                indexes += f.indexes;
-                bytes += f.dataBytes;
-            }
-            first = files.get(0).firstIndex;
-            last = files.get(files.size() - 1).lastIndex;
-        } else {
-            for (ManifestRef r : children) {
-                records += r.records;
-                indexes += r.indexes;
-                bytes += r.dataBytes;
-            }
-            first = children.get(0).firstIndex;
-            last = children.get(children.size() - 1).lastIndex;
-        }
-        return new ManifestRef(path, level, first, last, prefix[prefix.length - 1], records, indexes, bytes, checksum);
+        return new ManifestRef(path, level, firsts[0], lasts[lasts.length - 1], prefix[prefix.length - 1], records,
+            indexes, dataBytes, checksum);
     }
 
     byte[] toJsonBytes(String writeId) throws IOException {
@@ -106,60 +144,67 @@ public final class Manifest {
 
     /** Parses and checks a manifest against the reference that led to it; CorruptLayer naming it otherwise. */
     static Manifest fromJsonBytes(byte[] bytes, ManifestRef ref, String source) {
-        String damage = LayerMetadata.checkTrailer(bytes);
-        if (damage == null && LayerMetadata.trailer(bytes) == null) {
-            damage = "it has no checksum trailer (truncated?)";
-        }
-        if (damage != null) {
-            throw new SfcLayerException.CorruptLayer("manifest " + source + " is damaged: " + damage);
-        }
-        if (!ref.checksum.equals(LayerMetadata.trailer(bytes))) {
+        String sum = checkedTrailer(bytes, source);
+        if (!ref.checksum.equals(sum)) {
             throw new SfcLayerException.CorruptLayer("manifest " + source + " is not the one its version lists: its"
-                + " checksum is " + LayerMetadata.trailer(bytes) + ", the reference says " + ref.checksum);
+                + " checksum is " + sum + ", the reference says " + ref.checksum);
         }
-        try {
-            Map<String, Object> m = LayerMetadata.json().readValue(bytes, new TypeReference<Map<String, Object>>() { });
-            Object fv = m.get("formatVersion");
-            if (!FORMAT.equals(m.get("format")) || !(fv instanceof Number)
-                    || ((Number) fv).intValue() > LayerMetadata.MAX_FORMAT_VERSION) {
-                throw new SfcLayerException.CorruptLayer("manifest " + source + " is not an sfclayer manifest this"
-                    + " sfclayer reads (format " + m.get("format") + ", formatVersion " + fv + ")");
+        Manifest mf = null;
+        if (ref.level == 0) { // most of a leaf is statistics no reader needs yet: skipped, not tokenized
+            ManifestLeafScan scan = ManifestLeafScan.of(bytes);
+            if (scan != null) {
+                Object version = scan.formatVersion < 0 ? null : (Object) scan.formatVersion;
+                mf = ManifestParse.built(scan.format, version, ref, null, scan.entries, bytes, source);
             }
-            List<DataFile> files = new ArrayList<>();
-            List<ManifestRef> children = new ArrayList<>();
-            @SuppressWarnings("unchecked")
-            List<Map<String, Object>> entries = (List<Map<String, Object>>) m.get(ref.level == 0 ? "files" : "manifests");
-            if (entries == null || entries.isEmpty()) {
-                throw new SfcLayerException.CorruptLayer("manifest " + source + " lists nothing");
-            }
-            for (Map<String, Object> e : entries) {
-                if (ref.level == 0) {
-                    files.add(DataFile.fromJson(e, null));
-                } else {
-                    children.add(ManifestRef.fromJson(e, "manifest " + source));
-                }
-            }
-            Manifest mf = new Manifest(ref.level, files, children);
-            mf.check(source);
-            ManifestRef said = mf.refAs(ref.path, ref.checksum);
-            if (said.firstIndex != ref.firstIndex || said.lastIndex != ref.lastIndex || said.fileCount != ref.fileCount
-                    || said.records != ref.records || said.indexes != ref.indexes || said.dataBytes != ref.dataBytes) {
-                throw new SfcLayerException.CorruptLayer("manifest " + source + " holds " + said.fileCount + " files in ["
-                    + said.firstIndex + ", " + said.lastIndex + "] but its reference says " + ref.fileCount + " in ["
-                    + ref.firstIndex + ", " + ref.lastIndex + "] (or other totals differ)");
-            }
-            return mf;
-        } catch (IOException | ClassCastException e) {
-            throw new SfcLayerException.CorruptLayer("manifest " + source + " is damaged: " + e.getMessage(), e);
         }
+        if (mf == null) {
+            try (JsonParser p = LayerMetadata.json().createParser(bytes)) {
+                mf = ManifestParse.parse(p, bytes, ref, source);
+            } catch (IOException | ClassCastException e) {
+                throw new SfcLayerException.CorruptLayer("manifest " + source + " is damaged: " + e.getMessage(), e);
+            }
+        }
+        mf.check(source);
+        ManifestRef said = mf.refAs(ref.path, ref.checksum);
+        if (said.firstIndex != ref.firstIndex || said.lastIndex != ref.lastIndex || said.fileCount != ref.fileCount
+                || said.records != ref.records || said.indexes != ref.indexes || said.dataBytes != ref.dataBytes) {
+            throw new SfcLayerException.CorruptLayer("manifest " + source + " holds " + said.fileCount + " files in ["
+                + said.firstIndex + ", " + said.lastIndex + "] but its reference says " + ref.fileCount + " in ["
+                + ref.firstIndex + ", " + ref.lastIndex + "] (or other totals differ)");
+        }
+        return mf;
     }
 
+    /**
+     * The manifest's checksum (its trailer's 8 hex digits) after checking the CRC32C of its bytes with
+     * them zeroed (LayerMetadata's trailer rule).
+     */
+    static String checkedTrailer(byte[] bytes, String source) {
+        int at = LayerMetadata.trailerAt(bytes);
+        if (at < 0) {
+            throw new SfcLayerException.CorruptLayer("manifest " + source
+                + " is damaged: it has no checksum trailer (truncated?)");
+        }
+        String said = new String(bytes, at, 8, java.nio.charset.StandardCharsets.US_ASCII);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(bytes, 0, at);
+        crc.update(ZEROS, 0, 8);
+        crc.update(bytes, at + 8, bytes.length - at - 8);
+        String actual = RecordFrame.hex((int) crc.getValue());
+        if (!actual.equals(said)) {
+            throw new SfcLayerException.CorruptLayer("manifest " + source + " is damaged: checksum mismatch (CRC32C "
+                + actual + ", the document says " + said + ")");
+        }
+        return said;
+    }
+
+    private static final byte[] ZEROS = "00000000".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     /** Entries sorted, spans well formed and disjoint: what a reader's binary search relies on. */
     void check(String source) {
         long prevLast = Long.MIN_VALUE;
         for (int i = 0; i < firsts.length; i++) {
             long first = firsts[i];
-            long last = level == 0 ? files.get(i).lastIndex : children.get(i).lastIndex;
+            long last = lasts[i];
             if (first > last || (i > 0 && first <= prevLast)) {
                 throw new SfcLayerException.CorruptLayer("manifest " + source + ": entry " + i + " spans [" + first
                     + ", " + last + "], not after the previous entry's end " + prevLast);
@@ -205,38 +250,61 @@ public final class Manifest {
         /** Manifests read from storage through this store (for tests and the bench: what a plan read). */
         public long reads;
 
+        /** The directory as text, and on local files as a java.nio path (building Hadoop paths is not free). */
+        private final String dirText;
+        private final java.nio.file.Path localDir;
+
         public Store(Configuration conf, Path layer) throws IOException {
             this.fs = layer.getFileSystem(conf);
             this.dir = new Path(new Path(fs.makeQualified(layer), VersionLog.LOG_DIR), DIR);
+            this.dirText = dir.toString();
+            this.localDir = fs.getClass() == org.apache.hadoop.fs.LocalFileSystem.class
+                || fs.getClass() == org.apache.hadoop.fs.RawLocalFileSystem.class
+                ? java.nio.file.Paths.get(dir.toUri().getPath()) : null;
         }
 
         public Path dir() {
             return dir;
         }
 
+        /** The manifest a reference names, checked against it (CorruptLayer otherwise); cached, being immutable. */
         public Manifest read(ManifestRef ref) throws IOException {
-            String key = dir + "/" + ref.path + "#" + ref.checksum + "#" + ref.level;
+            String source = dirText + "/" + ref.path;
+            String key = source + "#" + ref.checksum + "#" + ref.level;
             Manifest m = CACHE.get(key);
             if (m != null) {
                 return m;
             }
-            Path p = new Path(dir, ref.path);
-            byte[] bytes;
-            try (FSDataInputStream in = fs.open(p)) {
-                bytes = in.readAllBytes();
-            } catch (FileNotFoundException e) {
-                throw new SfcLayerException.CorruptLayer("manifest " + p + " is missing (the version lists it for SFC"
-                    + " indexes " + ref.firstIndex + ".." + ref.lastIndex + ")");
-            } catch (org.apache.hadoop.fs.ChecksumException e) {
-                throw new SfcLayerException.CorruptLayer("manifest " + p + " is damaged: " + e.getMessage(), e);
-            }
+            byte[] bytes = readBytes(source, ref);
             synchronized (this) {
                 reads++;
             }
             READS.incrementAndGet();
-            m = fromJsonBytes(bytes, ref, p.toString());
+            m = fromJsonBytes(bytes, ref, source);
             CACHE.put(key, m);
             return m;
+        }
+
+        /**
+         * A manifest's bytes. On local files directly (Hadoop's local filesystem checks for a
+         * {@code .crc} sidecar a manifest never has: it checks itself); on an object store as a whole
+         * file (one GET); else through the filesystem.
+         */
+        private byte[] readBytes(String source, ManifestRef ref) throws IOException {
+            try {
+                if (localDir != null) {
+                    return java.nio.file.Files.readAllBytes(localDir.resolve(ref.path));
+                }
+                Path p = new Path(dir, ref.path);
+                try (FSDataInputStream in = ObjectStores.open(fs, p, ObjectStores.Access.WHOLE_FILE, -1)) {
+                    return in.readAllBytes();
+                }
+            } catch (FileNotFoundException | java.nio.file.NoSuchFileException e) {
+                throw new SfcLayerException.CorruptLayer("manifest " + source + " is missing (the version lists it for"
+                    + " SFC indexes " + ref.firstIndex + ".." + ref.lastIndex + ")");
+            } catch (org.apache.hadoop.fs.ChecksumException e) {
+                throw new SfcLayerException.CorruptLayer("manifest " + source + " is damaged: " + e.getMessage(), e);
+            }
         }
 
         /** Writes a new manifest of {@code writeId} (never over an existing one) and returns its reference. */

@@ -143,6 +143,25 @@ public final class ManifestFiles {
         return out;
     }
 
+    /** The first {@code n} files in index order (reads only the manifests on the way to them). */
+    public List<DataFile> first(int n) {
+        List<DataFile> out = new ArrayList<>((int) Math.min(n, size()));
+        if (n > 0) {
+            head(root, n, out);
+        }
+        return out;
+    }
+
+    private void head(Manifest node, int n, List<DataFile> out) {
+        for (int i = 0; i < node.size() && out.size() < n; i++) {
+            if (node.level == 0) {
+                out.add(node.files.get(i));
+            } else {
+                head(child(node, i), n, out);
+            }
+        }
+    }
+
     /** Every manifest of the tree (reads every inner manifest; leaves too when {@code files} is not null). */
     public List<ManifestRef> manifests(List<DataFile> files) {
         List<ManifestRef> out = new ArrayList<>();

@@ -59,16 +59,55 @@ public final class ManifestRef implements Serializable {
         return m;
     }
 
+    /** A manifest file name: {@code [A-Za-z0-9._-]+\\.json} (no separator, so it stays in the manifests directory). */
+    static boolean validPath(String path) {
+        int n = path.length() - ".json".length();
+        if (n < 1 || !path.endsWith(".json")) {
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            char c = path.charAt(i);
+            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
+                    || c == '-')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** 8 lower-case hex digits. */
+    static boolean validChecksum(String sum) {
+        if (sum.length() != 8) {
+            return false;
+        }
+        for (int i = 0; i < 8; i++) {
+            char c = sum.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     public static ManifestRef fromJson(Map<String, Object> m, String source) {
         Object path = m.get("path");
         Object sum = m.get("checksum");
-        if (!(path instanceof String) || !((String) path).matches("[A-Za-z0-9._-]+\\.json")
-                || !(sum instanceof String) || !((String) sum).matches("[0-9a-f]{8}")) {
+        if (!(path instanceof String) || !(sum instanceof String)) {
             throw new SfcLayerException.CorruptLayer(source + ": a manifests entry has no valid path or checksum: " + m);
         }
-        ManifestRef r = new ManifestRef((String) path, (int) num(m, "level", source), num(m, "firstIndex", source),
+        return checked((String) path, (int) num(m, "level", source), num(m, "firstIndex", source),
             num(m, "lastIndex", source), num(m, "fileCount", source), num(m, "records", source),
-            num(m, "indexes", source), num(m, "dataBytes", source), (String) sum);
+            num(m, "indexes", source), num(m, "dataBytes", source), (String) sum, source);
+    }
+
+    /** A reference of these fields once checked (CorruptLayer naming {@code source} otherwise). */
+    static ManifestRef checked(String path, int level, long firstIndex, long lastIndex, long fileCount, long records,
+                               long indexes, long dataBytes, String sum, String source) {
+        if (!validPath(path) || !validChecksum(sum)) {
+            throw new SfcLayerException.CorruptLayer(source + ": a manifests entry has no valid path or checksum: "
+                + path + ", " + sum);
+        }
+        ManifestRef r = new ManifestRef(path, level, firstIndex, lastIndex, fileCount, records, indexes, dataBytes, sum);
         if (r.level < 0 || r.firstIndex > r.lastIndex || r.fileCount < 1) {
             throw new SfcLayerException.CorruptLayer(source + ": manifests entry " + r.path + " has level " + r.level
                 + ", span [" + r.firstIndex + ", " + r.lastIndex + "] and " + r.fileCount + " files");

@@ -149,18 +149,40 @@ public final class Layer {
      * as well (read from every manifest): what tools that read documents whole (Python's) are given.
      */
     public String documentJson() throws IOException {
+        return documentJson(-1);
+    }
+
+    /**
+     * The version document as JSON text with at most {@code maxFiles} of its files in {@code files}
+     * (the first in index order; all when negative; none, and no {@code files} field, when 0). Format
+     * 6 reads only the manifests on the way to them, so a summary of a layer of millions of files
+     * (its totals, its {@code manifests} references) reads the document alone.
+     */
+    public String documentJson(long maxFiles) throws IOException {
         String text = new String(metadata.toJsonBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        if (metadata.manifests == null) {
+        if (metadata.manifests == null && (maxFiles < 0 || metadata.files.size() <= maxFiles)) {
             return text;
         }
         com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
         @SuppressWarnings("unchecked")
         java.util.Map<String, Object> m = json.readValue(text, java.util.LinkedHashMap.class);
-        List<Object> files = new java.util.ArrayList<>();
-        for (DataFile f : manifests().all()) {
-            files.add(f.toJson());
+        List<DataFile> listed;
+        if (metadata.manifests == null) {
+            listed = new java.util.ArrayList<>(metadata.files);
+            listed.sort(null);
+            listed = listed.subList(0, (int) maxFiles);
+        } else {
+            listed = maxFiles < 0 ? manifests().all() : manifests().first((int) Math.min(Integer.MAX_VALUE, maxFiles));
         }
-        m.put("files", files);
+        if (listed.isEmpty() && maxFiles == 0) {
+            m.remove("files");
+        } else {
+            List<Object> files = new java.util.ArrayList<>();
+            for (DataFile f : listed) {
+                files.add(f.toJson());
+            }
+            m.put("files", files);
+        }
         return json.writeValueAsString(m);
     }
 

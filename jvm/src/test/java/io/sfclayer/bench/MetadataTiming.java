@@ -69,15 +69,88 @@ public final class MetadataTiming {
         double appendMs = layer.lastCommitNanos / 1e6;
         long appendBytes = dirBytes(manifests) - before
             + new File(path, "_sfclayer/" + VersionLog.versionFileName(v2.version)).length();
+        String spark = "";
+        if (args.length > 2 && args[2].equals("--spark")) {
+            double[] a = sparkAppends(conf, layer, warm);
+            spark = ", \"sparkAppendMs\": " + a[0] + ", \"sparkAppendBytes\": " + (long) a[1]
+                + ", \"sparkAppendManifestsRead\": " + (long) a[2] + ", \"sparkAppendFilesMerged\": " + (long) a[3];
+        }
         System.out.println("{\"entries\": " + entries + ", \"fileCount\": " + v2.fileCount
             + ", \"formatVersion\": " + v2.formatVersion + ", \"buildS\": " + buildS
             + ", \"documentBytes\": " + v1Bytes + ", \"openGetMs\": " + m[0] + ", \"planMs\": " + m[1]
             + ", \"openGetCpuMs\": " + m[3] + ", \"planCpuMs\": " + m[4]
             + ", \"planManifestsRead\": " + (long) m[2] + ", \"heapBytes\": " + heap
-            + ", \"appendMs\": " + appendMs + ", \"appendBytes\": " + appendBytes + "}");
+            + ", \"appendMs\": " + appendMs + ", \"appendBytes\": " + appendBytes + spark + "}");
         if (held[0] == null) {
             throw new IllegalStateException("nothing held");
         }
+    }
+
+    /**
+     * One-tile appends through Spark ({@code write.format("sfclayer").mode("append")}, one row: the
+     * small-append path, its records merged on the driver), after one on the warm-up layer: the median
+     * wall time of 3 (real tiles 0, 1 and 3 each replaced, every cache of what was read emptied before
+     * each), and the most metadata bytes written, manifests read and data files merged by one of them.
+     */
+    private static double[] sparkAppends(Configuration conf, SyntheticLayer layer, SyntheticLayer warm)
+            throws Exception {
+        org.apache.spark.sql.SparkSession spark = org.apache.spark.sql.SparkSession.builder().master("local[2]")
+            .appName("sfclayer-bench-metadata").config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "2").getOrCreate();
+        spark.sparkContext().setLogLevel("ERROR");
+        try {
+            sparkAppend(spark, conf, warm, 0, 5);
+            double[] ms = new double[3];
+            double bytes = 0, reads = 0, merged = 0;
+            int[] tiles = {0, 1, 3};
+            for (int i = 0; i < tiles.length; i++) {
+                double[] r = sparkAppend(spark, conf, layer, tiles[i], 1000 + i);
+                ms[i] = r[0];
+                bytes = Math.max(bytes, r[1]);
+                reads = Math.max(reads, r[2]);
+                merged = Math.max(merged, r[3]);
+            }
+            java.util.Arrays.sort(ms);
+            return new double[] {ms[1], bytes, reads, merged};
+        } finally {
+            spark.stop();
+        }
+    }
+
+    /** {wall ms, metadata bytes written, manifests read, data files merged} of one Spark append of real tile j. */
+    private static double[] sparkAppend(org.apache.spark.sql.SparkSession spark, Configuration conf,
+                                        SyntheticLayer layer, int j, long v) throws Exception {
+        int[] k = layer.keys.get(j);
+        org.apache.spark.sql.types.StructType schema = new org.apache.spark.sql.types.StructType()
+            .add("col", org.apache.spark.sql.types.DataTypes.IntegerType, false)
+            .add("row", org.apache.spark.sql.types.DataTypes.IntegerType, false)
+            .add("v", org.apache.spark.sql.types.DataTypes.LongType, false);
+        org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> df = spark.createDataFrame(
+            List.of(org.apache.spark.sql.RowFactory.create(k[0], k[1], v)), schema);
+        String path = layer.path.toString();
+        VersionLog log = new VersionLog(conf, layer.path);
+        long version0 = log.current().version;
+        File manifests = new File(path, "_sfclayer/manifests");
+        long before = dirBytes(manifests);
+        forgetAll();
+        long reads0 = Manifest.readsTotal();
+        long t0 = System.nanoTime();
+        df.write().format("sfclayer").mode("append").save(path);
+        double ms = (System.nanoTime() - t0) / 1e6;
+        long reads = Manifest.readsTotal() - reads0;
+        LayerMetadata md = log.current();
+        if (md.version != version0 + 1) {
+            throw new IllegalStateException("the append committed version " + md.version + " on " + version0);
+        }
+        long bytes = dirBytes(manifests) - before + new File(path, "_sfclayer/" + VersionLog.versionFileName(md.version))
+            .length();
+        try (ValueReader reader = ValueReader.open(conf, path, 16)) {
+            if (reader.get(k[0], k[1]) == null) {
+                throw new IllegalStateException("the appended tile does not read back");
+            }
+        }
+        Object removed = md.metrics == null ? null : md.metrics.get("filesRemoved");
+        return new double[] {ms, bytes, reads, removed instanceof Number ? ((Number) removed).doubleValue() : -1};
     }
 
     private static double[] measure(Configuration conf, SyntheticLayer layer, int key, boolean cold) throws Exception {

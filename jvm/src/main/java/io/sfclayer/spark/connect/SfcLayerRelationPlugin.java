@@ -212,8 +212,9 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
             case "layerMetadata": {
                 Configuration conf = HadoopConfs.forOptions(spark, Map.of());
                 long version = r.number("version", -1);
-                // format 6: with the files its manifests list, as layer_metadata_json gives it
-                return (version < 0 ? Layer.open(conf, path) : Layer.open(conf, path, version, -1)).documentJson();
+                // format 6: with the files its manifests list (at most "files" of them), as layer_metadata_json gives it
+                return (version < 0 ? Layer.open(conf, path) : Layer.open(conf, path, version, -1))
+                    .documentJson(r.number("files", -1));
             }
             case "writeText":
                 SfcLayerCommands.writeText(spark, path, r.string("text"));
