@@ -83,19 +83,20 @@ def sfclayer_side(spark, catalog, boxes, side, lookups, cold, rng):
     run(boxes[0][1])  # JIT, untimed
     out = {"boxes": [run(b) for _, b in boxes]}
     keys = [(int(c), int(r)) for c, r in rng.integers(0, side, size=(lookups + cold, 2))]
-    def cold_lookups(keys, forget):
-        out = []
-        for c, r in keys:
-            if forget:  # untimed: nothing parsed carried over from the last reader, as on GeoTrellis' side
-                spark._jvm.io.sfclayer.geotrellis.GtRecordCodec.clearSchemas()
-            t = time.perf_counter()
-            with sgt.open(spark, catalog, "bench", 0) as layer:
-                layer.get(c, r)
-            out.append(time.perf_counter() - t)
-        return out
 
-    colds = cold_lookups(keys[:cold], True)
-    reopens = cold_lookups(keys[cold:2 * cold], False)
+    def cold_lookup(c, r, forget):
+        if forget:  # untimed: nothing parsed carried over from the last reader, as on GeoTrellis' side
+            spark._jvm.io.sfclayer.geotrellis.GtRecordCodec.clearSchemas()
+        t = time.perf_counter()
+        with sgt.open(spark, catalog, "bench", 0) as layer:
+            layer.get(c, r)
+        return time.perf_counter() - t
+
+    # interleaved, so that both rows see the JVM equally warmed up
+    colds, reopens = [], []
+    for (c, r), (c2, r2) in zip(keys[:cold], keys[cold:2 * cold]):
+        colds.append(cold_lookup(c, r, True))
+        reopens.append(cold_lookup(c2, r2, False))
     with sgt.open(spark, catalog, "bench", 0) as layer:
         for c, r in keys[cold:cold + 200]:
             layer.get(c, r)  # warm-up, untimed
@@ -135,7 +136,7 @@ def render(args, side, write, gboxes, gcold, gwarm, sfc, conv, load, command, mi
              f"`sfclayer.geotrellis.open` + first `get` + close per key (each side reads and parses the attributes, "
              f"lists the layer's files, opens one MapFile and reads its index per key; sfclayer's one JVM-wide cache, "
              f"parsed Avro schemas by their text, is emptied before each key, untimed, as each new GeoTrellis reader starts "
-             f"with its own empty caches; the OS page cache is warm on both sides); reopen = as cold on as many other keys with that "
+             f"with its own empty caches; the OS page cache is warm on both sides); reopen = as cold on as many other keys, each right after a cold one, with that "
              f"cache kept (GeoTrellis column: its cold figure, it has no such cache); warm = one reader, after 200 "
              f"untimed.", "",
              "| query | GeoTrellis 3.7.1 | sfclayer.geotrellis | × (GeoTrellis / sfclayer) | sfclayer records read per tile |",

@@ -236,6 +236,24 @@ def test_the_pool_lingers_after_its_last_client_then_closes(spark, layer, monkey
         started[0].close()
 
 
+def test_a_client_closed_while_another_stays_open_closes_its_connections(spark, layer):
+    started = _jvm.start_lookup_server(spark, layer._reader)
+    try:
+        keep, gone = client(started, pool_size=2), client(started, pool_size=2)
+        batches = keep.query("")  # an unfinished query holds keep's connection
+        next(batches)
+        assert layer._decode(gone.get(2, 2, 0)) == expected(2, 2)  # so gone opens a second one
+        assert keep.pool_connections() == 2
+        gone.close()
+        assert keep.pool_connections() == 1  # gone's idle socket closed, keep's busy one left
+        assert eventually(lambda: started[0].openConnections() == 1)
+        list(batches)  # finishes the query: its connection goes back to the pool
+        assert layer._decode(keep.get(3, 3, 0)) == expected(3, 3)
+        keep.close()
+    finally:
+        started[0].close()
+
+
 def test_close_closes_open_connections(spark, layer):
     started = _jvm.start_lookup_server(spark, layer._reader)
     c = client(started)

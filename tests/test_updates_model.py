@@ -209,9 +209,10 @@ def test_shuffled_append_reads_only_the_manifests_it_touches(spark, many_manifes
                                                             partitions=4, small_append_bytes=0))
     model[(5, 7)] = 999_999
     assert 0 < reads <= 3 * depth < manifests, (reads, depth, manifests)
-    # two tiles at the layer's two ends, in two partitions: two paths, not what lies between them
+    # two tiles at the layer's two ends, asked for in one partition: split at the gap between them, two
+    # paths are read, not what lies between
     two = one_tile(spark, 0, 1, 888_888).union(one_tile(spark, SIDE - 1, SIDE - 2, 777_777))
-    reads, _ = manifests_read(spark, lambda: sfclayer.write(two, path, mode="append", partitions=4,
+    reads, _ = manifests_read(spark, lambda: sfclayer.write(two, path, mode="append", partitions=1,
                                                             small_append_bytes=0))
     model[(0, 1)], model[(SIDE - 1, SIDE - 2)] = 888_888, 777_777
     assert 0 < reads <= 6 * depth < manifests, (reads, depth, manifests)
@@ -274,3 +275,18 @@ def test_shuffled_space_time_append_to_manifests_equals_the_model(spark, tmp_pat
     model.update(new)
     got = {(x["col"], x["row"], x["time"].day): x["v"] for x in sfclayer.read(spark, path).collect()}
     assert got == model
+
+
+def test_bad_keys_in_a_shuffled_append_to_manifests_are_refused_by_name(spark, many_manifests):
+    """The first pass of a shuffled append to a layer of manifests (its keys' ranges) refuses a bad key
+    as the write does, naming it, publishes nothing and leaves no write in progress behind."""
+    path, model, depth, manifests = many_manifests
+    null_key = one_tile(spark, 5, 7, 1).selectExpr("CAST(NULL AS INT) AS col", "row", "v", "payload")
+    with pytest.raises(sfclayer.InvalidInput, match="null key"):
+        sfclayer.write(null_key, path, mode="append", small_append_bytes=0)
+    with pytest.raises(sfclayer.KeyOutOfBounds, match=f"col={SIDE}"):
+        sfclayer.write(one_tile(spark, SIDE, 0, 1), path, mode="append", small_append_bytes=0)
+    assert helpers.versions(path) == [1]
+    assert not [d for d in os.listdir(path) if d.startswith("data-")
+                and os.path.exists(os.path.join(path, d, "_pending"))]
+    check(spark, path, None, model, random.Random(11))

@@ -12,11 +12,11 @@ request borrows a connection and gives it back when its answer is read, so a thr
 web server uses at most ``pool_size`` sockets (and JVM threads). A query iterator keeps its
 connection until it is exhausted or closed. A connection whose handshake failed (the server was
 busy, the token unknown), that broke, timed out or was left half-read is closed, never pooled; an
-idle one the server closed meanwhile is noticed before it is reused. When the last layer on a server
-closes, its pool lingers :data:`LINGER` seconds with its idle connections (unbound from the closed
-layers' readers): a layer opened meanwhile (a cold open per request) re-binds one instead of connecting
-and shaking hands again; then a reaper thread closes the pool (and itself stops), so the JVM's shared
-server can go idle.
+idle one the server closed meanwhile is noticed before it is reused. A layer closed while others
+stay open closes its idle connections. When the last layer on a server closes, its pool lingers
+:data:`LINGER` seconds with its idle connections (unbound from the closed layer's reader): a layer
+opened meanwhile (a cold open per request) re-binds one instead of connecting and shaking hands
+again; then a reaper thread closes the pool (and itself stops), so the JVM's shared server can go idle.
 """
 
 import select
@@ -201,12 +201,19 @@ class _Pool:
         self.slots.release()
 
     def forget(self, token):
-        """Unbinds the idle connections bound to ``token`` (its reader is going away): they stay pooled,
-        for the next request of any layer to re-bind ('A'; the server unbinds them when it drops the reader)."""
+        """Lets go of the idle connections bound to ``token`` (its reader is going away). If its client
+        is the pool's last, they stay pooled unbound for the linger (a layer opened meanwhile re-binds one:
+        'A'; the server unbinds them when it drops the reader); otherwise they are closed, so closing a
+        layer gives back its sockets while other layers keep the pool open."""
         with self.lock:
-            for conn in self.idle:
-                if conn.token == token:
+            mine = [c for c in self.idle if c.token == token]
+            if self.clients <= 1:
+                for conn in mine:
                     conn.token = None
+                return
+            self.idle = [c for c in self.idle if c.token != token]
+        for conn in mine:
+            _close_quietly(conn)
 
     def count(self, token=None):
         with self.lock:

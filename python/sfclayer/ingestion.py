@@ -1,5 +1,8 @@
 """GeoTIFF ingest: rasters onto a standard tile grid, written as a layer of raster tiles.
 
+About 500 lines: the driver's plan, the executors' rendering and the two ways sources reach them
+(local files and ``addFile`` on a classic session, ``binaryFile`` on Connect) are one pipeline.
+
 The driver reads only the sources' headers (CRS, transform, size: their footprints) and lists the
 target tiles they touch; executors render one target tile at a time from a windowed read of each
 source it needs (``rasterio.warp.reproject`` onto the tile's pixel grid, with GDAL's alpha band

@@ -48,13 +48,37 @@ public final class TouchedFiles {
      * to those breaks and those meeting each partition's span of new indexes, nothing else.
      */
     public static Partitioned forAppend(ManifestFiles mf, long[] breaks, List<IndexRange> ranges) {
+        return forAppend(mf, breaks, ranges, 0);
+    }
+
+    /**
+     * As above, with a break added at the start of the range after each of the {@code gapBreaks} widest gaps
+     * between ranges: a partition's span then never crosses them, so an append of tiles far apart reads the
+     * manifests around each of them, not those of the layer between (at the cost of at most {@code gapBreaks}
+     * more output files, where no existing file lies in such a gap).
+     */
+    public static Partitioned forAppend(ManifestFiles mf, long[] breaks, List<IndexRange> ranges, int gapBreaks) {
         if (ranges.isEmpty()) {
             return new Partitioned(new long[0], List.of(new ArrayList<>()), new long[1][]);
         }
         long min = ranges.get(0).lo;
         long max = ranges.get(ranges.size() - 1).hi;
-        TreeSet<Long> kept = new TreeSet<>();
+        List<Long> candidates = new ArrayList<>();
         for (long b : breaks) {
+            candidates.add(b);
+        }
+        Integer[] gaps = new Integer[ranges.size() - 1];
+        for (int i = 0; i < gaps.length; i++) {
+            gaps[i] = i;
+        }
+        // widest first (gap i lies between range i and range i + 1)
+        java.util.Arrays.sort(gaps, (x, y) -> Long.compare(ranges.get(y + 1).lo - ranges.get(y).hi,
+            ranges.get(x + 1).lo - ranges.get(x).hi));
+        for (int k = 0; k < Math.min(gapBreaks, gaps.length); k++) {
+            candidates.add(ranges.get(gaps[k] + 1).lo);
+        }
+        TreeSet<Long> kept = new TreeSet<>();
+        for (long b : candidates) {
             if (b <= min || b > max) {
                 continue;
             }

@@ -34,13 +34,11 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * Updates of an existing layer, each one Spark job and one commit (docs/FORMAT.md, "Commit
- * protocol"): append/upsert, delete and compact. Only the files an update must change are read and
+ * Updates of an existing layer, each one Spark job and one commit: append/upsert, delete and compact
+ * (about 500 lines on purpose: they share one choice of the files to rewrite and one commit around
+ * it; docs/FORMAT.md, "Commit protocol"). Only the files an update must change are read and
  * rewritten; the new version references every other file where it is. What one job holds (its
  * writeId, data directory, progress, candidate document) is {@link UpdateJob}.
- *
- * <p>About 500 lines on purpose: append (through the shuffle or on the driver), delete and compact
- * share one choice of the files to rewrite and one commit around it.
  */
 public final class SfcLayerUpdate {
     private SfcLayerUpdate() {
@@ -120,22 +118,12 @@ public final class SfcLayerUpdate {
      * cost more than the merge of a few thousand records). If the records turn out larger than
      * {@code 2 × smallBytes} (a wrong estimate), it falls back to the shuffled path.
      */
-    static LayerMetadata append(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> encoded, int partitions,
+    static LayerMetadata append(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> input, int partitions,
                                 MergeWriter.OnExisting onExisting, long smallBytes) throws IOException {
-        return append(job, base, encoded, null, partitions, onExisting, smallBytes);
-    }
-
-    /**
-     * As above; {@code indexes} are the new records' indexes computed from their keys alone (cheaper than
-     * {@code encoded}, whose keys are used when it is null). A shuffled append to a version with manifests
-     * first collects their ranges (one job), then reads only the manifests meeting them (issue 20).
-     */
-    static LayerMetadata append(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> encoded, JavaRDD<Long> indexes,
-                                int partitions, MergeWriter.OnExisting onExisting, long smallBytes) throws IOException {
         LayerMetadata md0 = base.metadata();
         if (md0.manifests != null && smallBytes > 0) {
             // manifests: collect first, then read only the manifests on the records' paths
-            List<Tuple2<Long, byte[]>> collected = collectSmall(job, encoded, smallBytes, base);
+            List<Tuple2<Long, byte[]>> collected = collectSmall(job, input, smallBytes, base);
             if (collected != null) {
                 return appendOnDriver(job, base, collected, partitions, onExisting);
             }
@@ -144,18 +132,41 @@ public final class SfcLayerUpdate {
         long[] breaks;
         List<List<DataFile>> perPartition;
         long[][] spans = null;
-        if (md0.manifests != null) {
-            TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
-                PartitionBreaks.compute(md0.keyIndex, partitions),
-                indexRanges(job, indexes != null ? indexes : encoded.keys(), base));
-            breaks = plan.breaks;
-            perPartition = plan.perPartition;
-            spans = plan.spans;
-        } else {
-            List<DataFile> files = base.files();
-            breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
-            perPartition = assign(breaks, files);
+        // A version with manifests: a first pass finds the new records' index ranges, so that only the
+        // manifests meeting them are read (issue 20). The input is computed once: that pass caches the
+        // encoded records (spilling to local disk) for the shuffle, as an ingest or a pyramid level is
+        // costly to compute twice.
+        JavaPairRDD<Long, byte[]> encoded = md0.manifests != null
+            ? input.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK_SER()) : input;
+        try {
+            if (md0.manifests != null) {
+                TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
+                    PartitionBreaks.compute(md0.keyIndex, partitions), indexRanges(job, encoded.keys(), base),
+                    partitions);
+                breaks = plan.breaks;
+                perPartition = plan.perPartition;
+                spans = plan.spans;
+            } else {
+                List<DataFile> files = base.files();
+                breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
+                perPartition = assign(breaks, files);
+            }
+            return shuffled(job, base, encoded, breaks, perPartition, spans, small, onExisting);
+        } catch (IOException | RuntimeException e) {
+            job.discard(); // the first pass failed (e.g. a tile its encoding refused): nothing was written
+            throw e;
+        } finally {
+            if (encoded != input) {
+                encoded.unpersist(false);
+            }
         }
+    }
+
+    /** The shuffled append itself: each partition's records merged with its files ({@link #append}). */
+    private static LayerMetadata shuffled(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> encoded, long[] breaks,
+                                          List<List<DataFile>> perPartition, long[][] spans, long small,
+                                          MergeWriter.OnExisting onExisting) throws IOException {
+        LayerMetadata md0 = base.metadata();
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
         Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(perPartition);
@@ -232,7 +243,8 @@ public final class SfcLayerUpdate {
             indexes[i] = sorted.get(i)._1();
         }
         TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
-            PartitionBreaks.compute(md0.keyIndex, partitions), TouchedFiles.ranges(indexes, Integer.MAX_VALUE));
+            PartitionBreaks.compute(md0.keyIndex, partitions), TouchedFiles.ranges(indexes, Integer.MAX_VALUE),
+            partitions);
         long[] breaks = plan.breaks;
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));

@@ -156,10 +156,7 @@ public final class SfcLayerWrite {
             UpdateJob job = new UpdateJob(spark, log, conf);
             job.maxGroupBytes = opts.maxGroupBytes;
             long small = opts.smallAppendBytes > 0 && estimatedBytes(data) <= opts.smallAppendBytes ? opts.smallAppendBytes : 0;
-            // a version with manifests: the new keys' index ranges are found first from the key columns alone
-            JavaRDD<Long> indexes = md0.manifests == null ? null : keyIndexes(data, md0.keyIndex, spaceTime);
-            return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), indexes, partitions,
-                opts.onExisting, small);
+            return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting, small);
         }
 
         ValueCompression compression = opts.compressionFor(tileSchema);
@@ -374,30 +371,6 @@ public final class SfcLayerWrite {
             return List.of(a).iterator();
         }).reduce((x, y) -> new long[] {Math.min(x[0], y[0]), Math.max(x[1], y[1]), Math.min(x[2], y[2]),
             Math.max(x[3], y[3]), Math.min(x[4], y[4]), Math.max(x[5], y[5]), x[6] + y[6]});
-    }
-
-    /**
-     * The SFC indexes of {@code data}'s keys, from its key columns alone (Spark prunes the value columns).
-     * Rows whose key is null or that the key index refuses are left out: encoding them fails the write.
-     */
-    static JavaRDD<Long> keyIndexes(Dataset<Row> data, KeyIndex keyIndex, boolean spaceTime) {
-        Dataset<Row> keys = spaceTime ? data.select("col", "row", "time") : data.select("col", "row");
-        return keys.queryExecution().toRdd().toJavaRDD().mapPartitions((Iterator<InternalRow> it) -> {
-            List<Long> out = new ArrayList<>();
-            while (it.hasNext()) {
-                InternalRow row = it.next();
-                if (row.isNullAt(0) || row.isNullAt(1) || (spaceTime && row.isNullAt(2))) {
-                    continue;
-                }
-                try {
-                    out.add(spaceTime ? keyIndex.index(row.getInt(0), row.getInt(1), row.getLong(2))
-                        : keyIndex.index(row.getInt(0), row.getInt(1)));
-                } catch (RuntimeException e) {
-                    // a key the index refuses: Encode fails the write naming it
-                }
-            }
-            return out.iterator();
-        });
     }
 
     /** Map side: each input row becomes (SFC index, encoded tile record). */

@@ -71,8 +71,8 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
     double bloomFpp;
     /**
      * A shuffled append to a version with manifests: each partition's span of new indexes {lo, hi} (null:
-     * none), which its files were chosen by; a record outside it is refused (the input changed between
-     * the job that found the spans and this one).
+     * none), which its files were chosen by; a record outside it is refused (an input recomputed
+     * differently after its cache was lost).
      */
     long[][] spans;
 
@@ -134,8 +134,8 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
                 if (span != null && (r._1() < span[0] || r._1() > span[1])) {
                     throw new io.sfclayer.SfcLayerException.InvalidInput("append to layer " + layer + ": a tile of"
                         + " index " + r._1() + " is not among the keys an earlier pass over the same input found"
-                        + " (the input is not deterministic: cache or checkpoint it before writing); nothing was"
-                        + " published");
+                        + " (the input was computed again, differently: make it deterministic or checkpoint it);"
+                        + " nothing was published");
                 }
                 merge.add(r._1(), r._2());
             }

@@ -92,7 +92,7 @@ public class TouchedFilesTest {
                 layerBreaks[k] = rng.nextInt(4100);
             }
             java.util.Arrays.sort(layerBreaks);
-            TouchedFiles.Partitioned plan = TouchedFiles.forAppend(mf, layerBreaks, ranges);
+            TouchedFiles.Partitioned plan = TouchedFiles.forAppend(mf, layerBreaks, ranges, rng.nextInt(4));
             long[] breaks = plan.breaks;
             for (IndexRange r : ranges) {
                 for (long x = r.lo; x <= r.hi; x++) {
@@ -132,6 +132,21 @@ public class TouchedFilesTest {
         assertEquals(0, plan.breaks.length);
         assertEquals(ids(List.of(all.get(200))), ids(plan.perPartition.get(0)));
         assertTrue("reads " + reads, reads > 0 && reads <= 10); // 400 leaves, 9 levels: one path
+    }
+
+    @Test
+    public void tilesFarApartInOnePartitionAreSplitAtTheGapNotReadAcross() throws Exception {
+        ManifestFiles mf = tree();
+        long before = Manifest.readsTotal();
+        List<IndexRange> ranges = List.of(new IndexRange(12, 12), new IndexRange(3983, 3983));
+        TouchedFiles.Partitioned plan = TouchedFiles.forAppend(mf, new long[0], ranges, 1);
+        long reads = Manifest.readsTotal() - before;
+        assertEquals(1, plan.breaks.length);
+        assertEquals(ids(List.of(all.get(1))), ids(plan.perPartition.get(0)));
+        assertEquals(ids(List.of(all.get(398))), ids(plan.perPartition.get(1)));
+        assertTrue("reads " + reads, reads <= 2 * 9); // two paths, not the 800 manifests between
+        // without the gap's break, one partition spans (and reads) everything between the two tiles
+        assertEquals(398, TouchedFiles.forAppend(mf, new long[0], ranges, 0).perPartition.get(0).size());
     }
 
     @Test
