@@ -1,5 +1,6 @@
 """The only module that touches py4j (and Spark's errors): JVM calls, and Java errors turned into
-sfclayer's, on classic and Spark Connect sessions alike."""
+sfclayer's, on classic and Spark Connect sessions alike. About 500 lines on purpose: every JVM call
+of the package is here, so that no other module touches py4j."""
 
 import contextlib
 import io

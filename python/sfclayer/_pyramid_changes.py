@@ -42,7 +42,8 @@ def _changed_base_keys(spark, path, old_version, md):
     if overwrites:
         return None, f"full rebuild: version {overwrites[0]} of the base replaced it whole ({ops[overwrites[0]]})"
     ids = lambda d: {(f["dir"], f["name"]): f for f in d["files"]}  # noqa: E731
-    before, after = ids(old), ids(md)
+    # md may come without its file list (a layer of manifests answers its document alone): read both whole
+    before, after = ids(old), ids(json.loads(_jvm.layer_metadata_json(spark, path, new_version)))
     moved = [after[k] for k in after.keys() - before.keys()] + [before[k] for k in before.keys() - after.keys()]
     if sum(int(f["records"]) for f in moved) > max(int(md["recordCount"]), int(old["recordCount"])):
         # Most files were rewritten: comparing them costs a full build's read, and the changed keys

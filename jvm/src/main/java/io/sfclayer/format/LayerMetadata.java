@@ -19,7 +19,8 @@ import java.util.Set;
  * A layer version's metadata: the JSON document {@code _sfclayer/v<version>.json}, written once by
  * the commit that publishes the version (docs/FORMAT.md, "Metadata"). Format version 2 lists the
  * version's data files explicitly ({@link DataFile}) and says what operation made the version;
- * version 1 documents (one data directory, listed) are still read.
+ * version 1 documents (one data directory, listed) are still read. About 500 lines: one document,
+ * its every field, read and written here for all six format versions, with its CRC trailer.
  */
 public final class LayerMetadata implements Serializable {
     private static final long serialVersionUID = 1L;
