@@ -92,14 +92,14 @@ def test_info_lists_files_only_when_asked_and_at_most_max_files(capsys, layer):
     assert [line.split()[1] for line in table[2:]] == names
 
 
-@pytest.fixture
-def manifest_layer(spark, tmp_path):
+@pytest.fixture(scope="module")
+def manifest_layer(spark, tmp_path_factory):
     """A format 6 layer of one data file a leaf manifest and two manifests a node (several levels)."""
     keys = {"inlineFiles": "0", "leafFiles": "1", "fanout": "2"}
     for k, v in keys.items():
         spark.conf.set(f"spark.hadoop.sfclayer.manifest.{k}", v)
     try:
-        path = str(tmp_path / "manifests")
+        path = str(tmp_path_factory.mktemp("cli") / "manifests")
         df = (spark.range(COLS * ROWS)
               .select((F.col("id") % COLS).cast("int").alias("col"), (F.col("id") / COLS).cast("int").alias("row"))
               .withColumn("pixels", F.expr("unhex(repeat(lpad(hex(col * 100 + row), 8, '0'), 1200))")))
@@ -125,12 +125,14 @@ def test_info_of_a_layer_of_manifests_reads_its_version_document_alone(capsys, m
     # the summary needs no manifest: with every one gone it is the same, while listing files finds them gone
     gone = os.path.join(manifest_layer, "_sfclayer", "manifests")
     os.rename(gone, gone + "-moved")
-    code, again, err = _run(capsys, "info", manifest_layer)
-    assert code == 0, err
-    assert again == out
-    code, _, err = _run(capsys, "info", manifest_layer, "--files")
-    assert code == 1 and "missing" in err and "manifest" in err
-    os.rename(gone + "-moved", gone)
+    try:
+        code, again, err = _run(capsys, "info", manifest_layer)
+        assert code == 0, err
+        assert again == out
+        code, _, err = _run(capsys, "info", manifest_layer, "--files")
+        assert code == 1 and "missing" in err and "manifest" in err
+    finally:
+        os.rename(gone + "-moved", gone)
     code, out, err = _run(capsys, "info", manifest_layer, "--files", "--max-files", "3")
     assert code == 0, err
     table = out.split("\n\n")[2].splitlines()

@@ -456,3 +456,8 @@ class ServedLayer(Layer):
         except BaseException:
             self.close()
             raise
+
+    def document(self, files=0):
+        """:attr:`metadata` as :meth:`sfclayer.Layer.document` gives a version document (the tile server's
+        catalog opens layers from it); a GeoTrellis layer lists no sfclayer files, whatever ``files``."""
+        return dict(self.metadata)
