@@ -265,6 +265,7 @@ public final class VersionLog {
     public LayerMetadata commit(LayerMetadata md, List<DataFile> added) throws IOException {
         CommitPublisher publisher = publisher();
         publisher.prepare(logDir());
+        syncNames(added);
         long based = Math.max(0, md.readVersion);
         LayerMetadata candidate = md;
         for (int attempt = 0; ; attempt++) {
@@ -282,6 +283,7 @@ public final class VersionLog {
             candidate = withManifests(candidate, added);
             candidate.createdAt = stamp(latest);
             CandidateCheck.check(layer.toString(), candidate);
+            Durable.directory(fs, logDir()); // its manifests directory's name, before a document lists them
             if (publisher.publishDecided(new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
                     candidate.writeId, documents(candidate.writeId))) {
                 writeHint(latest + 1);
@@ -299,6 +301,24 @@ public final class VersionLog {
                 Thread.currentThread().interrupt();
                 throw new SfcLayerException("commit to layer " + layer + " interrupted; nothing was published");
             }
+        }
+    }
+
+    /**
+     * The directory entries naming the added files' directories (their {@code attempt-*} in the
+     * write's {@code data-<writeId>}, which is in the layer) made durable before the version lists
+     * them; each file and its own directory were synced when written (Durable, DataFileWriter).
+     */
+    private void syncNames(List<DataFile> added) throws IOException {
+        java.util.Set<String> dataDirs = new java.util.TreeSet<>();
+        for (DataFile f : added) {
+            dataDirs.add(new Path(layer, f.dir).getParent().toString());
+        }
+        for (String d : dataDirs) {
+            Durable.directory(fs, new Path(d));
+        }
+        if (!dataDirs.isEmpty()) {
+            Durable.directory(fs, layer);
         }
     }
 

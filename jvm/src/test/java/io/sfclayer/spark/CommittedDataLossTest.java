@@ -213,6 +213,33 @@ public class CommittedDataLossTest {
         assertEquals(expected(48, tileSum(0, 0) + tileSum(4, 7) + tileSum(8, 0)), sum(path, 3));
     }
 
+    /**
+     * Two vacuums at once: the second removes (between the first's listing and its walk) the data
+     * directories the first listed. Neither fails (no raw FileNotFoundException), the layer reads whole.
+     */
+    @Test
+    public void twoVacuumsAtOnceTolerateEachOther() throws Exception {
+        String path = new File(tmp.getRoot(), "layer").getAbsolutePath();
+        write(tiles(0, 0), path, "error");
+        write(tiles(4, 0), path, "append");
+        write(tiles(8, 1), path, "overwrite"); // versions 1 and 2 and their files go
+        Thread.sleep(20);
+        FaultyCommitFs.listHookDir = path;
+        FaultyCommitFs.beforeList = () -> {
+            try {
+                Vacuum.run(conf(), path, 0, false, false);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        Vacuum.run(conf(), path, 0, false, false);
+        assertEquals(List.of(3L), new VersionLog(conf(), new Path(path)).versions());
+        assertEquals(expected(16, tileSum(8, 1)), sum(path, 3));
+        assertAllVersionsVerify(path);
+        File[] dirs = new File(path).listFiles((d, n) -> n.startsWith("data-"));
+        assertEquals("only the newest version's data directory is left", 1, dirs.length);
+    }
+
     private static void await(CountDownLatch l) {
         try {
             l.await(120, TimeUnit.SECONDS);
