@@ -25,7 +25,9 @@ import java.util.Set;
  * are gone: first the version documents committed before the retention horizon (never the newest),
  * then the data files no remaining version references that were written before the horizon (files of
  * dropped versions, failed or duplicate task attempts, killed writes), stale temporary documents of
- * the log, and data directories left empty.
+ * the log, and data directories left empty. Everything after the documents is collected first and
+ * deleted only after the log was read again: what a version committed meanwhile references is kept
+ * (a write removes its pending marker only after publishing; FORMAT.md section 6, "Vacuum and commits").
  *
  * <p>Age is the write's, never a directory's own timestamp (on S3 a directory's time is the listing's
  * time): a file was written at its modification time (real on every store), a data file (a
