@@ -274,6 +274,11 @@ def test_history_and_time_travel(spark, layer_path):
         assert layer.version == 1 and (6, 6) not in layer
     out = _cli(["history", layer_path, "--json"])
     assert [v["operation"] for v in json.loads(out)] == ["write", "append", "delete"]
+    # each version names the write that committed it (what a CommitStateUnknown names, issue 35)
+    write_ids = [v.write_id for v in sfclayer.history(spark, layer_path)]
+    assert [v["writeId"] for v in json.loads(out)] == write_ids
+    assert write_ids[-1] == helpers.metadata(layer_path)["writeId"] and len(set(write_ids)) == 3
+    assert write_ids[-1] in _cli(["history", layer_path])
 
 
 def _cli(args):

@@ -167,10 +167,60 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
         }
     }
 
+    /**
+     * What {@code hdfs://faulty/} streams were asked, in order: "hsync p" and "close p" (p the local
+     * path): its streams declare hsync, as HDFS's do, so a test sees what is synced before its close.
+     */
+    public static final java.util.List<String> SYNC_EVENTS = java.util.Collections.synchronizedList(
+        new java.util.ArrayList<>());
+
     public static final class Hdfs extends FaultyCommitFs {
         @Override
         String root() {
             return "hdfs://faulty/";
+        }
+
+        @Override
+        public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize,
+                                         short replication, long blockSize, Progressable progress) throws IOException {
+            FSDataOutputStream out = super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
+            String p = f.toUri().getPath();
+            class Synced extends OutputStream implements org.apache.hadoop.fs.Syncable,
+                    org.apache.hadoop.fs.StreamCapabilities {
+                @Override
+                public void write(int b) throws IOException {
+                    out.write(b);
+                }
+
+                @Override
+                public void write(byte[] b, int off, int len) throws IOException {
+                    out.write(b, off, len);
+                }
+
+                @Override
+                public void hflush() throws IOException {
+                    out.hflush();
+                }
+
+                @Override
+                public void hsync() throws IOException {
+                    SYNC_EVENTS.add("hsync " + p);
+                    out.hsync();
+                }
+
+                @Override
+                public boolean hasCapability(String capability) {
+                    return capability.equals(org.apache.hadoop.fs.StreamCapabilities.HSYNC)
+                        || capability.equals(org.apache.hadoop.fs.StreamCapabilities.HFLUSH);
+                }
+
+                @Override
+                public void close() throws IOException {
+                    SYNC_EVENTS.add("close " + p);
+                    out.close();
+                }
+            }
+            return new FSDataOutputStream(new Synced(), statistics);
         }
     }
 

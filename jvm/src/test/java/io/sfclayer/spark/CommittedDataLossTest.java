@@ -240,6 +240,49 @@ public class CommittedDataLossTest {
         assertEquals("only the newest version's data directory is left", 1, dirs.length);
     }
 
+    /**
+     * Durability on HDFS-type streams (issue 35): every data file, index, bloom sidecar and temporary
+     * version document a version references is hsync'ed before it is closed (hdfs://faulty/ streams
+     * declare hsync and record it); local files are forced through FileChannel (Durable), which no
+     * filesystem call shows.
+     */
+    @Test
+    public void filesAVersionReferencesAreSyncedBeforeTheyAreClosed() throws Exception {
+        Configuration c = conf();
+        c.set("fs.hdfs.impl", FaultyCommitFs.Hdfs.class.getName());
+        c.setBoolean("fs.hdfs.impl.disable.cache", true);
+        c.set("fs.AbstractFileSystem.hdfs.impl", FaultyCommitFs.RenameAfs.class.getName());
+        try {
+            FaultyCommitFs.SYNC_EVENTS.clear();
+            String local = new File(tmp.getRoot(), "synced").getAbsolutePath();
+            String path = "hdfs://faulty" + local;
+            spark.range(16).selectExpr("int(id % 4) AS col", "int(id DIV 4) AS row", "id AS v").write()
+                .format(SfcLayerSource.class.getName()).option("bounds", "0,0,15,15").option("partitions", "2")
+                .option("bloomFilter", "true").save(path);
+            List<String> events = new java.util.ArrayList<>(FaultyCommitFs.SYNC_EVENTS);
+            int checked = 0;
+            for (String e : events) {
+                if (!e.startsWith("close ")) {
+                    continue;
+                }
+                String p = e.substring("close ".length());
+                String name = new File(p).getName();
+                if (name.equals("data") || name.equals("index") || name.equals("bloom") || name.startsWith(".tmp-")) {
+                    int closedAt = events.indexOf(e);
+                    assertTrue(p + " is synced before it is closed: " + events,
+                        events.subList(0, closedAt).contains("hsync " + p));
+                    checked++;
+                }
+            }
+            assertTrue("data files and the document were written: " + events, checked >= 4);
+            assertEquals(expected(16, 120), sum(path, 1));
+        } finally {
+            c.unset("fs.hdfs.impl");
+            c.unset("fs.hdfs.impl.disable.cache");
+            c.unset("fs.AbstractFileSystem.hdfs.impl");
+        }
+    }
+
     private static void await(CountDownLatch l) {
         try {
             l.await(120, TimeUnit.SECONDS);
