@@ -254,3 +254,56 @@ def test_key_not_found_and_missing_layer(layers, tmp_path):
             layer.get(100, 100)
     with pytest.raises(LayerNotFound, match="path does not exist"):
         sfclayer.open(str(tmp_path / "nothing"))
+
+
+_BLOCKER = '''
+import sys
+class _NoSpark:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("pyspark", "py4j"):
+            raise ImportError(f"{name} is hidden by the test")
+        return None
+sys.meta_path.insert(0, _NoSpark())
+'''
+
+
+def test_reads_without_pyspark_and_without_java(spark, layers, tmp_path):
+    """A process where pyspark and py4j cannot be imported and no java is on PATH reads the layer and runs
+    the CLI's read commands (the answers are the JVM path's, computed here with Spark)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "sitecustomize.py").write_text(_BLOCKER)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {"PATH": os.path.dirname(sys.executable) + ":/nonexistent", "HOME": str(tmp_path),
+           "PYTHONPATH": f"{tmp_path}:{os.path.join(root, 'python')}"}
+    path = layers["raster"]
+    script = f"""
+import json, shutil, sys, numpy as np
+import sfclayer
+assert shutil.which("java") is None
+try:
+    import pyspark
+    raise SystemExit("pyspark imported")
+except ImportError:
+    pass
+layer = sfclayer.open({path!r})
+tiles = list(layer.query())
+print(json.dumps([layer.count(), layer.version, sorted((t["col"], t["row"]) for t in tiles),
+                  int(layer.to_numpy((0, 0, 70, 50)).sum())]))
+assert "pyspark" not in sys.modules and "py4j" not in sys.modules
+"""
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    count, version, keys, total = json.loads(out.stdout)
+    with sfclayer.open(spark, path) as jvm:
+        assert (count, version) == (jvm.count(), jvm.version)
+        assert keys == sorted((t["col"], t["row"]) for t in jvm.query())
+        assert total == int(jvm.to_numpy((0, 0, 70, 50)).sum())
+    key = keys[0]
+    for argv, says in ((["info", path], "raster"), (["get", path, str(key[0]), str(key[1])], "pixels"),
+                       (["history", path], "write")):
+        out = subprocess.run([sys.executable, "-m", "sfclayer", *argv], env=env, capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 0, (argv, out.stderr)
+        assert says in out.stdout, (argv, out.stdout)

@@ -669,6 +669,39 @@ class Layer:
         tiles = self.query(keys=w.keys, time=time)
         return window(self.metadata, tiles, bbox, bands, "time" if self.space_time else None)
 
+    def to_numpy(self, bbox, bands=None, masked=False):
+        """A window of a spatial raster layer as an array ``(bands, height, width)``, as rasterio's
+        ``read(window=)``: the whole pixels meeting ``bbox`` (the rule of :meth:`to_xarray`).
+
+        Parameters
+        ----------
+        bbox : tuple of float
+            ``(xmin, ymin, xmax, ymax)`` in the layer's CRS.
+        bands : list of int, optional
+            1-based band numbers; all by default.
+        masked : bool
+            A :class:`numpy.ma.MaskedArray` whose mask is True at missing pixels (missing tiles, and
+            pixels the tiles' validity rules out).
+
+        Returns
+        -------
+        numpy.ndarray or numpy.ma.MaskedArray
+            Missing pixels hold ``nodata`` (NaN for float layers, 0 for integer layers without nodata).
+        """
+        from ._windows import Window, window_array
+
+        bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
+        if bbox is None:
+            raise InvalidArgument("bbox: None must be four numbers (xmin, ymin, xmax, ymax)")
+        if self.space_time:
+            raise InvalidArgument(f"layer {self.path} is space-time: read its windows with to_xarray(bbox, time=...)")
+        md = self._window_metadata()
+        w = Window(md, bbox)
+        return window_array(md, self.query(keys=w.keys), bbox, bands, masked, w=w)
+
+    def _window_metadata(self):
+        return self.metadata
+
     def _require_open(self):
         if self._handle is None:
             raise InvalidArgument(f"layer {self.path} is closed")

@@ -263,6 +263,9 @@ class LocalLayer(Layer):
             return 0
         return sum(1 for _ in p.scan(box, ranges, accept))
 
+    def _window_metadata(self):
+        return self._use_pinned().document.doc
+
     def _require_open(self):
         self._use_pinned()
 
