@@ -298,7 +298,7 @@ assert "pyspark" not in sys.modules and "py4j" not in sys.modules
     count, version, keys, total = json.loads(out.stdout)
     with sfclayer.open(spark, path) as jvm:
         assert (count, version) == (jvm.count(), jvm.version)
-        assert keys == sorted((t["col"], t["row"]) for t in jvm.query())
+        assert keys == sorted([t["col"], t["row"]] for t in jvm.query())
         assert total == int(jvm.to_numpy((0, 0, 70, 50)).sum())
     key = keys[0]
     for argv, says in ((["info", path], "raster"), (["get", path, str(key[0]), str(key[1])], "pixels"),
@@ -307,3 +307,43 @@ assert "pyspark" not in sys.modules and "py4j" not in sys.modules
                              timeout=60)
         assert out.returncode == 0, (argv, out.stderr)
         assert says in out.stdout, (argv, out.stdout)
+
+
+def test_bloom_filters_are_bit_identical_to_the_jvms(layers):
+    """Each sidecar the JVM wrote equals the filter Python builds from the file's SFC indexes (and every
+    index of the file is in Python's reading of it)."""
+    from sfclayer.reader.bloom import BloomFilter
+    from sfclayer.reader.version import PinnedVersion
+
+    layer = sfclayer.open(layers["z-none"])
+    p: PinnedVersion = layer._last
+    fpp = p.document.doc["bloomFilter"]["fpp"]
+    checked = 0
+    for entry in p.all_files():
+        if entry.bloom_crc is None:
+            continue
+        df = p.data_file(entry)
+        keys = [k for block in df.blocks(0, len(df.index.keys) - 1) for k, _ in block]
+        written = open(os.path.join(layers["z-none"], entry.id, "bloom"), "rb").read()
+        assert BloomFilter.build(keys, fpp).to_bytes() == written
+        assert all(p.bloom(entry).might_contain(k) for k in keys)
+        checked += 1
+    assert checked == len(p.all_files()) > 1
+
+
+def test_threads_and_forked_children_read_the_same_tiles(layers):
+    import concurrent.futures as cf
+
+    path = layers["raster"]
+    with sfclayer.open(path) as layer:
+        want = {(t["col"], t["row"]): t["pixels"] for t in layer.query()}
+    shared = sfclayer.open(path)
+    keys = sorted(want) * 4
+    with cf.ThreadPoolExecutor(8) as ex:
+        got = list(ex.map(lambda k: shared.get(*k)["pixels"], keys))
+    assert got == [want[k] for k in keys]
+    pid = os.fork()
+    if pid == 0:  # the child reads through the parent's layer, caches and all
+        ok = all(shared.get(*k)["pixels"] == want[k] for k in sorted(want))
+        os._exit(0 if ok else 3)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0

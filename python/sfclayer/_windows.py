@@ -133,7 +133,7 @@ def _time64(v):
     return np.datetime64(v, "us")
 
 
-def window(metadata, tiles, bbox, bands=None, time_key=None):
+def window(metadata, tiles, bbox, bands=None, time_key=None, array=None):
     """Mosaic ``tiles`` (dicts with ``col``, ``row``, maybe ``time``, and raster values) into a DataArray.
 
     Parameters
@@ -145,6 +145,9 @@ def window(metadata, tiles, bbox, bands=None, time_key=None):
         1-based band numbers; all by default.
     time_key : str, optional
         ``"time"`` for space-time layers: one slice per distinct time, sorted.
+    array : numpy.ma.MaskedArray, optional
+        A spatial layer's window as :func:`window_array` mosaicked it (``masked=True``): ``tiles`` are
+        then not read.
     """
     import xarray as xr
 
@@ -164,6 +167,10 @@ def window(metadata, tiles, bbox, bands=None, time_key=None):
     fill = (np.nan if floats else (0 if nodata is None else nodata))
     shape = (len(bands), w.j1 - w.j0, w.i1 - w.i0)
     slices, valids = {}, {}
+    if array is not None:
+        slices[None] = np.ma.getdata(array)
+        valids[None] = ~np.ma.getmaskarray(array)[:1]
+        tiles = ()
     for t in tiles:
         key = _time64(t.get(time_key)) if time_key else None
         out = slices.get(key)

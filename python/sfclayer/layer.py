@@ -665,6 +665,9 @@ class Layer:
         bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
         if bbox is None:
             raise InvalidArgument("bbox: None must be four numbers (xmin, ymin, xmax, ymax)")
+        if not self.space_time:  # built on to_numpy: the same window, with coordinates
+            array = self.to_numpy(bbox, bands, masked=True)
+            return window(self._window_metadata(), (), bbox, bands, None, array=array)
         w = Window(self.metadata, bbox)
         tiles = self.query(keys=w.keys, time=time)
         return window(self.metadata, tiles, bbox, bands, "time" if self.space_time else None)

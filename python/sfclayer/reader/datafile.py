@@ -19,6 +19,7 @@ import google_crc32c
 import numpy as np
 
 from ..errors import CorruptLayer
+from .cache import after_fork
 
 __all__ = ["FileEntry", "Header", "FileIndex", "DataFile", "advice", "crc32c", "read_vlong"]
 
@@ -253,11 +254,12 @@ class DataFile:
     Thread-safe: the first caller loads the index under the file's lock; reads after that hold no lock.
     """
 
-    __slots__ = ("source", "entry", "layer", "_lock", "index", "header", "end", "_sync")
+    __slots__ = ("source", "entry", "layer", "_lock", "index", "header", "end", "_sync", "__weakref__")
 
     def __init__(self, source, entry: FileEntry, layer: str):
         self.source, self.entry, self.layer = source, entry, layer
         self._lock = threading.Lock()
+        after_fork(self)  # a lock held by another thread at fork() would stay held in the child
         self.index: FileIndex | None = None
         self.header: Header | None = None
         self.end = -1
@@ -266,6 +268,9 @@ class DataFile:
     @property
     def path(self) -> str:
         return self.entry.id
+
+    def _reset_after_fork(self):
+        self._lock = threading.Lock()
 
     @property
     def nbytes(self) -> int:

@@ -13,7 +13,7 @@ import threading
 from .._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
 from ..errors import InvalidArgument, KeyNotFound, LayerNotFound, SfcLayerError
 from ..layer import Layer, _as_of_options, _micros
-from .cache import ByteLRU
+from .cache import ByteLRU, after_fork
 from .documents import VersionLog
 from .source import open_source
 from .version import PinnedVersion
@@ -75,6 +75,7 @@ class LocalLayer(Layer):
         self._log = VersionLog(source, path)
         self._tiles = ByteLRU(DEFAULT_CACHE_BYTES if cache_bytes is None else int(cache_bytes))
         self._pins = threading.Lock()
+        after_fork(self)
         self._pinned = None
         self._last = None
         self._metadata = None

@@ -13,6 +13,7 @@ import bisect
 import datetime as _dt
 import io
 import json
+import os
 import threading
 
 import fastavro
@@ -305,3 +306,12 @@ class PinnedVersion:
                         if accept is not None and not accept(k[0], k[1]):
                             continue
                         yield tile
+
+
+def _reset_lock():
+    global _SCHEMAS_LOCK
+    _SCHEMAS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # a lock held by another thread at fork() would stay held in the child
+    os.register_at_fork(after_in_child=_reset_lock)
