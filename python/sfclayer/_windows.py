@@ -104,7 +104,12 @@ def window_array(metadata, tiles, bbox, bands=None, masked=False, w=None):
     nodata = float("nan") if nodata == "NaN" else nodata
     floats = dtype.kind == "f"
     fill = dtype.type(np.nan if floats else (0 if nodata is None else nodata))
-    out = np.full((n_out, w.j1 - w.j0, w.i1 - w.i0), fill, dtype=dtype)
+    tiles = list(tiles)
+    c0, r0, c1, r1 = w.keys
+    shape = (n_out, w.j1 - w.j0, w.i1 - w.i0)
+    # every tile of the window present: each pixel is written below, nothing to fill first
+    covered = len(tiles) == (c1 - c0 + 1) * (r1 - r0 + 1)
+    out = np.empty(shape, dtype=dtype) if covered else np.full(shape, fill, dtype=dtype)
     valid = np.zeros((1,) + out.shape[1:], dtype=bool) if masked else None
     for t in tiles:
         a = to_numpy(t)

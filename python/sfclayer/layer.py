@@ -700,10 +700,13 @@ class Layer:
             raise InvalidArgument(f"layer {self.path} is space-time: read its windows with to_xarray(bbox, time=...)")
         md = self._window_metadata()
         w = Window(md, bbox)
-        return window_array(md, self.query(keys=w.keys), bbox, bands, masked, w=w)
+        return window_array(md, self._window_tiles(w.keys), bbox, bands, masked, w=w)
 
     def _window_metadata(self):
         return self.metadata
+
+    def _window_tiles(self, keys):
+        return self.query(keys=keys)
 
     def _require_open(self):
         if self._handle is None:

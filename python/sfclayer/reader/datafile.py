@@ -10,6 +10,7 @@ around damage (``onCorrupt=skip`` and ``verify`` stay on Spark).
 
 from __future__ import annotations
 
+import bisect
 import struct
 import threading
 import zlib
@@ -174,11 +175,12 @@ class Header:
 class FileIndex:
     """A checked ``index`` file: sorted SFC indexes and their records' byte offsets (numpy int64)."""
 
-    __slots__ = ("keys", "offsets", "nbytes")
+    __slots__ = ("keys", "offsets", "nbytes", "_keys")
 
     def __init__(self, keys: np.ndarray, offsets: np.ndarray):
         self.keys, self.offsets = keys, offsets
-        self.nbytes = keys.nbytes + offsets.nbytes + 64
+        self._keys = keys.tolist()  # bisect on a list beats numpy's per-call overhead for one key
+        self.nbytes = keys.nbytes + offsets.nbytes + 32 * len(self._keys) + 64
 
     @classmethod
     def parse(cls, b: bytes, data_start: int, data_end: int) -> "FileIndex":
@@ -245,7 +247,7 @@ class FileIndex:
 
     def floor(self, index: int) -> int:
         """The entry with the greatest key ≤ ``index``, or -1."""
-        return int(np.searchsorted(self.keys, index, side="right")) - 1
+        return bisect.bisect_right(self._keys, index) - 1
 
 
 class DataFile:

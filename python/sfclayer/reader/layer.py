@@ -267,6 +267,12 @@ class LocalLayer(Layer):
     def _window_metadata(self):
         return self._use_pinned().document.doc
 
+    def _window_tiles(self, keys):
+        # the cached tiles themselves (read-only here), not query()'s copies
+        p = self._use_pinned()
+        box, ranges, _ = self._box(p, None, keys, None, None, None)
+        return () if box is None else p.scan(box, ranges)
+
     def _require_open(self):
         self._use_pinned()
 
