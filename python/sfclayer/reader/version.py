@@ -25,6 +25,7 @@ from .bloom import BloomFilter
 from .cache import ByteLRU
 from .datafile import DataFile, FileEntry
 from .documents import Document, ManifestTree
+from .source import LocalSource
 
 __all__ = ["PinnedVersion", "INDEXES"]
 
@@ -81,6 +82,7 @@ class PinnedVersion:
         self.bloom_skips = 0
         self.files_opened = 0
         self._source_id = getattr(source, "url", layer)
+        self._local = isinstance(source, LocalSource)
         self._tree = None
         if document.files is not None:
             files = document.files
@@ -133,12 +135,12 @@ class PinnedVersion:
             INDEXES.put(key, df, df.nbytes)
         return df
 
-    def bloom(self, entry: FileEntry) -> BloomFilter | None:
+    def bloom(self, entry: FileEntry, load: bool = True) -> BloomFilter | None:
         if entry.bloom_crc is None:
             return None
         key = (self._source_id, entry.id, "bloom", entry.bloom_crc)
         f = INDEXES.get(key)
-        if f is None:
+        if f is None and load:
             path = f"{entry.id}/bloom"
             try:
                 data = self.source.read(path)
@@ -235,7 +237,9 @@ class PinnedVersion:
         block_key = self._block_key(entry, i)
         block = self.tiles.get(block_key)
         if block is None:
-            bf = self.bloom(entry)
+            # on an object store a filter costs a request of its own: a look-up's first touch of a file
+            # stays two requests (index, then data) and the filter is used once something else read it
+            bf = self.bloom(entry) if self._local else self.bloom(entry, load=False)
             if bf is not None and not bf.might_contain(index):
                 self.bloom_skips += 1
                 return None
