@@ -347,3 +347,29 @@ def test_threads_and_forked_children_read_the_same_tiles(layers):
         ok = all(shared.get(*k)["pixels"] == want[k] for k in sorted(want))
         os._exit(0 if ok else 3)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def test_the_cli_starts_without_importing_the_server_or_spark(layers):
+    import subprocess
+    import sys
+
+    from sfclayer import cli, server
+
+    assert cli._DEFAULT_COALESCE_MS == server.DEFAULT_COALESCE_MS
+    script = ("import sys; from sfclayer import cli; cli.main(['info', %r]); "
+              "print(sorted(m for m in ('pyspark', 'py4j', 'uvicorn', 'sfclayer.server') if m in sys.modules))"
+              % layers["z-none"])
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_what_the_in_process_reader_leaves_to_spark_says_so():
+    catalog = os.path.join(os.path.dirname(__file__), "data", "geotrellis", "catalog")
+    with pytest.raises(LayerNotFound, match="GeoTrellis catalog.*sfclayer.geotrellis.open"):
+        sfclayer.open(catalog)
+    from sfclayer.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="HDFS.*through Spark"):
+        sfclayer.open("hdfs://namenode:8020/layers/dem")

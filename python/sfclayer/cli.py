@@ -37,6 +37,10 @@ from .errors import InvalidArgument
 
 __all__ = ["main", "build_parser"]
 
+#: ``sfclayer.server.DEFAULT_COALESCE_MS``, repeated so that building the parser does not import the
+#: server (uvicorn, starlette: 0.3 s of every command's start; tests/test_reader.py checks they agree)
+_DEFAULT_COALESCE_MS = 0.0
+
 _LOG4J2 = """\
 # sfclayer CLI: Spark's logs quiet (errors only), on stderr.
 rootLogger.level = error
@@ -728,8 +732,6 @@ def build_parser():
     cg.add_argument("--partitions", type=_positive_int, metavar="N", help="write tasks")
     cg.set_defaults(func=_cmd_convert_geotrellis)
 
-    from .server import DEFAULT_COALESCE_MS
-
     sv = sub.add_parser("serve", help="serve layers as map tiles with a web map viewer (HTTP)",
                         description="Serve layers over HTTP: a Leaflet viewer at /, tiles at "
                                     "/layers/NAME/tiles/Z/X/Y.png, values, TileJSON and OGC API - Tiles. "
@@ -738,9 +740,9 @@ def build_parser():
     sv.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
     sv.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
-    sv.add_argument("--coalesce-ms", type=float, default=DEFAULT_COALESCE_MS, metavar="MS",
+    sv.add_argument("--coalesce-ms", type=float, default=_DEFAULT_COALESCE_MS, metavar="MS",
                     help="gather tile requests that arrive while a look-up is under way (waiting at most MS "
-                         f"milliseconds) into one look-up in curve order (default {DEFAULT_COALESCE_MS:g}: off; "
+                         f"milliseconds) into one look-up in curve order (default {_DEFAULT_COALESCE_MS:g}: off; "
                          "see bench/RESULTS.md)")
     sv.add_argument("--workers", type=_positive_int, default=8, help="threads for look-ups and rendering (default 8)")
     sv.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
