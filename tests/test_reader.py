@@ -73,6 +73,11 @@ def layers(spark, tmp_path_factory):
         sfclayer.write(_df(spark, _rows(rnd, 30)), path, mode="append")
         sfclayer.delete(spark, path, keys=(3, 3, 9, 8))
         out[name] = path
+    path = str(root / "format2")  # unchecked records (no CRC32C), a document without checksums
+    sfclayer.write(_df(spark, _rows(rnd, 80)), path, bounds=(0, 0, 23, 19), format_version=2, partitions=3,
+                   compression="deflate", extent=(0, 0, 24, 20))
+    sfclayer.write(_df(spark, _rows(rnd, 10)), path, mode="append")
+    out["format2"] = path
     path = str(root / "z3-zstd")
     opts = dict(bounds=(0, 0, 23, 19), time_bounds=(T0, T0 + dt.timedelta(days=15)),
                 time_resolution="1 day", compression="zstd", partitions=3, extent=(0, 0, 24, 20))
@@ -110,7 +115,8 @@ def _same_tiles(a, b):
     assert [sorted(t.items()) for t in a] == [sorted(t.items()) for t in b]
 
 
-@pytest.mark.parametrize("name", ["z-none", "hilbert-zstd", "rowmajor-deflate", "z3-zstd", "manifests", "raster"])
+@pytest.mark.parametrize("name", ["z-none", "hilbert-zstd", "rowmajor-deflate", "z3-zstd", "manifests", "raster",
+                                  "format2"])
 def test_every_version_answers_as_the_jvm(spark, layers, name):
     path = layers[name]
     newest = sfclayer.open(path)
@@ -373,3 +379,24 @@ def test_what_the_in_process_reader_leaves_to_spark_says_so():
 
     with pytest.raises(InvalidArgument, match="HDFS.*through Spark"):
         sfclayer.open("hdfs://namenode:8020/layers/dem")
+
+
+def test_a_format_1_version_is_read_by_listing_its_data_directory(spark, layers, tmp_path):
+    """Format 1 (tests/test_updates.py makes one the same way): one data directory, listed; no ``dir``."""
+    path = str(tmp_path / "format1")
+    shutil.copytree(layers["format2"], path)
+    md = json.load(open(os.path.join(path, "_sfclayer", "v00000001.json")))
+    data_dir = os.path.join(path, md["dataDir"])
+    for f in md["files"]:
+        shutil.move(os.path.join(path, f["dir"], f["name"]), os.path.join(data_dir, f["name"]))
+        del f["dir"]
+    md["formatVersion"] = 1
+    del md["operation"]
+    for v in glob.glob(os.path.join(path, "_sfclayer", "v*.json")) + glob.glob(os.path.join(path, "_sfclayer", "_last*")):
+        os.remove(v)
+    with open(os.path.join(path, "_sfclayer", "v00000001.json"), "w") as f:
+        json.dump(md, f)
+    jvm, local = _pair(spark, path)
+    with jvm, local:
+        _same_tiles(list(jvm.query()), list(local.query()))
+        assert local.count() == md["recordCount"]
