@@ -193,7 +193,7 @@ def test_pyramid_levels_and_time_travel(spark, layers):
     assert local.refresh() == sfclayer.open(path).version
     from sfclayer.reader.layer import history_local
 
-    assert history_local(path) == sfclayer.history(spark, path)
+    assert history_local(path) == sfclayer.history(path) == sfclayer.history(spark, path)
 
 
 # ---------------------------------------------------------------- damage
@@ -400,3 +400,21 @@ def test_a_format_1_version_is_read_by_listing_its_data_directory(spark, layers,
     with jvm, local:
         _same_tiles(list(jvm.query()), list(local.query()))
         assert local.count() == md["recordCount"]
+
+
+def test_cli_read_commands_answer_alike_in_process_and_with_spark(spark, layers, capsys):
+    from sfclayer import cli
+
+    path = layers["manifests"]
+    key = next(iter(sfclayer.open(path).query()))
+    for argv in (["info", "--json", "--files", path], ["info", path], ["history", "--json", path],
+                 ["get", path, str(key["col"]), str(key["row"])]):
+        outs = []
+        for extra in ([], ["--spark"]):
+            assert cli.main(argv + extra, spark_factory=lambda: (spark, False)) == 0
+            outs.append(capsys.readouterr().out)
+        if argv[0] == "get":  # its first line says how long the look-up took
+            outs = [o.split("\n", 1)[1] for o in outs]
+        if "--json" in argv and argv[0] == "info":
+            outs = [json.loads(o) for o in outs]
+        assert outs[0] == outs[1], argv

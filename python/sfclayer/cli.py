@@ -3,20 +3,22 @@
 ::
 
     sfclayer demo [--out DIR] [--tile-size N] [--source NAME] [--bbox X0,Y0,X1,Y1] [--key-index K]
-    sfclayer info PATH [--files [--max-files N]] [--json]
-    sfclayer get PATH COL ROW [TIME]
-    sfclayer layout PATH [-o OUT.png]
+    sfclayer info PATH [--files [--max-files N]] [--json] [--spark]
+    sfclayer get PATH COL ROW [TIME] [--spark]
+    sfclayer layout PATH [-o OUT.png] [--spark]
     sfclayer verify PATH [--version N] [--json]
     sfclayer repair PATH
     sfclayer serve PATH [PATH...] [--host 127.0.0.1] [--port 8000] [--coalesce-ms MS] [--cors-origin ORIGIN]
                    [--allowed-host NAME]
-    sfclayer history PATH [--json]
+    sfclayer history PATH [--json] [--spark]
     sfclayer compact PATH
     sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
     sfclayer ingest SOURCES... PATH [--tms NAME|none] [--zoom Z] [--resampling R] [--tile-size N]
     sfclayer pyramid PATH [--min-zoom Z] [--resampling R] [--full]
 
-Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
+The read commands ``info``, ``get``, ``layout`` and ``history`` read in-process, without a JVM
+(:mod:`sfclayer.reader`); ``--spark`` reads through Spark, as HDFS and ``s3a://`` paths always are.
+Every other command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
 when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
 on purpose print ``sfclayer: error: <message>`` and exit with status 1.
 
