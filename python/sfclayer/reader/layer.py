@@ -141,10 +141,13 @@ class LocalLayer(Layer):
         return md
 
     def stats(self):
+        """Look-up counters, as the JVM path's: data files whose index this version read, hits of the
+        decoded-block cache, files open now (none: each read opens and closes its file), the cache's bytes,
+        indexes and filters read, and misses a bloom filter answered."""
         p = self._use_pinned()
         return {"files_opened": p.files_opened, "cache_hits": self._tiles.hits,
                 "open_files": 0, "cached_bytes": self._tiles.nbytes, "indexes_kept": p.files_opened,
-                "bloom_skips": p.bloom_skips, "filters_kept": 0}
+                "bloom_skips": p.bloom_skips, "filters_kept": p.filters_read}
 
     def _strip(self, p, tile):
         return {k: v for k, v in tile.items() if k not in p.keys}

@@ -80,7 +80,8 @@ class PinnedVersion:
         self.compression = document.compression
         self.tiles = tiles
         self.bloom_skips = 0
-        self.files_opened = 0
+        self.files_opened = 0   # data file indexes read (the process-wide cache may hold more)
+        self.filters_read = 0
         self._source_id = getattr(source, "url", layer)
         self._local = isinstance(source, LocalSource)
         self._tree = None
@@ -153,6 +154,7 @@ class PinnedVersion:
                                    f"(repair rebuilds it from the data file). {advice(self.layer)}")
             f = BloomFilter.parse(data, entry.bloom_crc, f"{self.layer}/{path}", self.layer)
             INDEXES.put(key, f, f.nbytes)
+            self.filters_read += 1
         return f
 
     # ------------------------------------------------------------------ blocks
