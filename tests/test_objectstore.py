@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 
@@ -110,6 +111,25 @@ def test_a_cold_look_up_is_list_get_then_index_and_one_ranged_get(server):
     assert [m for m, _, _ in server.requests()] == ["GET", "GET"] and server.ranges() == [None, "bytes=5000-5099"]
     _, requests, ranges = counted(server, lambda: src.read_range("data-1/attempt-0/part-r-00000-0/data", 9000, 100))
     assert len(requests) == 1 and ranges == ["bytes=9000-9099"]
+
+
+def test_read_many_puts_the_reads_in_flight_together(server, source):
+    """Three reads in one round trip: moto waits 0.3 s before each answer, they take well under 0.9 s."""
+    path = "data-1/attempt-0/part-r-00000-0/data"
+    items = [("data-1/attempt-0/part-r-00000-0/index", None, None), (path, 0, 100), (path, 500000, 1000)]
+    source.read(items[0][0])  # a warm client: connections, credentials
+    server.latency = 0.3
+    try:
+        t = time.perf_counter()
+        got, requests, ranges = counted(server, lambda: source.read_many(items))
+        elapsed = time.perf_counter() - t
+    finally:
+        server.latency = 0.0
+    assert got == [b"index", DATA[:100], DATA[500000:501000]]
+    assert len(requests) == 3 and sorted(r or "" for r in ranges) == ["", "bytes=0-99", "bytes=500000-500999"]
+    assert elapsed < 0.75, f"{elapsed:.2f} s: not concurrent"
+    with pytest.raises(FileNotFoundError, match="nope"):
+        source.read_many([(path, 0, 10), ("nope", None, None)])
 
 
 def test_credentials_from_the_environment(server, monkeypatch):

@@ -4,7 +4,9 @@
 ``memory://``) gives a :class:`ObjectStoreSource` for that layer root (the ``ByteSource`` contract of
 ``sfclayer.reader.source``). Each method is one request: ``read`` one GET, ``read_range`` one ranged
 GET (never a HEAD: the reader knows data files' lengths from the version document), ``list`` one
-LIST with a delimiter (a page of 1000 entries), ``size`` and ``exists`` one HEAD.
+LIST with a delimiter (a page of 1000 entries), ``size`` and ``exists`` one HEAD. Beyond the
+contract, ``read_many`` puts several reads in flight at once, so that a data file's first touch
+(index, bloom filter, header, then the record) costs two round trips, not four.
 
 Why obstore (bench/object_stores.py, bench/RESULTS.md "Object-store client"): the same requests as
 s3fs once s3fs is told not to HEAD before a whole-object GET, but a fresh process is ready in about
@@ -34,6 +36,7 @@ from __future__ import annotations
 import configparser
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import unquote, urlparse
 
 from ..errors import InvalidArgument, StorageError
@@ -48,6 +51,20 @@ _SCHEMES = _S3 + _GCS + _AZURE + ("memory",)
 # pid of the process whose obstore (Tokio) runtime has run, and whether this process inherited one
 _runtime_pid = None
 _inherited_runtime = False
+_pool = (None, None)  # (pid, ThreadPoolExecutor) of read_many: a forked child makes its own
+_pool_lock = threading.Lock()
+
+
+def _executor():
+    global _pool
+    pid, pool = _pool
+    if pid != os.getpid():
+        with _pool_lock:
+            pid, pool = _pool
+            if pid != os.getpid():
+                pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="sfclayer-objectstore")
+                _pool = (os.getpid(), pool)
+    return pool
 
 
 def _after_fork_in_child():
@@ -289,6 +306,29 @@ class ObjectStoreSource:
         if length <= 0:
             return b""
         return self._call("get_range", path, start, length)
+
+    def read_many(self, items):
+        """Several reads in flight at once: one round trip's latency for all of them (a file's first
+        touch: its index, bloom filter and header together, then its record).
+
+        Parameters
+        ----------
+        items : list of tuple
+            ``(path, start, length)``; ``start`` None reads the whole object (``length`` ignored).
+
+        Returns
+        -------
+        list of bytes
+            In the order of ``items``; the first error raised by any of them is raised.
+        """
+        def one(item):
+            path, start, length = item
+            return self.read(path) if start is None else self.read_range(path, start, length)
+
+        items = list(items)
+        if len(items) <= 1:
+            return [one(i) for i in items]
+        return list(_executor().map(one, items))
 
     def size(self, path):
         """The object's length (one HEAD); ``FileNotFoundError`` if absent."""
