@@ -265,7 +265,7 @@ def measure_s3(layer_dir, reps, latency, opener):
         server.stop()
 
 
-def render(cog, jvm, inproc, inproc_note, s3, latency_ms, command, load):
+def render(cog, jvm, inproc, inproc_note, s3, latency_ms, command, load, note=None):
     def ms(d, k):
         return f"{d[k]:.2f} ms" if d and k in d else "—"
 
@@ -305,6 +305,8 @@ def render(cog, jvm, inproc, inproc_note, s3, latency_ms, command, load):
                   + f" | {ms(s3, 'source_first')} (GET index, ranged GET data) |",
                   f"| a tile, its file's index cached | {ms(s3, 'reader_cached')} | {ms(s3, 'source_cached')} (one ranged GET) |",
                   ""]
+    if note:
+        lines += [note, ""]
     lines += [f"Load average at the start: {load:.1f} on {os.cpu_count()} cores. Command: `{command}`", ""]
     return "\n".join(lines)
 
@@ -315,6 +317,7 @@ def main(argv=None):
     p.add_argument("--latency-ms", type=float, default=20.0)
     p.add_argument("--no-s3", action="store_true", help="skip the S3 rows")
     p.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
+    p.add_argument("--note", help="a sentence for the block (what was merged when it ran)")
     p.add_argument("--work", default=OUT, help="where the rasters and the layer are kept between runs")
     args = p.parse_args(argv)
     globals()["OUT"] = os.path.abspath(args.work)
@@ -352,7 +355,7 @@ def main(argv=None):
         except Exception as e:  # no moto, no obstore: the rows say so
             log(f"S3 rows skipped: {type(e).__name__}: {e}")
     command = "PYTHONPATH=python .venv/bin/python bench/cog.py" + (f" --reps {args.reps}" if args.reps != 30 else "")
-    text = render(cog, jvm, inproc, note, s3, args.latency_ms, command, load)
+    text = render(cog, jvm, inproc, note, s3, args.latency_ms, command, load, args.note)
     print(text)
     import report
 
