@@ -33,13 +33,11 @@ def server():
         pytest.skip(str(e))
     srv.create_bucket(BUCKET)
     src = ObjectStoreSource(f"s3://{BUCKET}/layer", **creds(srv))
-    put = src._requests()._obs.put
-    store = src._requests()._store
-    put(store, "_sfclayer/v00000001.json", b'{"version": 1}')
-    put(store, "_sfclayer/v00000002.json", b'{"version": 2}')
-    put(store, "_sfclayer/manifests/m-1.json", b"{}")
-    put(store, "data-1/attempt-0/part-r-00000-0/data", DATA)
-    put(store, "data-1/attempt-0/part-r-00000-0/index", b"index")
+    client = src._requests()
+    for path, data in (("_sfclayer/v00000001.json", b'{"version": 1}'), ("_sfclayer/v00000002.json", b'{"version": 2}'),
+                       ("_sfclayer/manifests/m-1.json", b"{}"), ("data-1/attempt-0/part-r-00000-0/data", DATA),
+                       ("data-1/attempt-0/part-r-00000-0/index", b"index")):
+        client._obs.put(client._store, client._p(path), data)
     yield srv
     srv.stop()
 
@@ -189,6 +187,15 @@ def test_many_threads_share_one_source(source):
     for t in threads:
         t.join(120)
     assert errors == []
+
+
+def test_sources_of_one_bucket_share_one_client_per_process(server):
+    a = open_objectstore(f"s3://{BUCKET}/layer", **creds(server))
+    b = open_objectstore(f"s3://{BUCKET}/other", **creds(server))
+    c = open_objectstore(f"s3://{BUCKET}/layer", **{**creds(server), "region": "eu-west-1"})
+    assert a._requests()._store is b._requests()._store  # its connections and credentials
+    assert c._requests()._store is not a._requests()._store  # other settings, another client
+    assert b.list("_sfclayer") == []
 
 
 def test_a_source_pickles_without_its_client(source):

@@ -53,6 +53,22 @@ _runtime_pid = None
 _inherited_runtime = False
 _pool = (None, None)  # (pid, ThreadPoolExecutor) of read_many: a forked child makes its own
 _pool_lock = threading.Lock()
+# obstore clients of this process by (scheme, bucket, options): a layer opened again, or another layer
+# of the bucket, reuses the client's connections and credentials (a forked child builds its own)
+_clients = {}
+_clients_pid = None
+_clients_lock = threading.Lock()
+
+
+def _shared_client(key, build):
+    global _clients, _clients_pid
+    with _clients_lock:
+        if _clients_pid != os.getpid():
+            _clients, _clients_pid = {}, os.getpid()
+        client = _clients.get(key)
+        if client is None:
+            client = _clients[key] = build()
+        return client
 
 
 def _executor():
@@ -158,7 +174,7 @@ class _Obstore:
 
         self._obs = obstore
         self._store = store
-        self._prefix = prefix  # memory:// has no prefix of its own: paths are joined here
+        self._prefix = prefix  # the layer root in the bucket: stores are shared by the layers of a bucket
 
     def _p(self, path):
         return f"{self._prefix}/{path}" if self._prefix else path
@@ -285,7 +301,9 @@ class ObjectStoreSource:
                     "obstore, whose runtime does not survive a fork; start worker processes with "
                     "multiprocessing's 'spawn' or 'forkserver' method (or open layers only after forking), or "
                     f"install fsspec's s3fs/gcsfs/adlfs, which forked children then use ({e})") from None
-        return _Obstore(_obstore_store(self._scheme, self._bucket, self._prefix, self._extra, self._options), None)
+        key = (self._scheme, self._bucket, repr(sorted(self._extra.items())), repr(sorted(self._options.items())))
+        store = _shared_client(key, lambda: _obstore_store(self._scheme, self._bucket, None, self._extra, self._options))
+        return _Obstore(store, self._prefix)
 
     def _call(self, what, path, *args):
         try:
