@@ -68,6 +68,9 @@ def test_reads_ranges_sizes_lists_and_existence_as_the_contract_says(source):
     assert sorted(source.list("_sfclayer")) == [("v00000001.json", 14), ("v00000002.json", 14)]
     assert sorted(source.list("_sfclayer/")) == sorted(source.list("_sfclayer"))
     assert source.list("no-such-dir") == []
+    assert source.list_dirs("_sfclayer") == ["manifests"]  # optional in the contract: format 1's listing
+    assert source.list_dirs("data-1") == ["attempt-0"] and sorted(source.list_dirs("")) == ["_sfclayer", "data-1"]
+    assert source.list_dirs("no-such-dir") == []
     assert source.exists("data-1/attempt-0/part-r-00000-0/index")
     assert not source.exists("data-1/attempt-0/part-r-00000-0/bloom")
 

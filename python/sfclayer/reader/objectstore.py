@@ -206,6 +206,12 @@ class _Obstore:
         cut = len(self._prefix) + 1 if self._prefix else 0
         return [(o["path"][cut:], o["size"]) for o in listing["objects"]]
 
+    def list_dirs(self, prefix):
+        self._used()
+        listing = self._obs.list_with_delimiter(self._store, self._p(prefix))
+        cut = len(self._prefix) + 1 if self._prefix else 0
+        return [p.rstrip("/")[cut:] for p in listing["common_prefixes"]]
+
 
 class _Fsspec:
     """The same requests through fsspec (s3fs, gcsfs, adlfs): for processes forked after obstore ran."""
@@ -254,6 +260,14 @@ class _Fsspec:
             return []
         cut = len(self._root) + 1
         return [(e["name"][cut:], e["size"]) for e in entries if e.get("type") == "file"]
+
+    def list_dirs(self, prefix):
+        try:
+            entries = self._fs.ls(self._p(prefix), detail=True)
+        except FileNotFoundError:
+            return []
+        cut = len(self._root) + 1
+        return [e["name"].rstrip("/")[cut:] for e in entries if e.get("type") == "directory"]
 
 
 class ObjectStoreSource:
@@ -358,6 +372,14 @@ class ObjectStoreSource:
         got = self._call("list", prefix + "/" if prefix else "")
         cut = len(prefix) + 1 if prefix else 0
         return [(name[cut:], size) for name, size in got]
+
+    def list_dirs(self, prefix):
+        """Names of the "directories" (common prefixes) directly under ``prefix`` (one LIST with a
+        delimiter): optional in the contract, for format 1 versions, whose files are found by listing."""
+        prefix = prefix.strip("/")
+        got = self._call("list_dirs", prefix + "/" if prefix else "")
+        cut = len(prefix) + 1 if prefix else 0
+        return [name[cut:] for name in got]
 
     def exists(self, path):
         """Whether the object exists (one HEAD)."""
