@@ -13,9 +13,10 @@ cache counts for rasterio, the look-up path's caches for sfclayer), open + one t
 (1080 x 540 px, not tile-aligned) to numpy warm, and bytes on disk. Columns: COG + rasterio, the JVM
 look-up path (``sfclayer.open(spark, path)``), and the in-process reader (``sfclayer.open(path)``
 without Spark): a column whose reader is not importable says so. Every read's pixels are checked
-against the COG's. S3 rows: the layer copied to moto (20 ms before each answer): a tile right after
-open (first touch of its file) and one with its file's index cached, in-process; and the requests
-alone through the object-store byte source, the floor any reader on it pays.
+against the COG's. S3 rows: on moto (20 ms before each answer), each run a copy of the layer's
+version document and one data file under a prefix of its own (no cache has seen it): open, a tile
+right after open (first touch of its file) and the tile at the file's other end (its index cached),
+in-process; and the requests alone through the object-store byte source, the floor any reader pays.
 """
 
 import argparse
@@ -174,18 +175,6 @@ def measure_layer(open_layer, path, cog, reps, reference):
     return out
 
 
-def _far_in_same_file(doc, col, row):
-    """The tile at the other end of the data file holding (col, row) (a z-order layer)."""
-    from sfclayer import curves
-
-    k = doc["keyIndex"]
-    z = int(curves.z2_encode(col - k["colMin"], row - k["rowMin"]))
-    f = [f for f in doc["files"] if f["firstIndex"] <= z][-1]
-    other = f["lastIndex"] if f["lastIndex"] - z > z - f["firstIndex"] else f["firstIndex"]
-    x, y = (int(v) for v in curves.z2_decode(other))
-    return x + k["colMin"], y + k["rowMin"]
-
-
 def inprocess_opener():
     """``sfclayer.open(path)`` without Spark, or the reason it is not there."""
     import sfclayer
@@ -209,16 +198,30 @@ def measure_s3(layer_dir, reps, latency, opener):
         creds = {"endpoint": server.endpoint, "access_key_id": s3_helpers.ACCESS_KEY,
                  "secret_access_key": s3_helpers.SECRET_KEY, "region": s3_helpers.REGION}
         client = open_objectstore(f"s3://{BUCKET}/layer", **creds)._requests()
-        for d, _, files in os.walk(layer_dir):
-            for f in files:
-                if not f.endswith(".crc"):
-                    full = os.path.join(d, f)
-                    with open(full, "rb") as fh:
-                        rel = os.path.relpath(full, layer_dir).replace(os.sep, "/")
-                        client._obs.put(client._store, client._p(rel), fh.read())
-        doc = json.loads(open(os.path.join(layer_dir, "_sfclayer", max(
-            n for n in os.listdir(os.path.join(layer_dir, "_sfclayer")) if n.endswith(".json"))), "rb").read())
+        docs = sorted(n for n in os.listdir(os.path.join(layer_dir, "_sfclayer")) if n.endswith(".json"))
+        doc = json.loads(open(os.path.join(layer_dir, "_sfclayer", docs[-1]), "rb").read())
         files = doc["files"]
+        k = doc["keyIndex"]
+
+        def tile_at(z):
+            from sfclayer import curves
+
+            x, y = (int(v) for v in curves.z2_decode(z))
+            return x + k["colMin"], y + k["rowMin"]
+
+        def upload(prefix, f):
+            """The version document and one data file under ``prefix``: a layer no run has touched."""
+            objects = [f"_sfclayer/{docs[-1]}"] + [f"{f['dir']}/{f['name']}/{n}" for n in ("data", "index", "bloom")]
+            for rel in objects:
+                full = os.path.join(layer_dir, *rel.split("/"))
+                if os.path.exists(full):
+                    with open(full, "rb") as fh:
+                        client._obs.put(client._store, f"{prefix}/{rel}", fh.read())
+
+        runs_n = max(4, reps // 6)
+        for i in range(runs_n):
+            upload(f"run{i}", files[i % len(files)])
+        upload("warm", files[0])
         server.latency = latency
         out = {}
 
@@ -228,9 +231,8 @@ def measure_s3(layer_dir, reps, latency, opener):
             fn()
             return (time.perf_counter() - t) * 1000, len(server.requests())
 
-        def requests_only(i):  # what a reader must ask for, through the byte source (a warm client)
-            f = files[(i * 7) % len(files)]
-            src = open_objectstore(f"s3://{BUCKET}/layer", **creds)
+        def requests_only(prefix, f):  # what a reader must ask for, through the byte source (a warm client)
+            src = open_objectstore(f"s3://{BUCKET}/{prefix}", **creds)
             base = f"{f['dir']}/{f['name']}"
             return (timed(lambda: src.read("_sfclayer/" + max(n for n, _ in src.list("_sfclayer") if n.endswith(".json")))),
                     timed(lambda: (src.read(f"{base}/index"), src.read_range(f"{base}/data", 200, 64 << 10))),
@@ -239,24 +241,24 @@ def measure_s3(layer_dir, reps, latency, opener):
         def p50(runs, step):
             return statistics.median(r[step][0] for r in runs), statistics.median(r[step][1] for r in runs)
 
-        requests_only(0)  # the process's client: connections, credentials
-        runs = [requests_only(i) for i in range(max(5, reps // 3))]
+        requests_only("warm", files[0])  # the process's client: connections, credentials
+        runs = [requests_only(f"run{i}", files[i % len(files)]) for i in range(runs_n)]
         out["source"] = [p50(runs, k) for k in range(3)]
         if opener is not None:
-            def reader_run(i):
-                c, r = _tiles(64)[(i * 5) % 64]
+            def reader_run(prefix, f):
                 holder = {}
-                step_open = timed(lambda: holder.setdefault("layer", opener(f"s3://{BUCKET}/layer", storage_options=creds)))
+                step_open = timed(lambda: holder.setdefault("layer", opener(f"s3://{BUCKET}/{prefix}", storage_options=creds)))
                 layer = holder["layer"]
                 try:
-                    step_first = timed(lambda: layer.get(c, r))
-                    c2, r2 = _far_in_same_file(doc, c, r)  # its file's index kept, another block of it
-                    step_cached = timed(lambda: layer.get(c2, r2))
+                    step_first = timed(lambda: layer.get(*tile_at(f["firstIndex"])))
+                    step_cached = timed(lambda: layer.get(*tile_at(f["lastIndex"])))  # same file, its other end
                 finally:
                     layer.close()
                 return step_open, step_first, step_cached
 
-            runs = [reader_run(i) for i in range(max(5, reps // 3))]
+            with opener(f"s3://{BUCKET}/warm", storage_options=creds) as layer:  # imports, the client
+                layer.get(*tile_at(files[0]["firstIndex"]))
+            runs = [reader_run(f"run{i}", files[i % len(files)]) for i in range(runs_n)]
             out["reader"] = [p50(runs, k) for k in range(3)]
         return out
     finally:
