@@ -39,7 +39,7 @@ import static org.junit.Assert.fail;
  * in its log verifies clean (nothing a version references was deleted or damaged), and a next write and
  * a vacuum work and leave it verifying clean. The counts of crash points per operation are printed.
  * Every sixth point also runs the next write and vacuum (the others check the first two properties),
- * an IOException and an Error at every call: 260 runs, 211 s on two cores at load 21 (issue 35).
+ * an IOException and an Error at every call: 260 runs, 105 s on two cores at load 11-15 (211 s at load 21).
  * {@code -Dsfclayer.crashpoints.all=true} (make crash-points) adds the crash mode and checks all at every point.
  */
 public class CrashPointsTest {
