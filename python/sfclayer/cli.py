@@ -273,14 +273,48 @@ def _cmd_demo(args, spark_factory):
     return 0 if result.region_matches else 1
 
 
+#: Path schemes the in-process reader leaves to Spark: HDFS, and S3A's Hadoop settings.
+_SPARK_SCHEMES = ("hdfs", "viewfs", "webhdfs", "swebhdfs", "s3a", "s3n")
+
+
+def _in_process(args):
+    """Whether a read command reads without Spark (the default; ``--spark`` or an HDFS/S3A path: through it)."""
+    scheme = args.path.split("://", 1)[0].lower() if "://" in args.path else ""
+    return not getattr(args, "spark", False) and scheme not in _SPARK_SCHEMES
+
+
+def _open(args, spark_factory, action):
+    """``action(layer)`` on the layer, opened in-process or through Spark (see :func:`_in_process`)."""
+    import sfclayer
+
+    if _in_process(args):
+        with sfclayer.open(args.path) as layer:
+            return action(layer)
+    return _with_spark(spark_factory, lambda spark: _with_layer(sfclayer.open(spark, args.path), action))
+
+
+def _with_layer(layer, action):
+    with layer:
+        return action(layer)
+
+
 def _cmd_info(args, spark_factory):
     from . import _jvm
 
     # the version document alone (format 6: its manifest references), plus the files asked for: a
     # layer of a million files answers without reading its manifests
     listed = args.max_files if args.files else 0
-    text = _with_spark(spark_factory, lambda spark: _jvm.layer_metadata_json(spark, args.path, files=listed))
-    md = json.loads(text)
+    if _in_process(args):
+        from .reader.layer import open_local
+
+        with open_local(args.path) as layer:
+            md = layer.document(files=listed)
+            md["checksum"] = layer._last.document.doc.get("checksum")
+            if md["checksum"] is None:
+                del md["checksum"]
+    else:
+        text = _with_spark(spark_factory, lambda spark: _jvm.layer_metadata_json(spark, args.path, files=listed))
+        md = json.loads(text)
     if args.json:
         print(json.dumps(md, indent=2))
     else:
@@ -300,7 +334,12 @@ def _with_spark(spark_factory, action):
 def _cmd_history(args, spark_factory):
     import sfclayer
 
-    versions = _with_spark(spark_factory, lambda spark: sfclayer.history(spark, args.path))
+    if _in_process(args):
+        from .reader.layer import history_local
+
+        versions = history_local(args.path)
+    else:
+        versions = _with_spark(spark_factory, lambda spark: sfclayer.history(spark, args.path))
     if args.json:
         print(json.dumps([{"version": v.version, "createdAt": v.created_at.isoformat(), "operation": v.operation,
                            "readVersion": v.read_version, "records": v.records, "files": v.files,
@@ -358,18 +397,15 @@ def _cmd_vacuum(args, spark_factory):
 def _cmd_get(args, spark_factory):
     import sfclayer
 
-    spark, created = spark_factory()
-    try:
-        with sfclayer.open(spark, args.path) as layer:
-            if layer.space_time and args.time is None:
-                raise sfclayer.InvalidArgument(f"TIME: nothing is given for a space-time layer ({args.path}: give a TIME "
+    def look_up(layer):
+        if layer.space_time and args.time is None:
+            raise sfclayer.InvalidArgument(f"TIME: nothing is given for a space-time layer ({args.path}: give a TIME "
                                            f"after COL ROW)")
-            t0 = time.perf_counter()
-            values = layer.get(args.col, args.row, args.time)
-            ms = (time.perf_counter() - t0) * 1e3
-    finally:
-        if created:
-            spark.stop()
+        t0 = time.perf_counter()
+        values = layer.get(args.col, args.row, args.time)
+        return values, (time.perf_counter() - t0) * 1e3
+
+    values, ms = _open(args, spark_factory, look_up)
     key = f"({args.col}, {args.row}" + (f", {args.time_text}" if args.time is not None else "") + ")"
     print(f"tile {key} of {args.path} ({ms:.1f} ms)")
     if values:
@@ -387,17 +423,23 @@ def _cmd_layout(args, spark_factory):
     from .viz import pictures
 
     out = args.output or f"{os.path.basename(os.path.normpath(args.path)) or 'layer'}-layout.png"
-    spark, created = spark_factory()
-    try:
-        with sfclayer.open(spark, args.path) as layer:
+    present = None
+    if _in_process(args):
+        with sfclayer.open(args.path) as layer:
             md = layer.metadata
-        present = None
-        if args.scan:
-            keys = sfclayer.read(spark, args.path).select("col", "row").distinct().collect()
-            present = [(r["col"], r["row"]) for r in keys]
-    finally:
-        if created:
-            spark.stop()
+            if args.scan:
+                present = sorted({(t["col"], t["row"]) for t in layer.query()})
+    else:
+        spark, created = spark_factory()
+        try:
+            with sfclayer.open(spark, args.path) as layer:
+                md = layer.metadata
+            if args.scan:
+                keys = sfclayer.read(spark, args.path).select("col", "row").distinct().collect()
+                present = [(r["col"], r["row"]) for r in keys]
+        finally:
+            if created:
+                spark.stop()
     info = pictures.layout_picture(md, out, present=present, time=args.time, curve=args.curve)
     rows, cols = info["grid_shape"]
     print(f"{os.path.abspath(out)}: {info['files']} data files over {cols} × {rows} tiles"
@@ -554,6 +596,8 @@ def build_parser():
                    help="with --files: list the first N files in index order (default 1000)")
     i.add_argument("--json", action="store_true",
                    help="print the version document instead (its files only with --files, at most N)")
+    i.add_argument("--spark", action="store_true",
+                   help="read through Spark's JVM instead of in-process (HDFS and s3a:// paths always are)")
     i.set_defaults(func=_cmd_info)
 
     g = sub.add_parser("get", help="look up one tile by key and print its value columns",
@@ -564,6 +608,8 @@ def build_parser():
     g.add_argument("row", type=int, metavar="ROW")
     g.add_argument("time_text", nargs="?", metavar="TIME",
                    help="for space-time layers: ISO-8601 (naive = UTC) or epoch microseconds")
+    g.add_argument("--spark", action="store_true",
+                   help="read through Spark's JVM instead of in-process (HDFS and s3a:// paths always are)")
     g.set_defaults(func=_cmd_get)
 
     lo = sub.add_parser("layout", help="draw a layer's data-file layout over its tile grid (PNG)",
@@ -581,6 +627,8 @@ def build_parser():
     curve.add_argument("--curve", dest="curve", action="store_true", default=None,
                        help="draw the curve's path (default: on grids up to 128 tiles a side)")
     curve.add_argument("--no-curve", dest="curve", action="store_false", help="never draw the curve's path")
+    lo.add_argument("--spark", action="store_true",
+                   help="read through Spark's JVM instead of in-process (HDFS and s3a:// paths always are)")
     lo.set_defaults(func=_cmd_layout)
 
     h = sub.add_parser("history", help="list a layer's versions",
@@ -588,6 +636,8 @@ def build_parser():
                                    "records added/removed, bytes written.")
     h.add_argument("path", metavar="PATH", help="the layer")
     h.add_argument("--json", action="store_true", help="print JSON instead")
+    h.add_argument("--spark", action="store_true",
+                   help="read through Spark's JVM instead of in-process (HDFS and s3a:// paths always are)")
     h.set_defaults(func=_cmd_history)
 
     c = sub.add_parser("compact", help="rewrite runs of small data files as a new version",
