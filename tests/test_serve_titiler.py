@@ -196,3 +196,43 @@ def test_wmts_capabilities_read_by_gdal(client, served, tmp_path):
         window = ds.read(window=((row, row + 256), (col, col + 256)))
     want, _ = _png(client, "/layers/merc/tiles/WebMercatorQuad/7/67/45.png")
     np.testing.assert_array_equal(window.transpose(1, 2, 0), want)  # with the alpha band
+
+
+def test_serve_reads_in_process_without_java(served, tmp_path):
+    """`sfclayer serve` with no java on PATH (and no JAVA_HOME): the in-process reader, two worker processes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    paths = [f"{n}={served.served[n].path}" for n in ("own", "merc")]
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME")}
+    env["PATH"] = os.path.dirname(sys.executable)  # the venv's bin: python, no java
+    log = open(tmp_path / "serve.log", "w+")
+    proc = subprocess.Popen([sys.executable, "-m", "sfclayer", "serve", *paths, "--port", "0", "--processes", "2"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        url = None
+        for _ in range(600):
+            log.seek(0)
+            text = log.read()
+            if "http://" in text:
+                url = "http://" + text.split("http://", 1)[1].split("/", 1)[0] + "/"
+                break
+            assert proc.poll() is None, text
+            time.sleep(0.1)
+        assert url, text
+        c = sv.Client(url)
+        try:
+            got, _ = _png(c, "/layers/merc/tiles/WebMercatorQuad/7/67/45.png")
+            want, _ = _png(sv.Client(served.url), "/layers/merc/tiles/WebMercatorQuad/7/67/45.png")
+            np.testing.assert_array_equal(got, want)
+            assert c.json("/layers/own/point/10.5,45.5")["values"] == \
+                sv.Client(served.url).json("/layers/own/point/10.5,45.5")["values"]
+        finally:
+            c.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        log.close()

@@ -31,6 +31,7 @@ http://127.0.0.1:40123/
 
 import contextlib
 import ipaddress
+import os
 import signal
 import socket
 import sys
@@ -38,6 +39,7 @@ import threading
 
 import uvicorn
 
+from ..errors import InvalidArgument
 from .app import TileApp
 from .catalog import layer_names, open_served
 
@@ -77,9 +79,13 @@ class TileServer:
     """
 
     def __init__(self, spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESCE_MS, workers=8,
-                 log=_stderr, cache_size=64, allowed_hosts=(), cors_origins=()):
+                 log=_stderr, cache_size=64, allowed_hosts=(), cors_origins=(), processes=1):
         self.log = log
         self.served = {}
+        if processes > 1 and spark is not None:
+            raise InvalidArgument(f"processes: {processes} worker processes need the in-process reader (a Spark "
+                                  f"driver's JVM cannot be forked): leave out --spark, or serve with --processes 1")
+        self.processes = int(processes)
         try:
             for name, path in layer_names(paths).items():
                 self.served[name] = open_served(spark, name, path, cache_size=cache_size)
@@ -122,11 +128,30 @@ class TileServer:
                      f"address, its host name or an --allowed-host in their Host header")
 
     def serve_forever(self):
-        """Serve until SIGINT or SIGTERM (in the main thread) or :meth:`stop`; then close the layers."""
+        """Serve until SIGINT or SIGTERM (in the main thread) or :meth:`stop`; then close the layers.
+
+        With ``processes`` > 1 the process forks that many minus one copies of itself, each serving
+        the same listening socket with its own open layers (the kernel hands each connection to one):
+        serving scales with cores. SIGTERM or SIGINT to this process stops them all."""
         self._announce()
+        children = []
         try:
+            for _ in range(self.processes - 1):
+                pid = os.fork()
+                if pid == 0:  # a worker: serve until told to stop, then leave without the parent's clean-up
+                    try:
+                        self._server.run(sockets=[self.socket])
+                    finally:
+                        os._exit(0)
+                children.append(pid)
             self._server.run(sockets=[self.socket])
         finally:
+            for pid in children:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            for pid in children:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
             self.stopped_by = self._server.stopped_by
             self._close()
 
@@ -191,13 +216,14 @@ class _QuietServer(uvicorn.Server):
 
 
 def serve(spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESCE_MS, workers=8, log=_stderr,
-          background=False, allowed_hosts=(), cors_origins=()):
+          background=False, allowed_hosts=(), cors_origins=(), processes=1):
     """Serve layers over HTTP: tiles, values, TileJSON, OGC API – Tiles and a web map viewer.
 
     Parameters
     ----------
-    spark : pyspark.sql.SparkSession
-        Its driver JVM reads the layers.
+    spark : pyspark.sql.SparkSession or None
+        Its driver JVM reads the layers; None reads them in-process (no JVM; GeoTrellis catalogs
+        ``gt:...`` need a session).
     paths : list of str
         Layer paths, or ``NAME=PATH``.
     host, port : str, int
@@ -217,9 +243,11 @@ def serve(spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESC
     cors_origins : iterable of str
         Origins (``https://example.org``, or ``*``) whose pages may read tiles and JSON across
         origins (``Access-Control-Allow-Origin``, preflight answered); none by default.
+    processes : int
+        Worker processes serving the socket (in-process reader only; ``background`` serves in one).
     """
     server = TileServer(spark, paths, host=host, port=port, coalesce_ms=coalesce_ms, workers=workers, log=log,
-                        allowed_hosts=allowed_hosts, cors_origins=cors_origins)
+                        allowed_hosts=allowed_hosts, cors_origins=cors_origins, processes=processes)
     if background:
         return server.start()
     server.serve_forever()

@@ -287,11 +287,27 @@ def _open_geotrellis(spark, name, spec, cache_size):
         raise
 
 
+def _pyramid_levels(spark, path, base):
+    """The layer's zoom levels, ascending (its pyramid's and its own): through the JVM with a session,
+    else read in-process (``_pyramid/pyramid.json``)."""
+    if spark is not None:
+        return pyramid_levels(spark, path)
+    from .._pyramid_levels import _base_zoom
+    from ..reader.pyramid import pyramid_document
+    from ..reader.source import open_source
+
+    md = base.metadata
+    zoom = _base_zoom(md, path)
+    doc = pyramid_document(open_source(path), path)
+    levels = set(doc["levels"]) if doc and doc.get("baseVersion") == md.get("version") else set()
+    return sorted(levels | {zoom})
+
+
 def _own_grid_levels(spark, name, path, cache_size, opened):
     """The pyramid levels of a layer on its own grid, zoom → ServedLayer, the base left out (the
     warped endpoints read them as overviews; the col/row endpoints serve the base alone)."""
     try:
-        zooms = list(pyramid_levels(spark, path))
+        zooms = list(_pyramid_levels(spark, path, opened[0]))
     except InvalidArgument:
         return {}
     out = {}
@@ -304,8 +320,10 @@ def _own_grid_levels(spark, name, path, cache_size, opened):
 
 def open_served(spark, name, path, cache_size=64):
     """Open the layer at ``path`` (and its pyramid levels, where sfclayer has pyramids); ``gt:...`` specs
-    name GeoTrellis layers, read in place."""
+    name GeoTrellis layers, read in place (through Spark). ``spark`` None reads in-process (no JVM)."""
     if path.startswith(_GT):
+        if spark is None:
+            raise InvalidArgument(f"layer: {path!r} is a GeoTrellis layer, read through Spark: serve it with --spark")
         return _open_geotrellis(spark, name, path, cache_size)
     opened = []
     try:
@@ -315,7 +333,7 @@ def open_served(spark, name, path, cache_size=64):
         zooms = []
         if base.grid.tms:  # only layers on a tile matrix set have levels
             try:
-                zooms = list(pyramid_levels(spark, path))
+                zooms = list(_pyramid_levels(spark, path, base))
             except InvalidArgument:
                 zooms = []
         elif base.pixel_layout == "raster":  # a layer on its own grid: its pyramid levels are overviews
