@@ -103,6 +103,9 @@ def test_stored_tiles_are_served_as_they_are(client, served):
     got, _ = _png(client, "/layers/merc/tiles/WebMercatorQuad/7/67/45.png")
     np.testing.assert_array_equal(got[..., :3][got[..., 3] > 0], want.transpose(1, 2, 0)[got[..., 3] > 0].data)
     np.testing.assert_array_equal(got[..., 3] > 0, ~want.mask.all(axis=0))
+    # the fast path (no parameters) answers what the factory's path (a parameter) renders
+    full, _ = _png(client, "/layers/merc/tiles/WebMercatorQuad/7/67/45.png?return_mask=true")
+    np.testing.assert_array_equal(got, full)
     # a pyramid level: z picks it
     level = served.served["merc"].levels[5]
     want5 = sfclayer.raster.to_numpy(level.layer.get(16, 11), masked=True)
@@ -151,7 +154,7 @@ def test_other_tile_matrix_sets(client, source):
     assert (got[..., :3][valid] == want.array.data.transpose(1, 2, 0)[valid]).all()
 
 
-def test_warping_without_a_pyramid_is_bounded(client, served):
+def test_warping_without_a_pyramid_is_bounded(client, served, spark):
     # own has no pyramid: a zoom-2 tile would read every tile of it at 1/15° (here only 15 tiles,
     # so a smaller budget shows the refusal)
     from sfclayer.server.tiler import LayerReader, TooManyTiles
@@ -159,8 +162,15 @@ def test_warping_without_a_pyramid_is_bounded(client, served):
     with LayerReader(served.served["own"], max_tiles=4) as src:
         with pytest.raises(TooManyTiles, match="sfclayer pyramid"):
             src.tile(2, 1, 2)
-    code, _, body = client.get("/layers/merc/tiles/WebMercatorQuad/4/8/5.png")
-    assert code == 200
+    paths = [f"{n}={served.served[n].path}" for n in ("own", "merc")]
+    with srv.serve(spark, paths, port=0, background=True, log=lambda *_: None, max_tiles=4) as small:
+        c = sv.Client(small.url)
+        try:
+            code, _, body = c.get("/layers/own/tiles/WebMercatorQuad/2/2/1.png")
+            assert code == 400 and b"sfclayer pyramid" in body and b"15 tiles" in body
+            assert c.get("/layers/merc/tiles/WebMercatorQuad/4/8/5.png")[0] == 200  # a level of its pyramid
+        finally:
+            c.close()
 
 
 def test_info_statistics_preview_bbox(client, source):
@@ -236,3 +246,20 @@ def test_serve_reads_in_process_without_java(served, tmp_path):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
         log.close()
+
+
+def test_png_encoder_is_read_exactly_by_pillow_and_gdal(tmp_path):
+    from PIL import Image
+
+    from sfclayer.server.tiling import _encode_png
+
+    rng = np.random.default_rng(34)
+    for n, mode in ((1, "L"), (2, "LA"), (3, "RGB"), (4, "RGBA")):
+        bands = [rng.integers(0, 256, (37, 53)).astype(np.uint8) for _ in range(n)]
+        body = _encode_png(bands)
+        image = Image.open(__import__("io").BytesIO(body))
+        assert image.mode == mode
+        np.testing.assert_array_equal(np.asarray(image), np.stack(bands, -1) if n > 1 else bands[0])
+        (tmp_path / f"{n}.png").write_bytes(body)
+        with rasterio.open(tmp_path / f"{n}.png") as ds:
+            np.testing.assert_array_equal(ds.read(), np.stack(bands))

@@ -42,6 +42,7 @@ import uvicorn
 from ..errors import InvalidArgument
 from .app import TileApp
 from .catalog import layer_names, open_served
+from .tiler import MAX_TILES
 
 __all__ = ["serve", "TileServer", "TileApp", "DEFAULT_COALESCE_MS"]
 
@@ -76,10 +77,14 @@ class TileServer:
         ``Host`` names to answer besides IP addresses, ``localhost`` and ``host`` (``*``: any).
     cors_origins : iterable of str, optional
         Origins whose web pages may read the server (``*``: any); none by default.
+    processes : int
+        Worker processes (:meth:`serve_forever` forks them; in-process reading only).
+    max_tiles : int
+        The most tiles of a level one warped request may read.
     """
 
     def __init__(self, spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESCE_MS, workers=8,
-                 log=_stderr, cache_size=64, allowed_hosts=(), cors_origins=(), processes=1):
+                 log=_stderr, cache_size=64, allowed_hosts=(), cors_origins=(), processes=1, max_tiles=MAX_TILES):
         self.log = log
         self.served = {}
         if processes > 1 and spark is not None:
@@ -90,7 +95,7 @@ class TileServer:
             for name, path in layer_names(paths).items():
                 self.served[name] = open_served(spark, name, path, cache_size=cache_size)
             self.app = TileApp(self.served, coalesce_ms=coalesce_ms, workers=workers, log=log, host=host,
-                               allowed_hosts=allowed_hosts or (), cors_origins=cors_origins or ())
+                               allowed_hosts=allowed_hosts or (), cors_origins=cors_origins or (), max_tiles=max_tiles)
             family = socket.AF_INET6 if ":" in host else socket.AF_INET
             # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
             # without it a response's header and body writes meet delayed ACKs (~40 ms per request).
@@ -216,7 +221,7 @@ class _QuietServer(uvicorn.Server):
 
 
 def serve(spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESCE_MS, workers=8, log=_stderr,
-          background=False, allowed_hosts=(), cors_origins=(), processes=1):
+          background=False, allowed_hosts=(), cors_origins=(), processes=1, max_tiles=MAX_TILES):
     """Serve layers over HTTP: tiles, values, TileJSON, OGC API – Tiles and a web map viewer.
 
     Parameters
@@ -245,9 +250,13 @@ def serve(spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESC
         origins (``Access-Control-Allow-Origin``, preflight answered); none by default.
     processes : int
         Worker processes serving the socket (in-process reader only; ``background`` serves in one).
+    max_tiles : int
+        The most tiles of a pyramid level one warped tile (TiTiler's endpoints) may read; more is a 400
+        saying to build a pyramid.
     """
     server = TileServer(spark, paths, host=host, port=port, coalesce_ms=coalesce_ms, workers=workers, log=log,
-                        allowed_hosts=allowed_hosts, cors_origins=cors_origins, processes=processes)
+                        allowed_hosts=allowed_hosts, cors_origins=cors_origins, processes=processes,
+                        max_tiles=max_tiles)
     if background:
         return server.start()
     server.serve_forever()
