@@ -1,7 +1,8 @@
 """A tile server and web map viewer straight from layers (``sfclayer serve``).
 
 An ASGI app (Starlette on uvicorn) keeps one open :class:`~sfclayer.Layer` per served layer (or
-pyramid level) and answers:
+pyramid level), read in-process (no JVM; ``spark=None``, worker processes) or through a Spark
+driver, and answers:
 
 ==========================================================  ========================================
 ``/``                                                       the web map viewer (Leaflet, served here)
@@ -12,6 +13,7 @@ pyramid level) and answers:
 ``/layers/{name}/keys/{col}/{row}``                         the key's curve index and data file
 ``/collections/{name}/tiles/{tms}/{matrix}/{row}/{col}``    OGC API – Tiles (layers on a standard TMS)
 ``/tileMatrixSets``, ``/conformance``, ``/collections``      OGC API documents
+``/layers/{name}/tiles/{tms}/{z}/{x}/{y}`` and the rest     TiTiler's endpoints (:mod:`.tiling`)
 ==========================================================  ========================================
 
 Query parameters: ``time`` (ISO-8601, space-time layers), ``colormap`` and ``rescale=min,max``
