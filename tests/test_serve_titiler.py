@@ -263,3 +263,18 @@ def test_png_encoder_is_read_exactly_by_pillow_and_gdal(tmp_path):
         (tmp_path / f"{n}.png").write_bytes(body)
         with rasterio.open(tmp_path / f"{n}.png") as ds:
             np.testing.assert_array_equal(ds.read(), np.stack(bands))
+
+
+def test_warped_tiles_on_many_threads_equal_one_at_a_time(served):
+    import concurrent.futures
+
+    from sfclayer.server.tiler import LayerReader
+
+    s = served.served["own"]
+    tiles = [(x, y, 8) for x in range(133, 137) for y in range(89, 93)]
+    serial = {t: LayerReader(s).tile(*t).array for t in tiles}
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        threaded = dict(zip(tiles, pool.map(lambda t: LayerReader(s).tile(*t).array, tiles)))
+    for t in tiles:
+        np.testing.assert_array_equal(threaded[t].data, serial[t].data)
+        np.testing.assert_array_equal(threaded[t].mask, serial[t].mask)

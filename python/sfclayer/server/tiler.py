@@ -23,6 +23,7 @@ Examples
 """
 
 import math
+import uuid
 import warnings
 
 import attr
@@ -50,6 +51,13 @@ MAX_TILES = 64
 #: Pixels read around a warped request's window, so resampling kernels (cubic: 2, lanczos: 3) see
 #: the same neighbours as when reading the whole source.
 _MARGIN = 4
+
+
+# A window's in-memory dataset is opened for writing (MEM datasets cannot be reopened read-only) and has
+# no overviews (the pyramid is the overviews): rasterio's and rio-tiler's warnings about both say nothing
+# here. Filters by message, process-wide: catch_warnings is not thread-safe, and requests run on threads.
+warnings.filterwarnings("ignore", message="Source dataset should be opened in read-only mode")
+warnings.filterwarnings("ignore", message="The dataset has no Overviews")
 
 
 class TooManyTiles(InvalidArgument):
@@ -135,10 +143,9 @@ def _mem_dataset(array, valid, nodata, transform, crs):
     """An in-memory GDAL dataset of a window: its nodata when that says which pixels are missing,
     else an explicit mask band."""
     bands, h, w = array.shape
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)
-        ds = rasterio.open("/vsimem/sfclayer-window", "w+", driver="MEM", width=w, height=h, count=bands,
-                           dtype=array.dtype, crs=crs, transform=transform)
+    # a name of its own: requests on other threads build their windows at the same time
+    ds = rasterio.open(f"/vsimem/sfclayer-window-{uuid.uuid4().hex}", "w+", driver="MEM", width=w, height=h,
+                       count=bands, dtype=array.dtype, crs=crs, transform=transform)
     ds.write(array)
     if nodata is not None:
         from_nodata = ~((np.isnan(array) if math.isnan(nodata) else array == nodata).all(axis=0))
@@ -177,8 +184,8 @@ def data_bounds(served):
         px = _valid_edges(lv, found, px)
     except Exception:  # as above: whole tiles are still right
         pass
-    x0, y0 = transform * (px[0], px[1])
-    x1, y1 = transform * (px[2], px[3])
+    x0, y0 = transform @ (px[0], px[1])
+    x1, y1 = transform @ (px[2], px[3])
     served._data_bounds = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
     return served._data_bounds
 
@@ -311,7 +318,7 @@ class LayerReader(BaseReader):
         lv = self._level_for(res)
         transform, w, h = _level_geometry(lv)
         inv = ~transform
-        cols, rows = zip(*(inv * (x, y) for x in (bbox[0], bbox[2]) for y in (bbox[1], bbox[3])))
+        cols, rows = zip(*(inv @ (x, y) for x in (bbox[0], bbox[2]) for y in (bbox[1], bbox[3])))
         i0 = max(0, math.floor(min(cols)) - _MARGIN)
         i1 = min(w, math.ceil(max(cols)) + _MARGIN)
         j0 = max(0, math.floor(min(rows)) - _MARGIN)
@@ -319,7 +326,7 @@ class LayerReader(BaseReader):
         if i0 >= i1 or j0 >= j1:
             return None
         array, valid, nodata = read_window(lv, i0, j0, i1, j1, self.time, self.max_tiles)
-        ds = _mem_dataset(array, valid, nodata, transform * Affine.translation(i0, j0), self.crs)
+        ds = _mem_dataset(array, valid, nodata, transform @ Affine.translation(i0, j0), self.crs)
         return Reader(None, dataset=ds, tms=self.tms, options=self.options)
 
     def _in_layer_crs(self, bbox, crs):
@@ -342,16 +349,14 @@ class LayerReader(BaseReader):
             pixels = max_size
         else:
             pixels = span / self._levels[0][0]  # native resolution
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # rio-tiler: "no overviews", "dataset opened for writing"
-            src = self._reader(src_box, span / max(pixels, 1))
-            if src is None:
-                raise TileOutsideBounds(f"box {tuple(bbox)} is outside layer {self.input.name}")
-            try:
-                img = src.part(bbox, dst_crs=dst_crs, bounds_crs=bounds_crs, indexes=indexes, expression=expression,
-                               max_size=max_size, height=height, width=width, buffer=buffer, **kwargs)
-            finally:
-                src.dataset.close()
+        src = self._reader(src_box, span / max(pixels, 1))
+        if src is None:
+            raise TileOutsideBounds(f"box {tuple(bbox)} is outside layer {self.input.name}")
+        try:
+            img = src.part(bbox, dst_crs=dst_crs, bounds_crs=bounds_crs, indexes=indexes, expression=expression,
+                           max_size=max_size, height=height, width=width, buffer=buffer, **kwargs)
+        finally:
+            src.dataset.close()
         img.assets = [self.input.name]
         return img
 
@@ -454,16 +459,14 @@ class LayerReader(BaseReader):
         if not (b[0] <= x <= b[2] and b[1] <= y <= b[3]):
             raise PointOutsideBounds(f"point ({lon}, {lat}) is outside layer {self.input.name}")
         res = self._levels[0][0]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            src = self._reader((x, y, x, y), res)
-            if src is None:
-                raise PointOutsideBounds(f"point ({lon}, {lat}) is outside layer {self.input.name}")
-            try:
-                pt = src.point(lon, lat, coord_crs=coord_crs, indexes=indexes, expression=expression,
-                               **{**self.options, **kwargs})
-            finally:
-                src.dataset.close()
+        src = self._reader((x, y, x, y), res)
+        if src is None:
+            raise PointOutsideBounds(f"point ({lon}, {lat}) is outside layer {self.input.name}")
+        try:
+            pt = src.point(lon, lat, coord_crs=coord_crs, indexes=indexes, expression=expression,
+                           **{**self.options, **kwargs})
+        finally:
+            src.dataset.close()
         pt.assets = [self.input.name]
         return pt
 
