@@ -44,7 +44,6 @@ import uvicorn
 from ..errors import InvalidArgument
 from .app import TileApp
 from .catalog import layer_names, open_served
-from .tiler import MAX_TILES
 
 __all__ = ["serve", "TileServer", "TileApp", "DEFAULT_COALESCE_MS"]
 
@@ -86,7 +85,7 @@ class TileServer:
     """
 
     def __init__(self, spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESCE_MS, workers=8,
-                 log=_stderr, cache_size=64, allowed_hosts=(), cors_origins=(), processes=1, max_tiles=MAX_TILES):
+                 log=_stderr, cache_size=64, allowed_hosts=(), cors_origins=(), processes=1, max_tiles=None):
         self.log = log
         self.served = {}
         if processes > 1 and spark is not None:
@@ -147,10 +146,12 @@ class TileServer:
                 pid = os.fork()
                 if pid == 0:  # a worker: serve until told to stop, then leave without the parent's clean-up
                     try:
+                        self.app.titiler.warm()
                         self._server.run(sockets=[self.socket])
                     finally:
                         os._exit(0)
                 children.append(pid)
+            self.app.titiler.warm()
             self._server.run(sockets=[self.socket])
         finally:
             for pid in children:
@@ -165,6 +166,7 @@ class TileServer:
     def start(self):
         """Serve on a background thread; returns once the server accepts connections."""
         self._announce()
+        self.app.titiler.warm()
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self.socket]},
                                         name=f"sfclayer-serve-{self.port}", daemon=True)
         self._thread.start()
@@ -223,7 +225,7 @@ class _QuietServer(uvicorn.Server):
 
 
 def serve(spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESCE_MS, workers=8, log=_stderr,
-          background=False, allowed_hosts=(), cors_origins=(), processes=1, max_tiles=MAX_TILES):
+          background=False, allowed_hosts=(), cors_origins=(), processes=1, max_tiles=None):
     """Serve layers over HTTP: tiles, values, TileJSON, OGC API – Tiles and a web map viewer.
 
     Parameters

@@ -24,8 +24,7 @@ from ..errors import InvalidArgument, KeyNotFound, KeyOutOfBounds, SfcLayerError
 from . import ogc, render
 from .coalesce import Coalescer
 from .middleware import etag_matches, middleware
-from .tiler import MAX_TILES
-from .tiling import titiler_app
+from .stored import TitilerMount
 
 __all__ = ["TileApp", "HttpError", "static_files"]
 
@@ -109,12 +108,13 @@ class TileApp:
         More ``Host`` names to answer; ``*`` answers any.
     cors_origins : iterable of str
         Origins whose pages may read the server (``*`` for any); none by default.
-    max_tiles : int
-        The most tiles of a level one warped request may read (TiTiler's endpoints).
+    max_tiles : int, optional
+        The most tiles of a level one warped request may read (TiTiler's endpoints; the tiler's
+        ``MAX_TILES`` by default).
     """
 
     def __init__(self, served, coalesce_ms=2.0, workers=8, log=print, host="127.0.0.1", allowed_hosts=(),
-                 cors_origins=(), max_tiles=MAX_TILES):
+                 cors_origins=(), max_tiles=None):
         self.served = dict(served)
         self.log = log
         self.coalesce_ms = float(coalesce_ms)
@@ -123,6 +123,7 @@ class TileApp:
                            for name, s in self.served.items() for z, lv in s.levels.items()}
         self.static = static_files()
         self.requests = 0
+        self.titiler = TitilerMount(self.served, max_tiles)
         routes = [
             Route("/", self.index),
             Route("/favicon.ico", self.favicon),
@@ -142,7 +143,7 @@ class TileApp:
             Route("/tileMatrixSets", self.tile_matrix_sets),
             Route("/tileMatrixSets/{tms}", self.tile_matrix_set),
             # TiTiler's endpoints (titiler.core's factory over sfclayer's rio-tiler reader), after ours
-            Mount("", titiler_app(self.served, max_tiles=max_tiles)),
+            Mount("", self.titiler),
         ]
         async def http_error(request, e):  # async: Starlette would run a plain function on a thread
             return _error(e.status, e.message)

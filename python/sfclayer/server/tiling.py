@@ -18,8 +18,6 @@ space-time layers. ``?colormap=<name>`` (sfclayer's parameter before TiTiler's) 
 
 import dataclasses
 import re
-import struct
-import zlib
 import urllib.parse
 from typing import Annotated
 
@@ -33,6 +31,7 @@ from titiler.core.factory import TilerFactory
 from titiler.extensions import wmtsExtension
 
 from ..errors import CorruptLayer, InvalidArgument, KeyNotFound, SfcLayerError
+from .stored import _encode_png
 from .tiler import MAX_TILES, LayerReader, TooManyTiles
 
 __all__ = ["titiler_app", "PREFIX"]
@@ -45,14 +44,12 @@ _SCALE = re.compile(r"^(?P<head>/layers/[^/]+/tiles/(?P<tms>[^/]+)/[0-9]+/[0-9]+
                     r"(?P<tail>\.[a-z0-9]+)?$")
 
 
-#: zlib level of PNG tiles (see :func:`_encode_png`): 1; level 0 was faster still but ~7 × larger.
-PNG_LEVEL = 1
 
 
 def render_tile(image, colormap=None, output_format=None, add_mask=True, rescale=None, color_formula=None,
                 **kwargs):
     """titiler.core's ``render_image``, but PNG tiles of 8-bit gray or RGB without a colormap are encoded
-    by :func:`_encode_png` (the same pixels in a quarter of the time of GDAL's PNG driver at level 6)."""
+    by :func:`sfclayer.server.stored._encode_png` (the same pixels in a quarter of the time of GDAL's PNG driver at level 6)."""
     from titiler.core.resources.enums import ImageType
     from titiler.core.utils import render_image
 
@@ -123,56 +120,7 @@ def titiler_app(served, max_tiles=MAX_TILES, time_parser=None):
     app.include_router(factory.router, prefix=PREFIX)
     add_exception_handlers(app, {**DEFAULT_STATUS_CODES, PointOutsideBounds: 404, TooManyTiles: 400, InvalidArgument: 400,
                                  KeyNotFound: 404, CorruptLayer: 500, SfcLayerError: 500})
-    return _Aliases(app, served)
-
-
-def _chunk(kind, data):
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-
-def _encode_png(bands):
-    """PNG bytes of 1 to 4 ``(h, w)`` uint8 planes (gray, gray + alpha, RGB, RGBA): every row with the
-    Sub filter, zlib at :data:`PNG_LEVEL`. Measured on a 256 px Blue Marble RGBA tile (loaded 2-core
-    machine): 4.0 ms and 37.8 KB, against Pillow's 9.7 ms and 37.1 KB at the same level (Pillow tries
-    the filters per row) and titiler's GDAL PNG at level 6, 18 ms: the encode is most of a stored tile's
-    cost. Any PNG decoder reads it (tests decode it with Pillow and GDAL)."""
-    n = len(bands)
-    a = np.stack(bands, axis=-1) if n > 1 else bands[0][..., np.newaxis]
-    h, w = a.shape[:2]
-    rows = np.ascontiguousarray(a).reshape(h, w * n)
-    out = np.empty((h, w * n + 1), np.uint8)
-    out[:, 0] = 1  # the Sub filter: each byte less the same channel's byte to its left
-    out[:, 1:n + 1] = rows[:, :n]
-    np.subtract(rows[:, n:], rows[:, :-n], out=out[:, n + 1:])
-    color = {1: 0, 2: 4, 3: 2, 4: 6}[n]
-    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, color, 0, 0, 0))
-            + _chunk(b"IDAT", zlib.compress(out.tobytes(), PNG_LEVEL)) + _chunk(b"IEND", b""))
-
-
-def stored_png(served, tms, z, x, y):
-    """The PNG of a stored tile as TiTiler's endpoint renders it without parameters (its bands, the
-    validity mask as alpha), made straight from the tile: one look-up, one encode. None where the
-    answer needs the full path (another matrix set or zoom, no tile, not 8-bit gray or RGB)."""
-    base = served.base
-    lv = served.levels.get(z)
-    if lv is None or base.grid.tms != tms or base.space_time or base.pixel_layout != "raster":
-        return None
-    g = lv.grid
-    if not (g.col_min <= x <= g.col_max and g.row_min <= y <= g.row_max):
-        return None
-    tile = lv.layer.get_many([(x, y)])[0]
-    if tile is None:
-        return None
-    a, _ = lv.pixels(tile)
-    if a.dtype != np.uint8 or a.shape[0] not in (1, 3) or a.shape[1:] != (g.tile_height, g.tile_width):
-        return None
-    valid = ~np.ma.getmaskarray(a).all(axis=0)
-    data = np.ma.getdata(a)
-    return _encode_png([data[i] for i in range(data.shape[0])] + [valid.astype(np.uint8) * np.uint8(255)])
-
-
-_STORED = re.compile(r"^/layers/(?P<name>[^/]+)/tiles/(?P<tms>[A-Za-z0-9_.-]+)/(?P<z>[0-9]{1,2})/(?P<x>[0-9]{1,9})/"
-                     r"(?P<y>[0-9]{1,9})\.png$")
+    return _Aliases(app)
 
 
 class _Aliases:
@@ -180,27 +128,12 @@ class _Aliases:
     TileJSON and the map viewer on 256 px tiles unless told otherwise; ``?colormap=<name>`` noted as
     deprecated in a ``Warning`` header."""
 
-    def __init__(self, app, served):
+    def __init__(self, app):
         self.app = app
-        self.served = served
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        stored = _STORED.match(scope["path"])
-        if stored and not scope.get("query_string") and scope["method"] == "GET":
-            # the fast path: a stored tile asked without parameters skips the factory's dependencies
-            served = self.served.get(stored["name"])
-            if served is not None:
-                import anyio
-
-                z, x, y = int(stored["z"]), int(stored["x"]), int(stored["y"])
-                body = await anyio.to_thread.run_sync(stored_png, served, stored["tms"], z, x, y)
-                if body is not None:
-                    await send({"type": "http.response.start", "status": 200, "headers": [
-                        (b"content-type", b"image/png"), (b"content-length", str(len(body)).encode())]})
-                    await send({"type": "http.response.body", "body": body})
-                    return
         m = _SCALE.match(scope["path"])
         if m:
             import morecantile
