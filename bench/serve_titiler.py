@@ -204,10 +204,12 @@ def load(port, paths, concurrency):
     return len(paths) / wall, pick(0.5), pick(0.99), errors[0]
 
 
-def run_server(name, cmd, port, url, sets, env=None):
+def run_server(name, cmd, port, url, sets, env=None, document=None):
     probe = url(*sets["warm-up"][0])
     proc, started = start(cmd, port, probe, env=env)
     try:
+        if document:  # each worker process builds its TiTiler app before the measured phases (new
+            load(port, [document] * 8, 8)  # connections land on any process)
         load(port, [url(*t) for t in sets["warm-up"]], 4)
         rows = {c: load(port, [url(*t) for t in sets[c]], c) for c in CONCURRENCY}
     finally:
@@ -241,6 +243,8 @@ def report(results, args, cog):
     if SECTION in old:
         head, _, rest = old.partition(SECTION)
         tail = rest[rest.find("\n## "):] if "\n## " in rest else ""
+        notes = rest[:len(rest) - len(tail)].partition("\nNotes")[2]  # the hand-written reading of a run
+        text += ("\nNotes" + notes.rstrip("\n") + "\n") if notes else ""
         new = head + text + tail
     else:
         new = old.rstrip("\n") + "\n\n" + text
@@ -267,16 +271,19 @@ def main(argv=None):
     port = free_port()
     results["sfclayer, stored tiles"] = run_server(
         "sfclayer stored", serve + ["--port", str(port)], port,
-        lambda z, x, y: f"/layers/merc/tiles/WebMercatorQuad/{z}/{x}/{y}.png", sets, env=env)
+        lambda z, x, y: f"/layers/merc/tiles/WebMercatorQuad/{z}/{x}/{y}.png", sets, env=env,
+        document="/layers/merc/WebMercatorQuad/tilejson.json")
     port = free_port()
     results["sfclayer, warped (own grid)"] = run_server(
         "sfclayer warped", serve + ["--port", str(port)], port,
-        lambda z, x, y: f"/layers/own/tiles/WebMercatorQuad/{z}/{x}/{y}.png", sets, env=env)
+        lambda z, x, y: f"/layers/own/tiles/WebMercatorQuad/{z}/{x}/{y}.png", sets, env=env,
+        document="/layers/own/WebMercatorQuad/tilejson.json")
     if not args.skip_jvm:
         port = free_port()
         results["sfclayer --spark, stored tiles"] = run_server(
             "sfclayer --spark", serve + ["--port", str(port), "--spark"], port,
-            lambda z, x, y: f"/layers/merc/tiles/WebMercatorQuad/{z}/{x}/{y}.png", sets, env=env)
+            lambda z, x, y: f"/layers/merc/tiles/WebMercatorQuad/{z}/{x}/{y}.png", sets, env=env,
+            document="/layers/merc/WebMercatorQuad/tilejson.json")
     report(results, args, cog)
     json.dump({k: {"start": v["start"], "rows": {str(c): r for c, r in v["rows"].items()}} for k, v in results.items()},
               sys.stderr)
