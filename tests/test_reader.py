@@ -73,6 +73,11 @@ def layers(spark, tmp_path_factory):
         sfclayer.write(_df(spark, _rows(rnd, 30)), path, mode="append")
         sfclayer.delete(spark, path, keys=(3, 3, 9, 8))
         out[name] = path
+    path = str(root / "format2")  # unchecked records (no CRC32C), a document without checksums
+    sfclayer.write(_df(spark, _rows(rnd, 80)), path, bounds=(0, 0, 23, 19), format_version=2, partitions=3,
+                   compression="deflate", extent=(0, 0, 24, 20))
+    sfclayer.write(_df(spark, _rows(rnd, 10)), path, mode="append")
+    out["format2"] = path
     path = str(root / "z3-zstd")
     opts = dict(bounds=(0, 0, 23, 19), time_bounds=(T0, T0 + dt.timedelta(days=15)),
                 time_resolution="1 day", compression="zstd", partitions=3, extent=(0, 0, 24, 20))
@@ -110,7 +115,8 @@ def _same_tiles(a, b):
     assert [sorted(t.items()) for t in a] == [sorted(t.items()) for t in b]
 
 
-@pytest.mark.parametrize("name", ["z-none", "hilbert-zstd", "rowmajor-deflate", "z3-zstd", "manifests", "raster"])
+@pytest.mark.parametrize("name", ["z-none", "hilbert-zstd", "rowmajor-deflate", "z3-zstd", "manifests", "raster",
+                                  "format2"])
 def test_every_version_answers_as_the_jvm(spark, layers, name):
     path = layers[name]
     newest = sfclayer.open(path)
@@ -187,7 +193,7 @@ def test_pyramid_levels_and_time_travel(spark, layers):
     assert local.refresh() == sfclayer.open(path).version
     from sfclayer.reader.layer import history_local
 
-    assert history_local(path) == sfclayer.history(spark, path)
+    assert history_local(path) == sfclayer.history(path) == sfclayer.history(spark, path)
 
 
 # ---------------------------------------------------------------- damage
@@ -298,7 +304,7 @@ assert "pyspark" not in sys.modules and "py4j" not in sys.modules
     count, version, keys, total = json.loads(out.stdout)
     with sfclayer.open(spark, path) as jvm:
         assert (count, version) == (jvm.count(), jvm.version)
-        assert keys == sorted((t["col"], t["row"]) for t in jvm.query())
+        assert keys == sorted([t["col"], t["row"]] for t in jvm.query())
         assert total == int(jvm.to_numpy((0, 0, 70, 50)).sum())
     key = keys[0]
     for argv, says in ((["info", path], "raster"), (["get", path, str(key[0]), str(key[1])], "pixels"),
@@ -307,3 +313,108 @@ assert "pyspark" not in sys.modules and "py4j" not in sys.modules
                              timeout=60)
         assert out.returncode == 0, (argv, out.stderr)
         assert says in out.stdout, (argv, out.stdout)
+
+
+def test_bloom_filters_are_bit_identical_to_the_jvms(layers):
+    """Each sidecar the JVM wrote equals the filter Python builds from the file's SFC indexes (and every
+    index of the file is in Python's reading of it)."""
+    from sfclayer.reader.bloom import BloomFilter
+    from sfclayer.reader.version import PinnedVersion
+
+    layer = sfclayer.open(layers["z-none"])
+    p: PinnedVersion = layer._last
+    fpp = p.document.doc["bloomFilter"]["fpp"]
+    checked = 0
+    for entry in p.all_files():
+        if entry.bloom_crc is None:
+            continue
+        df = p.data_file(entry)
+        keys = [k for block in df.blocks(0, len(df.index.keys) - 1) for k, _ in block]
+        written = open(os.path.join(layers["z-none"], entry.id, "bloom"), "rb").read()
+        assert BloomFilter.build(keys, fpp).to_bytes() == written
+        assert all(p.bloom(entry).might_contain(k) for k in keys)
+        checked += 1
+    assert checked == len(p.all_files()) > 1
+
+
+def test_threads_and_forked_children_read_the_same_tiles(layers):
+    import concurrent.futures as cf
+
+    path = layers["raster"]
+    with sfclayer.open(path) as layer:
+        want = {(t["col"], t["row"]): t["pixels"] for t in layer.query()}
+    shared = sfclayer.open(path)
+    keys = sorted(want) * 4
+    with cf.ThreadPoolExecutor(8) as ex:
+        got = list(ex.map(lambda k: shared.get(*k)["pixels"], keys))
+    assert got == [want[k] for k in keys]
+    pid = os.fork()
+    if pid == 0:  # the child reads through the parent's layer, caches and all
+        ok = all(shared.get(*k)["pixels"] == want[k] for k in sorted(want))
+        os._exit(0 if ok else 3)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def test_the_cli_starts_without_importing_the_server_or_spark(layers):
+    import subprocess
+    import sys
+
+    from sfclayer import cli, server
+
+    assert cli._DEFAULT_COALESCE_MS == server.DEFAULT_COALESCE_MS
+    script = ("import sys; from sfclayer import cli; cli.main(['info', %r]); "
+              "print(sorted(m for m in ('pyspark', 'py4j', 'uvicorn', 'sfclayer.server') if m in sys.modules))"
+              % layers["z-none"])
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_what_the_in_process_reader_leaves_to_spark_says_so():
+    catalog = os.path.join(os.path.dirname(__file__), "data", "geotrellis", "catalog")
+    with pytest.raises(LayerNotFound, match="GeoTrellis catalog.*sfclayer.geotrellis.open"):
+        sfclayer.open(catalog)
+    from sfclayer.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="HDFS.*through Spark"):
+        sfclayer.open("hdfs://namenode:8020/layers/dem")
+
+
+def test_a_format_1_version_is_read_by_listing_its_data_directory(spark, layers, tmp_path):
+    """Format 1 (tests/test_updates.py makes one the same way): one data directory, listed; no ``dir``."""
+    path = str(tmp_path / "format1")
+    shutil.copytree(layers["format2"], path)
+    md = json.load(open(os.path.join(path, "_sfclayer", "v00000001.json")))
+    data_dir = os.path.join(path, md["dataDir"])
+    for f in md["files"]:
+        shutil.move(os.path.join(path, f["dir"], f["name"]), os.path.join(data_dir, f["name"]))
+        del f["dir"]
+    md["formatVersion"] = 1
+    del md["operation"]
+    for v in glob.glob(os.path.join(path, "_sfclayer", "v*.json")) + glob.glob(os.path.join(path, "_sfclayer", "_last*")):
+        os.remove(v)
+    with open(os.path.join(path, "_sfclayer", "v00000001.json"), "w") as f:
+        json.dump(md, f)
+    jvm, local = _pair(spark, path)
+    with jvm, local:
+        _same_tiles(list(jvm.query()), list(local.query()))
+        assert local.count() == md["recordCount"]
+
+
+def test_cli_read_commands_answer_alike_in_process_and_with_spark(spark, layers, capsys):
+    from sfclayer import cli
+
+    path = layers["manifests"]
+    key = next(iter(sfclayer.open(path).query()))
+    for argv in (["info", "--json", "--files", path], ["info", path], ["history", "--json", path],
+                 ["get", path, str(key["col"]), str(key["row"])]):
+        outs = []
+        for extra in ([], ["--spark"]):
+            assert cli.main(argv + extra, spark_factory=lambda: (spark, False)) == 0
+            outs.append(capsys.readouterr().out)
+        if argv[0] == "get":  # its first line says how long the look-up took
+            outs = [o.split("\n", 1)[1] for o in outs]
+        if "--json" in argv and argv[0] == "info":
+            outs = [json.loads(o) for o in outs]
+        assert outs[0] == outs[1], argv

@@ -104,7 +104,12 @@ def window_array(metadata, tiles, bbox, bands=None, masked=False, w=None):
     nodata = float("nan") if nodata == "NaN" else nodata
     floats = dtype.kind == "f"
     fill = dtype.type(np.nan if floats else (0 if nodata is None else nodata))
-    out = np.full((n_out, w.j1 - w.j0, w.i1 - w.i0), fill, dtype=dtype)
+    tiles = list(tiles)
+    c0, r0, c1, r1 = w.keys
+    shape = (n_out, w.j1 - w.j0, w.i1 - w.i0)
+    # every tile of the window present: each pixel is written below, nothing to fill first
+    covered = len(tiles) == (c1 - c0 + 1) * (r1 - r0 + 1)
+    out = np.empty(shape, dtype=dtype) if covered else np.full(shape, fill, dtype=dtype)
     valid = np.zeros((1,) + out.shape[1:], dtype=bool) if masked else None
     for t in tiles:
         a = to_numpy(t)
@@ -133,7 +138,7 @@ def _time64(v):
     return np.datetime64(v, "us")
 
 
-def window(metadata, tiles, bbox, bands=None, time_key=None):
+def window(metadata, tiles, bbox, bands=None, time_key=None, array=None):
     """Mosaic ``tiles`` (dicts with ``col``, ``row``, maybe ``time``, and raster values) into a DataArray.
 
     Parameters
@@ -145,6 +150,9 @@ def window(metadata, tiles, bbox, bands=None, time_key=None):
         1-based band numbers; all by default.
     time_key : str, optional
         ``"time"`` for space-time layers: one slice per distinct time, sorted.
+    array : numpy.ma.MaskedArray, optional
+        A spatial layer's window as :func:`window_array` mosaicked it (``masked=True``): ``tiles`` are
+        then not read.
     """
     import xarray as xr
 
@@ -164,6 +172,10 @@ def window(metadata, tiles, bbox, bands=None, time_key=None):
     fill = (np.nan if floats else (0 if nodata is None else nodata))
     shape = (len(bands), w.j1 - w.j0, w.i1 - w.i0)
     slices, valids = {}, {}
+    if array is not None:
+        slices[None] = np.ma.getdata(array)
+        valids[None] = ~np.ma.getmaskarray(array)[:1]
+        tiles = ()
     for t in tiles:
         key = _time64(t.get(time_key)) if time_key else None
         out = slices.get(key)

@@ -3,20 +3,22 @@
 ::
 
     sfclayer demo [--out DIR] [--tile-size N] [--source NAME] [--bbox X0,Y0,X1,Y1] [--key-index K]
-    sfclayer info PATH [--files [--max-files N]] [--json]
-    sfclayer get PATH COL ROW [TIME]
-    sfclayer layout PATH [-o OUT.png]
+    sfclayer info PATH [--files [--max-files N]] [--json] [--spark]
+    sfclayer get PATH COL ROW [TIME] [--spark]
+    sfclayer layout PATH [-o OUT.png] [--spark]
     sfclayer verify PATH [--version N] [--json]
     sfclayer repair PATH
     sfclayer serve PATH [PATH...] [--host 127.0.0.1] [--port 8000] [--coalesce-ms MS] [--cors-origin ORIGIN]
                    [--allowed-host NAME]
-    sfclayer history PATH [--json]
+    sfclayer history PATH [--json] [--spark]
     sfclayer compact PATH
     sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
     sfclayer ingest SOURCES... PATH [--tms NAME|none] [--zoom Z] [--resampling R] [--tile-size N]
     sfclayer pyramid PATH [--min-zoom Z] [--resampling R] [--full]
 
-Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
+The read commands ``info``, ``get``, ``layout`` and ``history`` read in-process, without a JVM
+(:mod:`sfclayer.reader`); ``--spark`` reads through Spark, as HDFS and ``s3a://`` paths always are.
+Every other command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
 when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
 on purpose print ``sfclayer: error: <message>`` and exit with status 1.
 
@@ -36,6 +38,10 @@ from ._text import human_bytes
 from .errors import InvalidArgument
 
 __all__ = ["main", "build_parser"]
+
+#: ``sfclayer.server.DEFAULT_COALESCE_MS``, repeated so that building the parser does not import the
+#: server (uvicorn, starlette: 0.3 s of every command's start; tests/test_reader.py checks they agree)
+_DEFAULT_COALESCE_MS = 0.0
 
 _LOG4J2 = """\
 # sfclayer CLI: Spark's logs quiet (errors only), on stderr.
@@ -739,8 +745,6 @@ def build_parser():
     cg.add_argument("--partitions", type=_positive_int, metavar="N", help="write tasks")
     cg.set_defaults(func=_cmd_convert_geotrellis)
 
-    from .server import DEFAULT_COALESCE_MS
-
     sv = sub.add_parser("serve", help="serve layers as map tiles with a web map viewer (HTTP)",
                         description="Serve layers over HTTP: a Leaflet viewer at /, tiles at "
                                     "/layers/NAME/tiles/Z/X/Y.png, values, TileJSON and OGC API - Tiles. "
@@ -749,9 +753,9 @@ def build_parser():
     sv.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
     sv.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
-    sv.add_argument("--coalesce-ms", type=float, default=DEFAULT_COALESCE_MS, metavar="MS",
+    sv.add_argument("--coalesce-ms", type=float, default=_DEFAULT_COALESCE_MS, metavar="MS",
                     help="gather tile requests that arrive while a look-up is under way (waiting at most MS "
-                         f"milliseconds) into one look-up in curve order (default {DEFAULT_COALESCE_MS:g}: off; "
+                         f"milliseconds) into one look-up in curve order (default {_DEFAULT_COALESCE_MS:g}: off; "
                          "see bench/RESULTS.md)")
     sv.add_argument("--workers", type=_positive_int, default=8, help="threads for look-ups and rendering (default 8)")
     sv.add_argument("--processes", type=_positive_int, default=None, metavar="N",

@@ -665,6 +665,9 @@ class Layer:
         bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
         if bbox is None:
             raise InvalidArgument("bbox: None must be four numbers (xmin, ymin, xmax, ymax)")
+        if not self.space_time:  # built on to_numpy: the same window, with coordinates
+            array = self.to_numpy(bbox, bands, masked=True)
+            return window(self._window_metadata(), (), bbox, bands, None, array=array)
         w = Window(self.metadata, bbox)
         tiles = self.query(keys=w.keys, time=time)
         return window(self.metadata, tiles, bbox, bands, "time" if self.space_time else None)
@@ -697,10 +700,13 @@ class Layer:
             raise InvalidArgument(f"layer {self.path} is space-time: read its windows with to_xarray(bbox, time=...)")
         md = self._window_metadata()
         w = Window(md, bbox)
-        return window_array(md, self.query(keys=w.keys), bbox, bands, masked, w=w)
+        return window_array(md, self._window_tiles(w.keys), bbox, bands, masked, w=w)
 
     def _window_metadata(self):
         return self.metadata
+
+    def _window_tiles(self, keys):
+        return self.query(keys=keys)
 
     def _require_open(self):
         if self._handle is None:

@@ -16,6 +16,7 @@ Examples
 """
 
 import dataclasses
+import os
 import datetime as _dt
 
 from . import _jvm
@@ -73,18 +74,23 @@ class Version:
         raise AttributeError(name)
 
 
-def history(spark, path):
+def history(spark, path=None):
     """The layer's retained versions, oldest first.
 
     Parameters
     ----------
-    spark : pyspark.sql.SparkSession
+    spark : pyspark.sql.SparkSession, or the path
+        ``history(path)`` reads the version documents in-process, without Spark (:mod:`sfclayer.reader`).
     path : str
 
     Returns
     -------
     list of Version
     """
+    if spark is None or isinstance(spark, (str, os.PathLike)):
+        from .reader.layer import history_local
+
+        return history_local(os.fspath(spark if path is None else path))
     return [Version.from_json(d) for d in _jvm.command(spark, "history", path)]
 
 

@@ -30,6 +30,17 @@ def _fmix64(h: np.ndarray) -> np.ndarray:
         return h ^ (h >> _S33)
 
 
+_MASK = (1 << 64) - 1
+
+
+def _fmix64_int(h: int) -> int:
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & _MASK
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & _MASK
+    return h ^ (h >> 33)
+
+
 class BloomFilter:
     """Kirsch–Mitzenmacher double hashing over ``fmix64`` (MurmurHash3's finalizer); ``m`` bits, ``k`` hashes."""
 
@@ -62,8 +73,15 @@ class BloomFilter:
         return f
 
     def might_contain(self, index: int) -> bool:
-        b = self._bits([index])[0]
-        return bool(np.all(self.words[(b >> np.uint64(6)).astype(np.int64)] & (np.uint64(1) << (b & np.uint64(63)))))
+        # one index: Python ints (numpy's per-call overhead is larger than the arithmetic)
+        h1 = _fmix64_int(index & _MASK)
+        h2 = _fmix64_int(h1) | 1
+        words, m = self.words, self.m
+        for i in range(self.k):
+            b = ((h1 + i * h2) & _MASK) % m
+            if not (int(words[b >> 6]) >> (b & 63)) & 1:
+                return False
+        return True
 
     def to_bytes(self) -> bytes:
         return _HEAD.pack(_MAGIC, 1, 1, self.k, self.m, self.n) + self.words.astype(">u8").tobytes()

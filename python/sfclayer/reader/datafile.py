@@ -10,6 +10,7 @@ around damage (``onCorrupt=skip`` and ``verify`` stay on Spark).
 
 from __future__ import annotations
 
+import bisect
 import struct
 import threading
 import zlib
@@ -19,6 +20,7 @@ import google_crc32c
 import numpy as np
 
 from ..errors import CorruptLayer
+from .cache import after_fork
 
 __all__ = ["FileEntry", "Header", "FileIndex", "DataFile", "advice", "crc32c", "read_vlong"]
 
@@ -173,11 +175,12 @@ class Header:
 class FileIndex:
     """A checked ``index`` file: sorted SFC indexes and their records' byte offsets (numpy int64)."""
 
-    __slots__ = ("keys", "offsets", "nbytes")
+    __slots__ = ("keys", "offsets", "nbytes", "_keys")
 
     def __init__(self, keys: np.ndarray, offsets: np.ndarray):
         self.keys, self.offsets = keys, offsets
-        self.nbytes = keys.nbytes + offsets.nbytes + 64
+        self._keys = keys.tolist()  # bisect on a list beats numpy's per-call overhead for one key
+        self.nbytes = keys.nbytes + offsets.nbytes + 32 * len(self._keys) + 64
 
     @classmethod
     def parse(cls, b: bytes, data_start: int, data_end: int) -> "FileIndex":
@@ -244,7 +247,7 @@ class FileIndex:
 
     def floor(self, index: int) -> int:
         """The entry with the greatest key ≤ ``index``, or -1."""
-        return int(np.searchsorted(self.keys, index, side="right")) - 1
+        return bisect.bisect_right(self._keys, index) - 1
 
 
 class DataFile:
@@ -253,11 +256,12 @@ class DataFile:
     Thread-safe: the first caller loads the index under the file's lock; reads after that hold no lock.
     """
 
-    __slots__ = ("source", "entry", "layer", "_lock", "index", "header", "end", "_sync")
+    __slots__ = ("source", "entry", "layer", "_lock", "index", "header", "end", "_sync", "__weakref__")
 
     def __init__(self, source, entry: FileEntry, layer: str):
         self.source, self.entry, self.layer = source, entry, layer
         self._lock = threading.Lock()
+        after_fork(self)  # a lock held by another thread at fork() would stay held in the child
         self.index: FileIndex | None = None
         self.header: Header | None = None
         self.end = -1
@@ -266,6 +270,9 @@ class DataFile:
     @property
     def path(self) -> str:
         return self.entry.id
+
+    def _reset_after_fork(self):
+        self._lock = threading.Lock()
 
     @property
     def nbytes(self) -> int:
@@ -381,7 +388,11 @@ class DataFile:
                     raise self.corrupt(f"data file {self.layer}/{data} at byte {at}: a record runs past the end of the file")
                 rec_len, key_len = _II.unpack_from(buf, p)
                 if rec_len == -1:
-                    if buf[p + 4:p + 20] != self.sync():
+                    # the sync bytes are checked against the header where reading it costs nothing more; on
+                    # an object store a checked file's header is not fetched for it (a request per file): a
+                    # damaged marker loses nothing, and the record after it is checked (lengths, CRC32C)
+                    if (self.header is not None or not self.checked or _cheap_stat(self.source)) \
+                            and buf[p + 4:p + 20] != self.sync():
                         raise self.corrupt(f"data file {self.layer}/{data} at byte {at}: a damaged sync marker")
                     p += 20
                     continue

@@ -13,6 +13,7 @@ import bisect
 import datetime as _dt
 import hashlib
 import json
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -332,3 +333,12 @@ class ManifestTree:
 
         walk(self.refs, None)
         return out
+
+
+def _reset_locks():
+    VersionLog._DOCS_LOCK = threading.Lock()
+    ManifestTree._LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # a lock held by another thread at fork() would stay held in the child
+    os.register_at_fork(after_in_child=_reset_locks)

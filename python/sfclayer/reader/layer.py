@@ -13,7 +13,7 @@ import threading
 from .._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
 from ..errors import InvalidArgument, KeyNotFound, LayerNotFound, SfcLayerError
 from ..layer import Layer, _as_of_options, _micros
-from .cache import ByteLRU
+from .cache import ByteLRU, after_fork
 from .documents import VersionLog
 from .source import open_source
 from .version import PinnedVersion
@@ -75,6 +75,7 @@ class LocalLayer(Layer):
         self._log = VersionLog(source, path)
         self._tiles = ByteLRU(DEFAULT_CACHE_BYTES if cache_bytes is None else int(cache_bytes))
         self._pins = threading.Lock()
+        after_fork(self)
         self._pinned = None
         self._last = None
         self._metadata = None
@@ -140,10 +141,13 @@ class LocalLayer(Layer):
         return md
 
     def stats(self):
+        """Look-up counters, as the JVM path's: data files whose index this version read, hits of the
+        decoded-block cache, files open now (none: each read opens and closes its file), the cache's bytes,
+        indexes and filters read, and misses a bloom filter answered."""
         p = self._use_pinned()
         return {"files_opened": p.files_opened, "cache_hits": self._tiles.hits,
                 "open_files": 0, "cached_bytes": self._tiles.nbytes, "indexes_kept": p.files_opened,
-                "bloom_skips": p.bloom_skips, "filters_kept": 0}
+                "bloom_skips": p.bloom_skips, "filters_kept": p.filters_read}
 
     def _strip(self, p, tile):
         return {k: v for k, v in tile.items() if k not in p.keys}
@@ -265,6 +269,12 @@ class LocalLayer(Layer):
 
     def _window_metadata(self):
         return self._use_pinned().document.doc
+
+    def _window_tiles(self, keys):
+        # the cached tiles themselves (read-only here), not query()'s copies
+        p = self._use_pinned()
+        box, ranges, _ = self._box(p, None, keys, None, None, None)
+        return () if box is None else p.scan(box, ranges)
 
     def _require_open(self):
         self._use_pinned()

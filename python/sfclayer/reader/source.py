@@ -8,6 +8,10 @@ calls one source from many threads) and fork-safe (a worker process inherits the
 object and must not share a socket or file handle with its parent: reopen lazily,
 e.g. from ``os.register_at_fork(after_in_child=...)``).
 
+Optional beyond the protocol: ``list_dirs(prefix) -> list[str]``, the sub-directories directly under
+``prefix``; only format 1 versions need it (their files are found by listing ``dataDir``), and a source
+without it refuses those versions with a clear error.
+
 ``open_source("file:/x")`` and plain paths give a :class:`LocalSource`; any other
 scheme (``s3://``, ``gs://``, ``az://``, ``memory://`` ...) is dispatched to
 ``sfclayer.reader.objectstore.open_objectstore(url, **options)``.  ``hdfs:`` stays
@@ -89,6 +93,15 @@ class LocalSource:
     def exists(self, path: str) -> bool:
         return os.path.exists(self._abs(path))
 
+    def list_dirs(self, prefix: str) -> list[str]:
+        """Names of the directories directly under ``prefix`` (optional in the contract: see the module)."""
+        try:
+            entries = os.scandir(self._abs(prefix.rstrip("/")))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        with entries:
+            return [e.name for e in entries if e.is_dir()]
+
     def __repr__(self) -> str:
         return f"LocalSource({self.root!r})"
 
@@ -123,8 +136,10 @@ def open_source(url: str, **options) -> ByteSource:
         return LocalSource(path)
     scheme = urlparse(url).scheme.lower()
     if scheme in ("hdfs", "viewfs", "webhdfs"):
-        raise ValueError(
-            f"{url}: HDFS layers are read through Spark (sfclayer.open(spark, path)); "
+        from ..errors import InvalidArgument
+
+        raise InvalidArgument(
+            f"path: {url!r} is on HDFS, which is read through Spark (sfclayer.open(spark, path)); "
             "the in-process reader reads local files and object stores")
     from .objectstore import open_objectstore  # the object-store helper's module
     return open_objectstore(url, **options)

@@ -13,6 +13,7 @@ import bisect
 import datetime as _dt
 import io
 import json
+import os
 import threading
 
 import fastavro
@@ -24,6 +25,7 @@ from .bloom import BloomFilter
 from .cache import ByteLRU
 from .datafile import DataFile, FileEntry
 from .documents import Document, ManifestTree
+from .source import LocalSource
 
 __all__ = ["PinnedVersion", "INDEXES"]
 
@@ -78,8 +80,10 @@ class PinnedVersion:
         self.compression = document.compression
         self.tiles = tiles
         self.bloom_skips = 0
-        self.files_opened = 0
+        self.files_opened = 0   # data file indexes read (the process-wide cache may hold more)
+        self.filters_read = 0
         self._source_id = getattr(source, "url", layer)
+        self._local = isinstance(source, LocalSource)
         self._tree = None
         if document.files is not None:
             files = document.files
@@ -132,12 +136,12 @@ class PinnedVersion:
             INDEXES.put(key, df, df.nbytes)
         return df
 
-    def bloom(self, entry: FileEntry) -> BloomFilter | None:
+    def bloom(self, entry: FileEntry, load: bool = True) -> BloomFilter | None:
         if entry.bloom_crc is None:
             return None
         key = (self._source_id, entry.id, "bloom", entry.bloom_crc)
         f = INDEXES.get(key)
-        if f is None:
+        if f is None and load:
             path = f"{entry.id}/bloom"
             try:
                 data = self.source.read(path)
@@ -150,6 +154,7 @@ class PinnedVersion:
                                    f"(repair rebuilds it from the data file). {advice(self.layer)}")
             f = BloomFilter.parse(data, entry.bloom_crc, f"{self.layer}/{path}", self.layer)
             INDEXES.put(key, f, f.nbytes)
+            self.filters_read += 1
         return f
 
     # ------------------------------------------------------------------ blocks
@@ -234,7 +239,9 @@ class PinnedVersion:
         block_key = self._block_key(entry, i)
         block = self.tiles.get(block_key)
         if block is None:
-            bf = self.bloom(entry)
+            # on an object store a filter costs a request of its own: a look-up's first touch of a file
+            # stays two requests (index, then data) and the filter is used once something else read it
+            bf = self.bloom(entry) if self._local else self.bloom(entry, load=False)
             if bf is not None and not bf.might_contain(index):
                 self.bloom_skips += 1
                 return None
@@ -305,3 +312,12 @@ class PinnedVersion:
                         if accept is not None and not accept(k[0], k[1]):
                             continue
                         yield tile
+
+
+def _reset_lock():
+    global _SCHEMAS_LOCK
+    _SCHEMAS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # a lock held by another thread at fork() would stay held in the child
+    os.register_at_fork(after_in_child=_reset_lock)
