@@ -492,6 +492,17 @@ def _cmd_repair(args, spark_factory):
 def _cmd_serve(args, spark_factory):
     from . import server
 
+    # in-process (no JVM) unless --spark, a GeoTrellis catalog or a Hadoop/S3A path needs the driver
+    from .server.catalog import layer_names
+
+    paths = layer_names(args.paths).values()
+    needs_spark = args.spark or any(p.startswith("gt:") or ("://" in p and p.split("://", 1)[0].lower()
+                                                             in _SPARK_SCHEMES) for p in paths)
+    if not needs_spark:
+        server.serve(None, args.paths, host=args.host, port=args.port, coalesce_ms=args.coalesce_ms,
+                     workers=args.workers, allowed_hosts=args.allowed_host, cors_origins=args.cors_origin,
+                     processes=args.processes or os.cpu_count() or 1)
+        return 0
     spark, created = spark_factory()
     try:
         server.serve(spark, args.paths, host=args.host, port=args.port, coalesce_ms=args.coalesce_ms,
@@ -748,6 +759,11 @@ def build_parser():
                          f"milliseconds) into one look-up in curve order (default {_DEFAULT_COALESCE_MS:g}: off; "
                          "see bench/RESULTS.md)")
     sv.add_argument("--workers", type=_positive_int, default=8, help="threads for look-ups and rendering (default 8)")
+    sv.add_argument("--processes", type=_positive_int, default=None, metavar="N",
+                    help="worker processes serving the port (default: the machine's cores; in-process reading only)")
+    sv.add_argument("--spark", action="store_true",
+                    help="read the layers through a Spark driver (the JVM path; GeoTrellis catalogs gt:... and "
+                         "hdfs:// or s3a:// paths always do); default: in-process, no JVM")
     sv.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                     help="let web pages of ORIGIN (e.g. https://example.org, or * for any) read tiles and JSON "
                          "across origins (CORS, preflight answered); repeatable; default: none")
