@@ -88,7 +88,8 @@ def build_jar(root):
     env = dict(os.environ, PYSPARK_JARS=pyspark_jars())
     javac = _javac()
     env.setdefault("JAVA_HOME", os.path.dirname(os.path.dirname(os.path.realpath(javac))))
-    cmd = [_gradle(), "--quiet", "--console=plain", "--no-daemon", "-p", root, "jar"]
+    # --build-cache: a wheel built again from the same sources (another sdist directory) reuses the classes
+    cmd = [_gradle(), "--quiet", "--console=plain", "--no-daemon", "--build-cache", "-p", root, "jar"]
     print("building the connector jar: " + " ".join(cmd), file=sys.stderr, flush=True)
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     jar = os.path.join(root, "build", "libs", "sfclayer.jar")
