@@ -145,3 +145,31 @@ def test_the_wheel_in_a_fresh_virtualenv(dist, tmp_path_factory):
     assert found["get"] == 19
     assert found["ingested"] == 16 and found["tile_equal"] is True
     assert found["tile_png"] is True
+
+
+def test_cli_spark_options_reach_the_builder():
+    from sfclayer import cli
+
+    args = cli.build_parser().parse_args(["--master", "spark://h:7077", "--conf", "spark.executor.memory=4g",
+                                          "--conf", "spark.a=b=c", "--packages", "g:a:1", "info", "/x"])
+    options = cli._builder(args)._options
+    assert options["spark.master"] == "spark://h:7077"
+    assert options["spark.executor.memory"] == "4g" and options["spark.a"] == "b=c"
+    assert options["spark.jars.packages"] == "g:a:1"
+    assert "spark.driver.host" not in options  # executors elsewhere must reach the driver
+    remote = cli._builder(cli.build_parser().parse_args(["--remote", "sc://h:15002", "info", "/x"]))._options
+    assert remote["spark.remote"] == "sc://h:15002" and "spark.jars" not in remote
+
+
+def test_cli_without_the_s3a_jars_says_so_in_one_line(tmp_path):
+    env = _clean_env(PYTHONPATH=os.path.join(ROOT, "python"), SFCLAYER_JAR=sfclayer.jar_path())
+    proc = subprocess.run([sys.executable, "-m", "sfclayer", "--conf", "spark.sql.shuffle.partitions=2", "info",
+                           "s3a://bucket/layers/dem"], capture_output=True, text=True, timeout=600, env=env,
+                          cwd=str(tmp_path))
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith('sfclayer: error: no Hadoop filesystem for scheme "s3a" (org.apache.hadoop.fs.s3a.'
+                           "S3AFileSystem not found) on the class path: S3A needs its jars (--packages "
+                           "org.apache.hadoop:hadoop-aws:"), proc.stderr[-3000:]
+    assert "sfclayer.session(s3=True)" in last
