@@ -8,7 +8,7 @@ BENCH_JAR := build/libs/sfclayer-bench.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
 
-.PHONY: setup jar dist maven-repo test test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest geotrellis-fixtures
+.PHONY: setup jar dist maven-repo test-ranges test test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest geotrellis-fixtures
 
 setup: $(VENV)/.installed $(JAR) $(BENCH_JAR)
 
@@ -68,6 +68,10 @@ test-py: setup hdfs-jars s3-jars | chromium-installed
 	$(PY) -m pytest -q tests integration
 
 test: test-jvm test-py
+
+# The dependency ranges at their ends, each in a fresh virtualenv (tests/scripts/ranges.sh); not in `make test`
+test-ranges: dist
+	bash tests/scripts/ranges.sh dist/sfclayer-$$(sed -n 's/^version = "\(.*\)".*/\1/p' pyproject.toml)-py3-none-any.whl
 
 test-hdfs: setup hdfs-jars
 	$(PY) -m pytest -q -m hdfs tests integration

@@ -54,6 +54,9 @@ def dist(tmp_path_factory):
     """``python -m build`` of this tree: the sdist, then the wheel built from it (the jar compiled by
     Gradle in the unpacked sdist). Spark's jars given as $PYSPARK_JARS spare the build environment a
     pyspark install (without it the backend asks for pyspark==4.3.0: README "Install")."""
+    given = os.environ.get("SFCLAYER_TEST_DIST")  # a directory `make dist` filled: spares the build when iterating
+    if given:
+        return __import__("pathlib").Path(given), sorted(os.listdir(given))
     out = tmp_path_factory.mktemp("dist")
     _run([sys.executable, "-m", "build", "--outdir", str(out), ROOT],
          env=_clean_env(PYSPARK_JARS=_pyspark_jars()), cwd=str(out))
@@ -173,3 +176,35 @@ def test_cli_without_the_s3a_jars_says_so_in_one_line(tmp_path):
                            "S3AFileSystem not found) on the class path: S3A needs its jars (--packages "
                            "org.apache.hadoop:hadoop-aws:"), proc.stderr[-3000:]
     assert "sfclayer.session(s3=True)" in last
+
+
+def test_configure_sets_the_workers_python_for_a_local_connect_server(monkeypatch):
+    # remote("local[2]") starts a Connect server whose Python workers (zonal_stats' mapInPandas) must
+    # run this interpreter, with its pyarrow, as sfclayer.session's do
+    pytest.importorskip("grpc", reason="the Spark Connect client needs pyspark[connect] (make setup)")
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    sfclayer.configure(ConnectSession.builder.remote("local[2]"))
+    assert os.environ["PYSPARK_PYTHON"] == sys.executable
+
+
+def test_the_connect_extra_without_pyspark_or_java(dist, connect_url, tmp_path_factory):
+    """pip install 'sfclayer[connect]' (pyspark-client, no pyspark) into a fresh virtualenv, then the
+    facade there, with no java on PATH, against the run's Connect server (tests/scripts/thin_client.py)."""
+    out, files = dist
+    venv = tmp_path_factory.mktemp("thin") / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)])
+    python = str(venv / "bin" / "python")
+    _run([python, "-m", "pip", "install", "--quiet", f"{out / files[0]}[connect]"], env=_clean_env())
+    listed = _run([python, "-m", "pip", "list", "--format", "json"], env=_clean_env()).stdout
+    names = {p["name"].lower() for p in json.loads(listed)}
+    assert "pyspark-client" in names and "pyspark" not in names and "py4j" not in names
+    work = tmp_path_factory.mktemp("thin-work")
+    script = shutil.copy(os.path.join(ROOT, "tests", "scripts", "thin_client.py"), work / "thin_client.py")
+    env = _clean_env(PATH=str(venv / "bin"), JAVA_HOME=str(work / "no-java"))
+    proc = _run([python, str(script), connect_url, str(work)], env=env, cwd=str(work), timeout=600)
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found == {"read": 16, "get": 30, "get_many": [27, None], "query": [0, 3, 24, 27], "count": 9,
+                     "missing": "KeyNotFound", "history": ["write", "append"], "vacuumed": [1], "verified": True,
+                     "gateway": False, "connect": "pyspark.sql.connect.session"}

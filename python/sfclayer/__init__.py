@@ -160,6 +160,11 @@ def configure(builder):
         a client of a separate server (``remote("sc://...")``) gets the catalog only: the jar must
         be on that server's class path already (README, "Spark Connect").
 
+        The connector jar must be this package's version (its manifest says; SfcLayerError otherwise),
+        and is left out when ``spark.jars.packages`` (or spark-submit's ``--packages``/``--jars``) brings
+        it, whose version is then checked in the driver's JVM. On any master but ``local`` the package
+        itself is shipped to executors (``spark.files`` + ``spark.submit.pyFiles``; README "Install").
+
     Examples
     --------
     >>> from pyspark.sql import SparkSession

@@ -94,5 +94,7 @@ def ship_package(master, existing):
     conf = {}
     for key in ("spark.files", "spark.submit.pyFiles"):
         old = existing.get(key)
+        if old and path in old.split(","):  # configured twice
+            continue
         conf[key] = f"{old},{path}" if old else path
     return conf

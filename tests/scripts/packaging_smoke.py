@@ -49,6 +49,9 @@ def main(tmp, zonal=False):
         except Exception as e:  # the findings say what answered
             out["tile_png"] = f"{url}: {e}"
     if zonal:
+        import pandas
+
+        out["pandas"] = pandas.__version__
         zones = spark.createDataFrame([("in", "POLYGON ((5.1 45.2, 5.5 45.2, 5.5 45.9, 5.1 45.9, 5.1 45.2))"),
                                        ("off", "POLYGON ((50 10, 51 10, 51 11, 50 10))")], "zone string, wkt string")
         got = {r["zone"]: (r["band"], r["count"]) for r in sfclayer.zonal_stats(
