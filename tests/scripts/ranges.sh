@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The dependency ranges at their ends (issue 36; `make test-ranges`, not part of `make test`: each end is a
 # fresh virtualenv with its own pyspark): the wheel with [spark,geo] and the lowest ends (pyspark 4.0.0,
-# numpy 1.x, pandas 2.x), then the newest (pyspark 4.x newest, numpy 2.x, pandas 3.x), each running
+# numpy 1.x, pandas 2.x, pyarrow 11: the newest pyarrow imports only with numpy 2, without saying so to pip), then the newest (pyspark 4.x newest, numpy 2.x, pandas 3.x), each running
 # tests/scripts/packaging_smoke.py --zonal outside the repository and checking its findings.
 #   bash tests/scripts/ranges.sh dist/sfclayer-<v>-py3-none-any.whl
 set -euo pipefail
@@ -11,7 +11,7 @@ work="$(mktemp -d -t sfclayer-ranges-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 unset PYTHONPATH SFCLAYER_JAR PYSPARK_PYTHON SPARK_HOME VIRTUAL_ENV
 status=0
-for ends in "lowest:pyspark==4.0.0 numpy<2 pandas<3" "newest:pyspark<5 numpy>=2 pandas>=3"; do
+for ends in "lowest:pyspark==4.0.0 numpy<2 pandas<3 pyarrow==11.0.0" "newest:pyspark<5 numpy>=2 pandas>=3"; do
     name="${ends%%:*}"; pins="${ends#*:}"
     python3 -m venv "$work/$name"
     # shellcheck disable=SC2086  # $pins: one requirement a word
