@@ -49,6 +49,7 @@ def bare_python(tmp_path_factory):
     return python
 
 
+@pytest.mark.packaging
 def test_spark_submit_packages_on_workers_without_sfclayer(standalone, maven_repo, bare_python, tmp_path):
     import pyspark
 

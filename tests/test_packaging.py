@@ -84,6 +84,7 @@ def test_configure_refuses_a_jar_of_another_version(tmp_path, monkeypatch):
         sfclayer.configure(SparkSession.builder.master("local[1]"))
 
 
+@pytest.mark.packaging
 def test_sdist_has_the_sources_and_the_wheel_the_jar(dist):
     out, files = dist
     version = _pyproject_version()
@@ -109,6 +110,7 @@ def test_sdist_has_the_sources_and_the_wheel_the_jar(dist):
     assert any(r.startswith("Requires-Dist: pyspark-client") and 'extra == "connect"' in r for r in requires)
 
 
+@pytest.mark.packaging
 def test_a_build_without_a_jdk_fails_naming_what_it_needs(dist, tmp_path):
     out, files = dist
     empty = tmp_path / "bin"
@@ -123,6 +125,7 @@ def test_a_build_without_a_jdk_fails_naming_what_it_needs(dist, tmp_path):
             "$JAVA_HOME/bin), Gradle (gradle on PATH or $GRADLE) and pyspark's jars") in proc.stdout + proc.stderr
 
 
+@pytest.mark.packaging
 def test_the_wheel_in_a_fresh_virtualenv(dist, tmp_path_factory):
     """pip install 'sfclayer[spark]' from the wheel into a new virtualenv (pip's cache reused; no
     --system-site-packages), then write, read, get, ingest and serve one tile there, outside the tree."""
@@ -189,6 +192,7 @@ def test_configure_sets_the_workers_python_for_a_local_connect_server(monkeypatc
     assert os.environ["PYSPARK_PYTHON"] == sys.executable
 
 
+@pytest.mark.packaging
 def test_the_connect_extra_without_pyspark_or_java(dist, connect_url, tmp_path_factory):
     """pip install 'sfclayer[connect]' (pyspark-client, no pyspark) into a fresh virtualenv, then the
     facade there, with no java on PATH, against the run's Connect server (tests/scripts/thin_client.py)."""
