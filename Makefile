@@ -8,11 +8,12 @@ BENCH_JAR := build/libs/sfclayer-bench.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
 
-.PHONY: setup jar test crash-points test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest geotrellis-fixtures
+.PHONY: setup jar dist maven-repo test-ranges test crash-points test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest geotrellis-fixtures
 
 setup: $(VENV)/.installed $(JAR) $(BENCH_JAR)
 
-$(VENV)/.installed: pyproject.toml
+# test pulls [spark] (pyspark, pyarrow, pandas, rasterio) and [geo,xarray]; demo [spark,geo] and basemap-data
+$(VENV)/.installed: pyproject.toml setup.py
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,demo,geo,xarray]'
@@ -36,6 +37,17 @@ $(BENCH_JAR): $(VENV)/.installed $(JAVA_SRC) $(shell find jvm/src/test/java/io/s
 	$(GRADLE) benchJar
 
 jar: $(JAR)
+
+# The sdist and the wheel (with the jar, built by setup.py's hook) in dist/, as `python -m build` makes
+# them anywhere; PYSPARK_JARS spares the build environment its own pyspark.
+dist: $(VENV)/.installed | gradle-installed
+	PYSPARK_JARS="$$($(PY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')" \
+	  $(PY) -m build --outdir dist .
+
+# io.sfclayer:sfclayer-spark_2.13:<version> (jar, sources, POM) in a Maven file repository, build/maven
+# (MAVEN_REPO=DIR elsewhere), for spark-submit --packages ... --repositories file://$(CURDIR)/build/maven
+maven-repo: $(VENV)/.installed | gradle-installed
+	$(GRADLE) publishMavenRepo $(if $(MAVEN_REPO),-PmavenRepoDir=$(MAVEN_REPO))
 
 hdfs-jars: | gradle-installed
 	bash integration/fetch-jars.sh
@@ -62,6 +74,10 @@ test: test-jvm test-py
 crash-points: setup
 	$(GRADLE) test --tests 'io.sfclayer.spark.CrashPointsTest' -Dsfclayer.crashpoints.all=true
 
+# The dependency ranges at their ends, each in a fresh virtualenv (tests/scripts/ranges.sh); not in `make test`
+test-ranges: dist
+	bash tests/scripts/ranges.sh dist/sfclayer-$$(sed -n 's/^version = "\(.*\)".*/\1/p' pyproject.toml)-py3-none-any.whl
+
 test-hdfs: setup hdfs-jars
 	$(PY) -m pytest -q -m hdfs tests integration
 
@@ -78,4 +94,4 @@ bench-ingest: setup
 	$(PY) bench/ingest.py
 
 clean:
-	rm -rf build .gradle $(JAR) integration/target
+	rm -rf build dist .gradle $(JAR) integration/target

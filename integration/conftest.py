@@ -137,3 +137,18 @@ def _wait_until_writable(spark, cluster):
             pytest.fail(f"the Docker HDFS at {cluster.url} took over {READY_TIMEOUT} s to accept a write: {last}",
                         pytrace=False)
         time.sleep(2)
+
+
+@pytest.fixture(scope="session")
+def standalone(tmp_path_factory):
+    """A Spark standalone master and two one-core workers (integration/standalone.py), started once per
+    run and stopped by the process ids it started. Logs: <tmp>/standalone*/."""
+    from integration.standalone import StandaloneCluster
+
+    cluster = StandaloneCluster(str(tmp_path_factory.mktemp("standalone")))
+    try:
+        cluster.start()
+    except RuntimeError as e:
+        pytest.fail(f"the standalone cluster did not start: {e}", pytrace=False)
+    yield cluster
+    cluster.stop()

@@ -11,24 +11,11 @@ import sys
 import pytest
 
 import sfclayer
-from integration.standalone import StandaloneCluster
 
 pytestmark = pytest.mark.hdfs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-@pytest.fixture(scope="session")
-def standalone(tmp_path_factory):
-    """Started once per run; stopped by the process ids it started. Logs: <tmp>/standalone*/."""
-    cluster = StandaloneCluster(str(tmp_path_factory.mktemp("standalone")))
-    try:
-        cluster.start()
-    except RuntimeError as e:
-        pytest.fail(f"the standalone cluster did not start: {e}", pytrace=False)
-    yield cluster
-    cluster.stop()
 
 
 def _drive(standalone, hdfs, spark, tmp_path_factory, *mode):

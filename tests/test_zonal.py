@@ -139,3 +139,23 @@ def test_web_mercator_layer_equals_rasterstats_on_a_geotiff_of_its_tiles(spark, 
     want = rasterstats.zonal_stats([reproject(z, "EPSG:4326", "EPSG:3857") for z in zones], tif, stats=STATS,
                                    nodata=da.rio.nodata)
     assert_equal_stats([got[i] for i in range(len(zones))], want)
+
+
+def test_string_ids_with_a_zone_off_the_layer(spark, dem_layer, dem_tif):  # noqa: F811
+    # pandas 3 makes string columns Arrow-backed: a batch of string ids whose covers came out empty (the
+    # zone misses the layer) crashed inside mapInPandas ("Cannot convert pyarrow.lib.ChunkedArray")
+    _, bounds = jacksboro()
+    zones = zones_over(bounds, random.Random(7))
+    off = [len(zones) - 3]  # wholly outside
+    picked = [zones[i] for i in off + [0, 1]]
+    zdf = spark.createDataFrame([(f"z{i}", z.wkt) for i, z in enumerate(picked)], "zone string, wkt string")
+    got = {r["zone"]: r.asDict() for r in
+           sfclayer.zonal_stats(spark, dem_layer, zdf, stats=("count", "mean"), id_column="zone",
+                                geometry_column="wkt").collect()}
+    want = rasterstats.zonal_stats(picked, dem_tif, stats=["count", "mean"], nodata=DEM_NODATA)
+    assert sorted(got) == ["z0", "z1", "z2"]
+    assert got["z0"]["count"] == 0 and got["z0"]["mean"] is None
+    for i, w in enumerate(want):
+        assert got[f"z{i}"]["count"] == w["count"]
+        if w["count"]:
+            assert got[f"z{i}"]["mean"] == pytest.approx(w["mean"], rel=1e-9)

@@ -160,6 +160,11 @@ def configure(builder):
         a client of a separate server (``remote("sc://...")``) gets the catalog only: the jar must
         be on that server's class path already (README, "Spark Connect").
 
+        The connector jar must be this package's version (its manifest says; SfcLayerError otherwise),
+        and is left out when ``spark.jars.packages`` (or spark-submit's ``--packages``/``--jars``) brings
+        it, whose version is then checked in the driver's JVM. On any master but ``local`` the package
+        itself is shipped to executors (``spark.files`` + ``spark.submit.pyFiles``; README "Install").
+
     Examples
     --------
     >>> from pyspark.sql import SparkSession
@@ -167,14 +172,32 @@ def configure(builder):
     >>> spark.sql(f"CALL sfclayer.system.history(path => '{path}')").count()  # doctest: +SKIP
     """
     options = builder._options if hasattr(builder, "_options") else {}
-    if str(options.get("spark.remote") or os.environ.get("SPARK_REMOTE") or "").startswith("sc://"):
+    remote = str(options.get("spark.remote") or os.environ.get("SPARK_REMOTE") or "")
+    if remote.startswith("sc://"):
         if "spark.sql.catalog.sfclayer" not in options:  # a run-time setting, which a client may make
             builder = builder.config("spark.sql.catalog.sfclayer", CATALOG)
         return builder
-    jar = jar_path()
-    existing = options.get("spark.jars")
-    jars = jar if not existing else f"{existing},{jar}"
-    builder = builder.config("spark.jars", jars)
+    from . import _deploy, _jvm
+
+    submitted = _deploy.submitted_conf()  # under spark-submit: its --packages, --jars, --py-files...
+
+    def existing(key):
+        return options.get(key) or submitted.get(key)
+
+    packages = [p.strip() for p in (existing("spark.jars.packages") or "").split(",")]
+    brought = any(p.startswith(_deploy.MAVEN_PREFIX) for p in packages)  # --packages io.sfclayer:...
+    if submitted:  # spark-submit's JVM runs already: the connector it loaded (--packages, --jars), if any
+        from pyspark import SparkContext
+
+        loaded = _jvm.connector_version(SparkContext._jvm)
+        if loaded is not None:
+            _deploy.check_version(loaded[0], loaded[1], __version__)
+            brought = True
+    if not brought:
+        jar = jar_path()
+        _deploy.check_version(_deploy.jar_version(jar), jar, __version__)
+        jars = existing("spark.jars")
+        builder = builder.config("spark.jars", jar if not jars else f"{jars},{jar}")
     if "spark.sql.catalog.sfclayer" not in options:
         builder = builder.config("spark.sql.catalog.sfclayer", CATALOG)
     # for remote("local")'s own Connect server (on a classic session, a setting nothing reads)
@@ -182,6 +205,11 @@ def configure(builder):
         plugins = options.get(setting)
         if not plugins or plugin not in plugins.split(","):
             builder = builder.config(setting, f"{plugins},{plugin}" if plugins else plugin)
+    master = None if remote else (options.get("spark.master") or submitted.get("spark.master"))
+    if (remote or str(master or "local").startswith("local")) and not os.environ.get("PYSPARK_PYTHON"):
+        os.environ["PYSPARK_PYTHON"] = sys.executable  # local Python workers run this interpreter (session's note)
+    for key, value in _deploy.ship_package(master, {k: existing(k) for k in ("spark.files", "spark.submit.pyFiles")}).items():
+        builder = builder.config(key, value)  # executors whose Python lacks sfclayer get it with the job
     return builder
 
 
@@ -227,7 +255,15 @@ def session(master="local[*]", app_name="sfclayer", s3=None, **conf):
         conf[key] = value
     for key, value in conf.items():
         builder = builder.config(key, value)
-    return configure(builder).getOrCreate()
+    spark = configure(builder).getOrCreate()
+    from . import _deploy, _jvm
+
+    loaded = _jvm.connector_version(spark.sparkContext._jvm)  # the jar given, or one --packages brought
+    if loaded is None:
+        raise SfcLayerError("the SparkSession has no sfclayer connector classes (a session started before "
+                            "without sfclayer.configure? stop it first)")
+    _deploy.check_version(loaded[0], loaded[1], __version__)
+    return spark
 
 
 def serve(spark, paths, **kwargs):

@@ -12,7 +12,7 @@ from . import errors
 __all__ = ["is_connect", "require_classic", "translated", "open_value_reader", "open_lookup", "lookup_client",
            "lookup_call", "reader_call", "start_lookup_server", "server_call",
            "error_from_payload", "command", "read_text", "write_text", "take_lease", "release_lease", "verify_layer",
-           "layer_metadata_json", "restore_document", "hadoop_opener", "hadoop_file_status"]  # what the rest of sfclayer uses
+           "layer_metadata_json", "restore_document", "hadoop_opener", "hadoop_file_status", "connector_version"]  # what the rest of sfclayer uses
 
 # The error table: every io.sfclayer.SfcLayerException class and its Python class
 # (tests/test_tables.py checks it against the jar).
@@ -84,6 +84,26 @@ def require_classic(spark, what=None):
             f"spark: a Spark Connect session is not supported by {what or _entry_point()} yet (it needs the "
             "driver's JVM through py4j; use a classic SparkSession, e.g. sfclayer.session(), or plain Spark "
             "reads, writes and CALL sfclayer.system.* procedures, which work on Connect)")
+
+
+def connector_version(jvm):
+    """``(version, jar)`` of the connector classes a driver JVM (``SparkContext._jvm``) loaded: its jar's
+    ``Implementation-Version`` (None without one) and location; None when it has no sfclayer classes."""
+    try:
+        cls = jvm.org.apache.spark.util.Utils.classForName("io.sfclayer.SfcLayerException", False, False)
+    except Exception:  # py4j.protocol.Py4JJavaError: ClassNotFoundException
+        return None
+    version = cls.getPackage().getImplementationVersion() if cls.getPackage() is not None else None
+    source = cls.getProtectionDomain().getCodeSource()
+    where = str(source.getLocation()) if source is not None else "on the class path"
+    if version is None and where.endswith(".jar"):  # a class loader that does not define packages from manifests
+        jar = jvm.java.util.jar.JarFile(jvm.java.io.File(jvm.java.net.URI(where)))
+        try:
+            manifest = jar.getManifest()
+            version = manifest.getMainAttributes().getValue("Implementation-Version") if manifest else None
+        finally:
+            jar.close()
+    return (None if version is None else str(version)), where
 
 
 def _jvm_of(spark):

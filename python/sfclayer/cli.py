@@ -18,8 +18,10 @@
 
 The read commands ``info``, ``get``, ``layout`` and ``history`` read in-process, without a JVM
 (:mod:`sfclayer.reader`); ``--spark`` reads through Spark, as HDFS and ``s3a://`` paths always are.
-Every other command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
-when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
+Every other command runs on a local Spark (``local[*]``, quiet logs) unless told otherwise before the
+command (``sfclayer --master spark://host:7077 --conf spark.executor.memory=4g --packages COORDS ...``,
+or ``--remote sc://host:15002`` for a Spark Connect server), or on the active SparkSession when there
+is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
 on purpose print ``sfclayer: error: <message>`` and exit with status 1.
 
 Over 500 lines on purpose: one handler per command, each a screen long, next to the one argparse
@@ -30,6 +32,7 @@ import argparse
 import datetime as _dt
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -76,28 +79,78 @@ def _log4j2_file():
     return path
 
 
-def _session():
-    """The active SparkSession, or a new quiet local one. Returns (session, created)."""
+def _builder(args=None):
+    """The SparkSession builder of the command line's Spark options (``--master``, ``--conf``,
+    ``--packages``, ``--remote``), with sfclayer's quiet defaults, configured by sfclayer.configure."""
+    from pyspark.sql import SparkSession
+
+    import sfclayer
+
+    remote = getattr(args, "remote", None)
+    builder = SparkSession.builder.appName("sfclayer-cli")
+    if remote:
+        return sfclayer.configure(builder.remote(remote))
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # ingest and pyramid run Python on executors
+    master = getattr(args, "master", None) or "local[*]"
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{_log4j2_file()}",
+    }
+    if master.startswith("local"):  # loopback only; a cluster's executors must reach the driver
+        conf.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+    if getattr(args, "packages", None):
+        conf["spark.jars.packages"] = args.packages
+    conf.update(dict(getattr(args, "conf", None) or []))
+    builder = builder.master(master)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return sfclayer.configure(builder)
+
+
+def _session(args=None):
+    """The active SparkSession, or a new quiet one (local[*] unless the command line says otherwise).
+    Returns (session, created)."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
-    import sfclayer
-
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # ingest and pyramid run Python on executors
-    conf = {
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": "4",
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
-        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{_log4j2_file()}",
-    }
-    spark = sfclayer.session("local[*]", app_name="sfclayer-cli", **conf)
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = _builder(args).getOrCreate()
+    if not getattr(args, "remote", None):
+        spark.sparkContext.setLogLevel("ERROR")
     return spark, True
+
+
+def _conf_pair(text):
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key.strip(), value
+
+
+_NO_FILESYSTEM = re.compile(r'No FileSystem for scheme "?(\w+)"?|ClassNotFoundException: Class (org\.apache\.hadoop\.fs\.\S+) not found')
+
+
+def _missing_filesystem(exc):
+    """``sfclayer: error:`` text for a Hadoop filesystem whose jars are not on the class path, or None."""
+    m = _NO_FILESYSTEM.search(str(exc))
+    if m is None:
+        return None
+    scheme = m.group(1) or ("s3a" if ".s3a." in m.group(2) else None)
+    what = f'scheme "{scheme}"' if scheme else m.group(2)
+    if m.group(2) and scheme:
+        what += f" ({m.group(2)} not found)"
+    if scheme in ("s3a", "s3"):
+        from . import _s3a
+
+        return (f"no Hadoop filesystem for {what} on the class path: S3A needs its jars ("
+                f"--packages {','.join(_s3a.PACKAGES)}; or --conf spark.jars=<the jars of `make s3-jars`>; "
+                "in Python sfclayer.session(s3=True)); README \"Layers on S3\"")
+    return (f"no Hadoop filesystem for {what} on the class path: add its connector's jars "
+            "(--packages GROUP:ARTIFACT:VERSION or --conf spark.jars=JAR,...)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -580,8 +633,18 @@ def build_parser():
     p = argparse.ArgumentParser(
         prog="sfclayer",
         description="Raster tile layers on Spark, stored as space-filling-curve indexed Hadoop MapFiles. "
-                    "Commands run on a local Spark (local[*]).",
+                    "Commands run on a local Spark (local[*]) unless --master or --remote says otherwise.",
         epilog="Paths are any Hadoop filesystem path: /tmp/dem, file:///data/dem, hdfs://nn:8020/layers/dem.")
+    spark = p.add_argument_group("Spark (before the command)")
+    spark.add_argument("--master", metavar="URL", help="Spark master (default local[*]): spark://host:7077, yarn, ...")
+    spark.add_argument("--conf", action="append", type=_conf_pair, default=[], metavar="KEY=VALUE",
+                       help="a Spark setting, e.g. spark.executor.memory=4g; repeatable")
+    spark.add_argument("--packages", metavar="COORDS",
+                       help="Maven coordinates of jars for the driver and executors (spark.jars.packages), "
+                            "e.g. org.apache.hadoop:hadoop-aws:3.5.0,...")
+    spark.add_argument("--remote", metavar="sc://HOST:PORT",
+                       help="a Spark Connect server (with sfclayer's jar and plugins; README \"Spark Connect\") "
+                            "instead of a Spark of the command's own")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     d = sub.add_parser(
@@ -802,11 +865,20 @@ def main(argv=None, spark_factory=None):
             parser.error(f"argument TIME: {e}")
     elif args.command == "get":
         args.time = None
+    if args.remote and (args.master or args.packages):
+        parser.error("--remote runs on the Connect server's Spark: no --master or --packages with it")
     try:
-        return args.func(args, spark_factory or _session)
+        return args.func(args, spark_factory or (lambda: _session(args)))
     except SfcLayerError as e:
         sys.stdout.flush()
         print(f"sfclayer: error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        missing = _missing_filesystem(e)  # a Py4JJavaError or Spark's error: its Java text names the scheme
+        if missing is None:
+            raise
+        sys.stdout.flush()
+        print(f"sfclayer: error: {missing}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("sfclayer: interrupted", file=sys.stderr)

@@ -79,6 +79,13 @@ def _envelopes(zones):
     return shapely.union_all([as_shape(g).envelope for g in shapes])
 
 
+def _ids(pd, ids):
+    """Zone ids as a pandas column Spark's Arrow conversion takes on pandas 2 and 3 alike: plain Python
+    objects (pandas 3 would infer its Arrow-backed ``str`` dtype for string ids, which pyspark 4.x
+    cannot turn into a record batch: "Cannot convert pyarrow.lib.ChunkedArray to pyarrow.lib.Array")."""
+    return pd.Series(ids, dtype=object)
+
+
 def _python(v):
     return v.item() if hasattr(v, "item") else v
 
@@ -166,7 +173,7 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
                     cols.append(c)
                     rows.append(r)
                     wkbs.append(wkb)
-            yield pd.DataFrame({"id": ids, "col": pd.array(cols, dtype="int32"), "row": pd.array(rows, dtype="int32"),
+            yield pd.DataFrame({"id": _ids(pd, ids), "col": pd.array(cols, dtype="int32"), "row": pd.array(rows, dtype="int32"),
                                 "wkb": wkbs})
 
     pair_schema = (StructType().add("id", id_type).add("col", IntegerType()).add("row", IntegerType())
@@ -224,6 +231,7 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
                         out["m2"].append(float(((v - mean) ** 2).sum()))
                         out["lo"].append(float(v.min()))
                         out["hi"].append(float(v.max()))
+            out["id"] = _ids(pd, out["id"])
             yield pd.DataFrame(out)
 
     part_schema = StructType().add("id", id_type).add("band", IntegerType()).add("n", LongType())

@@ -14,7 +14,10 @@ import sys
 
 def main():
     url, root = sys.argv[1], sys.argv[2]
-    from pyspark import SparkContext
+    try:
+        from pyspark import SparkContext
+    except ImportError:  # pyspark-client (sfclayer[connect]) has no classic SparkContext at all
+        SparkContext = None
     from pyspark.sql import SparkSession
 
     import sfclayer
@@ -38,7 +41,8 @@ def main():
     report = sfclayer.vacuum(spark, path, retain=dt.timedelta(0), enforce_retention=False)
     out["vacuumed"] = report["versionsRemoved"]
     out["verified"] = sfclayer.verify(spark, path).clean
-    out["gateway"] = SparkContext._gateway is not None or SparkContext._active_spark_context is not None
+    out["gateway"] = SparkContext is not None and (SparkContext._gateway is not None
+                                                   or SparkContext._active_spark_context is not None)
     out["connect"] = type(spark).__module__
     spark.stop()
     print(json.dumps(out), flush=True)
