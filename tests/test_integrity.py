@@ -1,4 +1,5 @@
 """Fault injection: every damaged byte is detected, reported, skipped or repaired, and nothing else is lost.
+(Over 500 lines on purpose: one written layer shared by every kind of damage, each case beside the others.)
 
 Each case damages a copy of one written layer the way a disk, a copy tool or a person would: a
 flipped byte in a tile's values, in a key, in a record length; a truncated data file; a deleted or

@@ -191,9 +191,7 @@ def test_pyramid_levels_and_time_travel(spark, layers):
         sfclayer.open(path, as_of=dt.datetime(2001, 1, 1, tzinfo=dt.timezone.utc))
     local = sfclayer.open(path, version=1)
     assert local.refresh() == sfclayer.open(path).version
-    from sfclayer.reader.layer import history_local
-
-    assert history_local(path) == sfclayer.history(path) == sfclayer.history(spark, path)
+    assert sfclayer.history(path) == sfclayer.history(spark, path)
 
 
 # ---------------------------------------------------------------- damage

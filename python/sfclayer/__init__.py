@@ -36,6 +36,7 @@ from .errors import (
 )
 
 from .layer import write, read, open, Layer
+from .reader import layer as _reader_layer  # noqa: F401  registers sfclayer.open(path)'s in-process reader
 from .integrity import verify, repair, VerifyReport, RepairReport
 from .maintenance import Version, history, delete, compact, vacuum
 from . import _connect

@@ -394,9 +394,7 @@ def _cmd_history(args, spark_factory):
     import sfclayer
 
     if _in_process(args):
-        from .reader.layer import history_local
-
-        versions = history_local(args.path)
+        versions = sfclayer.history(args.path)
     else:
         versions = _with_spark(spark_factory, lambda spark: sfclayer.history(spark, args.path))
     if args.json:

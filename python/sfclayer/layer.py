@@ -241,6 +241,11 @@ def _parsed_schema(text):
     return fastavro.parse_schema(json.loads(text))
 
 
+#: The in-process opener, ``sfclayer.reader.layer.open_local``: registered by that module when the package
+#: imports it, since it builds on :class:`Layer` (this module stays below the reader: no import circle).
+_IN_PROCESS = {}
+
+
 def open(spark, path=None, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None,  # noqa: A001
          _open_mode="index", storage_options=None):  # sfclayer.open, like io.open, by intent
     """Open a layer for point look-ups.
@@ -294,8 +299,7 @@ def open(spark, path=None, cache_size=None, cache_bytes=None, version=None, as_o
     72
     """
     if spark is None or isinstance(spark, (str, os.PathLike)):  # in-process, no JVM
-        from .reader.layer import open_local
-
+        open_local = _IN_PROCESS["open"]
         if path is not None and spark is not None:
             raise InvalidArgument(f"path: given twice ({spark!r} and {path!r})")
         return open_local(os.fspath(spark if path is None else path), cache_size=cache_size, cache_bytes=cache_bytes,

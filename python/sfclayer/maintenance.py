@@ -94,7 +94,7 @@ def history(spark, path=None):
     if spark is None or isinstance(spark, (str, os.PathLike)):
         from .reader.layer import history_local
 
-        return history_local(os.fspath(spark if path is None else path))
+        return [Version.from_json(d) for d in history_local(os.fspath(spark if path is None else path))]
     return [Version.from_json(d) for d in _jvm.command(spark, "history", path)]
 
 

@@ -12,6 +12,7 @@ import threading
 
 from .._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
 from ..errors import InvalidArgument, KeyNotFound, LayerNotFound, SfcLayerError
+from .. import layer as _layer_module
 from ..layer import Layer, _as_of_options, _micros
 from .cache import ByteLRU, after_fork
 from .documents import VersionLog
@@ -47,19 +48,18 @@ def open_local(path, cache_size=None, cache_bytes=None, version=None, as_of=None
 
 
 def history_local(path, storage_options=None):
-    """The layer's versions, oldest first, read in-process (as :func:`sfclayer.history`)."""
-    from ..maintenance import Version
-
+    """The layer's versions, oldest first, read in-process: dicts of the JVM's history answer
+    (``sfclayer.history`` makes them :class:`~sfclayer.maintenance.Version`)."""
     path = _check_path(path)
     log = VersionLog(open_source(path, **(storage_options or {})), path)
     out = []
     for d in log.history():
         doc = d.doc
         op = doc.get("operation") or {}
-        out.append(Version.from_json({
+        out.append({
             "version": doc["version"], "createdAt": doc["createdAt"], "operation": op.get("name", "write"),
             "readVersion": op.get("readVersion"), "recordCount": doc["recordCount"], "fileCount": doc["fileCount"],
-            "dataBytes": doc["dataBytes"], "metrics": op.get("metrics") or {}, "writeId": doc.get("writeId")}))
+            "dataBytes": doc["dataBytes"], "metrics": op.get("metrics") or {}, "writeId": doc.get("writeId")})
     if not out:
         log.current()  # LayerNotFound naming the path
     return out
@@ -281,3 +281,6 @@ class LocalLayer(Layer):
 
     def __repr__(self):
         return f"LocalLayer({self.path!r}, version={self.version})"
+
+
+_layer_module._IN_PROCESS["open"] = open_local  # sfclayer.open(path) without Spark (see sfclayer.layer)

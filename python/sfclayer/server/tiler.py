@@ -1,5 +1,6 @@
 """A rio-tiler reader over a served sfclayer layer: tiles on any morecantile tile matrix set, parts,
 previews, points, info and statistics, as rio-tiler's ``Reader`` gives them for a GeoTIFF.
+Over 500 lines on purpose: rio-tiler's reader interface is one class, kept whole with its window stitching.
 
 Two paths:
 

@@ -31,7 +31,7 @@ from titiler.core.factory import TilerFactory
 from titiler.extensions import wmtsExtension
 
 from ..errors import CorruptLayer, InvalidArgument, KeyNotFound, SfcLayerError
-from .stored import _encode_png
+from .png import encode_png as _encode_png
 from .tiler import MAX_TILES, LayerReader, TooManyTiles
 
 __all__ = ["titiler_app", "PREFIX"]
@@ -49,7 +49,7 @@ _SCALE = re.compile(r"^(?P<head>/layers/[^/]+/tiles/(?P<tms>[^/]+)/[0-9]+/[0-9]+
 def render_tile(image, colormap=None, output_format=None, add_mask=True, rescale=None, color_formula=None,
                 **kwargs):
     """titiler.core's ``render_image``, but PNG tiles of 8-bit gray or RGB without a colormap are encoded
-    by :func:`sfclayer.server.stored._encode_png` (the same pixels in a quarter of the time of GDAL's PNG driver at level 6)."""
+    by :func:`sfclayer.server.png.encode_png` (the same pixels in a quarter of the time of GDAL's PNG driver at level 6)."""
     from titiler.core.resources.enums import ImageType
     from titiler.core.utils import render_image
 
