@@ -37,7 +37,7 @@ from .errors import (
 
 from .layer import write, read, open, Layer
 from .integrity import verify, repair, VerifyReport, RepairReport
-from .maintenance import Version, history, delete, compact, vacuum
+from .maintenance import Version, history, delete, compact, restore, vacuum
 from . import _connect
 from .ingestion import ingest
 from .pyramids import pyramid, pyramid_levels
@@ -79,6 +79,7 @@ __all__ = [
     "history",
     "delete",
     "compact",
+    "restore",
     "vacuum",
     "ingest",
     "pyramid",

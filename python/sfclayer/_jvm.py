@@ -12,7 +12,8 @@ from . import errors
 __all__ = ["is_connect", "require_classic", "translated", "open_value_reader", "open_lookup", "lookup_client",
            "lookup_call", "reader_call", "start_lookup_server", "server_call",
            "error_from_payload", "command", "read_text", "write_text", "take_lease", "release_lease", "verify_layer",
-           "layer_metadata_json", "restore_document", "hadoop_opener", "hadoop_file_status"]  # what the rest of sfclayer uses
+           "pyramid_document", "publish_pyramid_document", "layer_metadata_json", "restore_document", "hadoop_opener",
+           "hadoop_file_status"]  # what the rest of sfclayer uses
 
 # The error table: every io.sfclayer.SfcLayerException class and its Python class
 # (tests/test_tables.py checks it against the jar).
@@ -379,6 +380,29 @@ def read_text(spark, path):
     finally:
         stream.close()
     return bytes(data).decode("utf-8")
+
+
+def pyramid_document(spark, directory):
+    """The newest pyramid document in ``directory`` (``io.sfclayer.layer.PyramidDocuments.newest``): a dict
+    of ``number`` (0: the legacy ``pyramid.json``, -1: none), ``name`` and ``text``."""
+    import json
+
+    if is_connect(spark):
+        return json.loads(_plugin_command(spark, "pyramidDocument", path=directory))
+    jvm = _jvm_of(spark)
+    with translated():
+        return json.loads(str(jvm.io.sfclayer.spark.SfcLayerCommands.pyramidDocument(spark._jsparkSession, directory)))
+
+
+def publish_pyramid_document(spark, directory, number, text):
+    """Publish pyramid document ``number`` unless another holds the name: whether it was published."""
+    if is_connect(spark):
+        return _plugin_command(spark, "publishPyramidDocument", path=directory, number=int(number),
+                               text=text) == "true"
+    jvm = _jvm_of(spark)
+    with translated():
+        return bool(jvm.io.sfclayer.spark.SfcLayerCommands.publishPyramidDocument(
+            spark._jsparkSession, directory, int(number), text))
 
 
 def write_text(spark, path, text):

@@ -216,6 +216,13 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
                 return (version < 0 ? Layer.open(conf, path) : Layer.open(conf, path, version, -1))
                     .documentJson(r.number("files", -1));
             }
+            case "pyramidDocument":
+                return SfcLayerCommands.pyramidDocument(spark, path);
+            case "publishPyramidDocument":
+                return String.valueOf(SfcLayerCommands.publishPyramidDocument(spark, path, r.number("number"),
+                    r.string("text")));
+            case "restore":
+                return SfcLayerCommands.restore(spark, path, r.number("version", -1), r.optionalString("asOf"));
             case "writeText":
                 SfcLayerCommands.writeText(spark, path, r.string("text"));
                 return "null";
