@@ -167,3 +167,27 @@ def test_a_reader_never_finds_the_document_missing_while_another_process_publish
     assert missing == 0 and checks >= 50, (missing, checks)
     assert len({s for s in seen if s and s.startswith("publish ")}) > 1, seen  # it read while they were published
     assert _documents(path)[-1] == "pyramid-00000301.json"
+
+
+def test_a_restore_of_the_base_makes_the_pyramid_stale_until_an_update_says_so(spark, tmp_path, capsys):
+    from sfclayer import cli
+
+    path = str(tmp_path / "base")
+    write_base(spark, path, [((c, r), tile_pixels(c + 4 * r)) for c in range(4) for r in range(4)], block_size="128k")
+    sfclayer.write(tiles_df(spark, [((1, 1), tile_pixels(90))]), path, mode="append")
+    sfclayer.pyramid(spark, path, min_zoom=2)
+    assert sfclayer.pyramid_levels(spark, path) == [2, 3]
+    assert cli.main(["restore", path, "--version", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(f"the pyramid of {path} was built from version 2: it is stale (not read) until "
+                        f"`sfclayer pyramid {path}` updates it\n"), out
+    assert sfclayer.pyramid_levels(spark, path) == [3]  # the stale level is not read
+    with pytest.raises(sfclayer.LayerNotFound, match="built from version 2 and the layer is at version 3"):
+        sfclayer.read(spark, path, zoom=2)
+    assert cli.main(["pyramid", path]) == 0
+    out = capsys.readouterr().out
+    assert "incremental update from version 2 to 3 of the base: 1 changed tiles" in out
+    assert "(version 3 restored an earlier version)" in out
+    scratch = str(tmp_path / "scratch")
+    scratch_pyramid(spark, path, scratch, min_zoom=2)
+    assert_same_as_scratch(spark, path, scratch, (2,))

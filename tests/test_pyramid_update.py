@@ -102,7 +102,7 @@ def test_append_and_delete_rewrite_only_the_parents_of_changed_tiles(spark, tmp_
     assert_same_as_scratch(spark, path, scratch, (0, 1, 2))
     assert sfclayer.pyramid_levels(spark, path) == [0, 1, 2, 3]
 
-    doc = json.loads((tmp_path / "base" / "_pyramid" / "pyramid.json").read_text())
+    doc = sfclayer.pyramids._document(spark, path)
     assert doc["baseVersion"] == 4 and doc["lastUpdate"]["kind"] == "incremental"
     changed = appended | deleted
     for z in (2, 1, 0):

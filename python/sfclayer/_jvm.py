@@ -12,7 +12,7 @@ from . import errors
 __all__ = ["is_connect", "require_classic", "translated", "open_value_reader", "open_lookup", "lookup_client",
            "lookup_call", "reader_call", "start_lookup_server", "server_call",
            "error_from_payload", "command", "read_text", "write_text", "take_lease", "release_lease", "verify_layer",
-           "pyramid_document", "publish_pyramid_document", "layer_metadata_json", "restore_document", "hadoop_opener",
+           "pyramid_document", "publish_pyramid_document", "layer_metadata_json", "restore_document", "rebuild_manifests", "hadoop_opener",
            "hadoop_file_status"]  # what the rest of sfclayer uses
 
 # The error table: every io.sfclayer.SfcLayerException class and its Python class
@@ -313,6 +313,16 @@ def restore_document(spark, path):
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     with translated():
         return str(jvm.io.sfclayer.layer.LayerRepair.restoreDocument(conf, path))
+
+
+def rebuild_manifests(spark, path):
+    """``io.sfclayer.layer.ManifestRepair.run``: the newest version again with its damaged manifests rebuilt."""
+    if is_connect(spark):
+        return _plugin_command(spark, "rebuildManifests", path=path)
+    jvm = _jvm_of(spark)
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    with translated():
+        return str(jvm.io.sfclayer.layer.ManifestRepair.run(conf, path))
 
 
 def reader_call(reader, method, *args):

@@ -207,6 +207,8 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
                 return SfcLayerCommands.deleteKeys(spark, path, r.string("keys"));
             case "verify":
                 return VerifyJob.report(spark, path, r.number("version", 0));
+            case "rebuildManifests":
+                return io.sfclayer.layer.ManifestRepair.run(HadoopConfs.forOptions(spark, Map.of()), path);
             case "restoreDocument":
                 return LayerRepair.restoreDocument(HadoopConfs.forOptions(spark, Map.of()), path);
             case "layerMetadata": {
