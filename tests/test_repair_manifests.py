@@ -96,8 +96,9 @@ def test_a_damaged_manifest_over_a_damaged_file_points_to_restore(spark, layer):
     flip(data, bad["value_start"] + len(bad["value"]) // 2)
     os.remove(leaf)
     spark._jvm.io.sfclayer.format.Manifest.forgetCached()
-    with pytest.raises(CorruptLayer, match=r"cannot repair layer .*is missing.*damaged or unreadable data files in that span: \["
-                                           + f"{entry['dir']}/{entry['name']}" + r".*sfclayer restore .* --version 1"):
+    with pytest.raises(CorruptLayer, match=r"cannot repair layer .*is missing.*damaged or unreadable data files in "
+                                           r"that span: \[" + f"{entry['dir']}/{entry['name']}"
+                                           + r".*sfclayer restore .* --version 1"):
         sfclayer.repair(spark, path)
     assert helpers.versions(path) == [1, 2]  # nothing written
     sfclayer.restore(spark, path, version=1)

@@ -11,7 +11,7 @@ from . import errors
 
 __all__ = ["is_connect", "require_classic", "translated", "open_value_reader", "open_lookup", "lookup_client",
            "lookup_call", "reader_call", "start_lookup_server", "server_call",
-           "error_from_payload", "command", "read_text", "write_text", "take_lease", "release_lease", "verify_layer",
+           "error_from_payload", "command", "read_text", "take_lease", "release_lease", "verify_layer",
            "pyramid_document", "publish_pyramid_document", "layer_metadata_json", "restore_document", "rebuild_manifests", "hadoop_opener",
            "hadoop_file_status"]  # what the rest of sfclayer uses
 
@@ -413,17 +413,6 @@ def publish_pyramid_document(spark, directory, number, text):
     with translated():
         return bool(jvm.io.sfclayer.spark.SfcLayerCommands.publishPyramidDocument(
             spark._jsparkSession, directory, int(number), text))
-
-
-def write_text(spark, path, text):
-    """Write a small UTF-8 file on any Hadoop filesystem, replacing it whole (readers see the old text or
-    the new one): ``io.sfclayer.spark.SfcLayerCommands.writeText``, through the relation plugin on Connect."""
-    if is_connect(spark):
-        _plugin_command(spark, "writeText", path=path, text=text)
-        return
-    jvm = _jvm_of(spark)
-    with translated():
-        jvm.io.sfclayer.spark.SfcLayerCommands.writeText(spark._jsparkSession, path, text)
 
 
 def take_lease(spark, path, what):

@@ -114,10 +114,11 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     (an append), and parents left without any valid pixel are deleted, so every other data file of
     a level stays as it was. An update starts from each level's version the pyramid document pins
     (what an interrupted run appended since is restored away first, as a new level version), so it
-    equals a full rebuild whenever it is run. A full rebuild happens instead when there is no pyramid, when ``v``'s version
-    document is gone (vacuumed), when a pinned level version is gone, when a version since ``v`` overwrote the base or most of its data
-    files changed, when its grid or raster description changed, with another ``min_zoom`` or
-    ``resampling`` than the pyramid's, or with ``full=True``; ``note`` says which.
+    equals a full rebuild whenever it is run. A full rebuild happens instead when there is no
+    pyramid, when ``v``'s version document is gone (vacuumed), when a pinned level version is gone,
+    when a version since ``v`` overwrote the base or most of its data files changed, when its grid or
+    raster description changed, with another ``min_zoom`` or ``resampling`` than the pyramid's, or
+    with ``full=True``; ``note`` says which.
 
     Parameters
     ----------

@@ -56,31 +56,6 @@ public final class SfcLayerCommands {
         return m;
     }
 
-    /** Every retained version, oldest first, as a JSON array of {@link #summary}s. */
-    /**
-     * Write a small UTF-8 file (a pyramid document), replacing it whole: written beside it under a name of its
-     * own (two writers never share a temporary file), then renamed over it, so readers see the old text or the
-     * new one. Classic (py4j) and Spark Connect (the relation plugin) sessions both write through here.
-     */
-    public static void writeText(SparkSession spark, String path, String text) throws IOException {
-        Configuration conf = conf(spark);
-        Path p = new Path(path);
-        org.apache.hadoop.fs.FileSystem fs = p.getFileSystem(conf);
-        Path tmp = new Path(p.getParent(), "." + p.getName() + "." + java.util.UUID.randomUUID().toString()
-            .replace("-", "") + ".tmp");
-        try {
-            try (org.apache.hadoop.fs.FSDataOutputStream out = fs.create(tmp, false)) {
-                out.write(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            }
-            org.apache.hadoop.fs.FileContext.getFileContext(p.toUri(), conf)
-                .rename(tmp, p, org.apache.hadoop.fs.Options.Rename.OVERWRITE);
-        } finally {
-            if (fs.exists(tmp)) {
-                fs.delete(tmp, false);
-            }
-        }
-    }
-
     /** The newest pyramid document in {@code dir} as JSON ({@link io.sfclayer.layer.PyramidDocuments#newest}). */
     public static String pyramidDocument(SparkSession spark, String dir) throws IOException {
         return json(io.sfclayer.layer.PyramidDocuments.newest(conf(spark), dir));
@@ -92,6 +67,7 @@ public final class SfcLayerCommands {
         return io.sfclayer.layer.PyramidDocuments.publish(conf(spark), dir, number, text);
     }
 
+    /** Every retained version, oldest first, as a JSON array of {@link #summary}s. */
     public static String history(SparkSession spark, String path) throws IOException {
         List<Map<String, Object>> out = new ArrayList<>();
         for (LayerMetadata md : versions(spark, path)) {

@@ -225,9 +225,6 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
                     r.string("text")));
             case "restore":
                 return SfcLayerCommands.restore(spark, path, r.number("version", -1), r.optionalString("asOf"));
-            case "writeText":
-                SfcLayerCommands.writeText(spark, path, r.string("text"));
-                return "null";
             case "takeLease": // a pyramid run's lease (io.sfclayer.layer.Lease), as the py4j path takes it
                 return Lease.take(HadoopConfs.forOptions(spark, Map.of()), path, r.string("what"));
             case "releaseLease":
