@@ -85,7 +85,7 @@ def test_restore_refuses_what_is_gone_and_bad_arguments(spark, layer):
     assert values(spark, path) == model[3]
 
 
-def test_a_restore_conflicts_with_a_write_committed_after_it_read_the_log(spark, layer, monkeypatch):
+def test_a_restore_conflicts_with_a_write_committed_after_it_read_the_log(spark, layer):
     path, model = layer
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
@@ -94,10 +94,12 @@ def test_a_restore_conflicts_with_a_write_committed_after_it_read_the_log(spark,
     log = jvm.io.sfclayer.format.VersionLog(conf, jvm.org.apache.hadoop.fs.Path(path))
     md = log.read(1).copy()
     sfclayer.write(tiles(spark, 1, 1, col0=14, row0=14), path, mode="append")
-    md.operation = "restore"
-    md.readVersion = 3
-    md.writeId = jvm.io.sfclayer.format.VersionLog.newWriteId()
-    with pytest.raises(Exception, match="ConcurrentUpdate|conflict"):
+    from py4j.java_gateway import set_field
+
+    set_field(md, "operation", "restore")
+    set_field(md, "readVersion", 3)
+    set_field(md, "writeId", jvm.io.sfclayer.format.VersionLog.newWriteId())
+    with pytest.raises(ConcurrentUpdate, match="version 4"), helpers.sfclayer_errors():
         log.commit(md, jvm.java.util.ArrayList())
     assert helpers.versions(path) == [1, 2, 3, 4]
 
