@@ -191,3 +191,44 @@ def test_a_restore_of_the_base_makes_the_pyramid_stale_until_an_update_says_so(s
     scratch = str(tmp_path / "scratch")
     scratch_pyramid(spark, path, scratch, min_zoom=2)
     assert_same_as_scratch(spark, path, scratch, (2,))
+
+
+@pytest.mark.s3
+def test_on_s3_a_reader_never_finds_the_document_missing_while_another_thread_publishes(spark, s3_race):
+    import threading
+
+    from sfclayer import _jvm
+
+    path = s3_race.path("pyramid-documents")
+    directory = path + "/_pyramid"
+
+    def text(n):
+        doc = {"format": "sfclayer-pyramid", "formatVersion": 4, "levels": [], "baseVersion": 1,
+               "createdAt": f"publish {n}"}
+        doc["sha256"] = pyramids._checksum(doc)
+        return json.dumps(doc)
+
+    assert _jvm.publish_pyramid_document(spark, directory, 1, text(1))
+    failures = []
+
+    def publish():
+        try:
+            for n in range(2, 62):
+                assert _jvm.publish_pyramid_document(spark, directory, n, text(n))
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            failures.append(e)
+
+    publisher = threading.Thread(target=publish)
+    publisher.start()
+    checks = missing = 0
+    seen = set()
+    while publisher.is_alive() or checks < 20:
+        doc = pyramids._document(spark, path)
+        checks += 1
+        missing += doc is None
+        seen.add(None if doc is None else doc["createdAt"])
+    publisher.join()
+    assert not failures and missing == 0, (failures, missing, checks)
+    assert len(seen) > 1, seen
+    assert pyramids._document(spark, path)["createdAt"] == "publish 61"
+    assert not _jvm.publish_pyramid_document(spark, directory, 61, text(99))  # taken: another run published it
