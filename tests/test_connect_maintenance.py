@@ -48,6 +48,16 @@ def test_vacuum_on_connect_is_classics(spark, connect, tmp_path):
         sfclayer.vacuum(connect, str(tmp_path / "missing"))
 
 
+def test_restore_on_connect_is_classics(spark, connect, tmp_path):
+    by_classic, by_connect = _two_layers(spark, tmp_path)
+    a, b = sfclayer.restore(spark, by_classic, version=1), sfclayer.restore(connect, by_connect, version=1)
+    assert (b.version, b.operation, b.metrics) == (a.version, a.operation, a.metrics) == (4, "restore",
+                                                                                          {"restoredVersion": 1})
+    assert rows(sfclayer.read(connect, by_connect)) == rows(sfclayer.read(spark, by_connect, version=1))
+    with pytest.raises(sfclayer.LayerNotFound, match="cannot restore version 9 "):
+        sfclayer.restore(connect, by_connect, version=9)
+
+
 def _damage(path):
     """A value byte of a record in the middle of the first data file, flipped."""
     mapfile = helpers.data_files(path)[0]

@@ -114,7 +114,7 @@ BAD_ARGUMENTS = [
     ("compact(path => NULL)", r"^argument path: NULL is not allowed"),
     ("history(NULL)", r"^argument path: NULL is not allowed"),
     ("optimize('{path}')", r"^procedure sfclayer\.system\.optimize: no such procedure \(sfclayer's are "
-                           r"sfclayer\.system\.compact, delete, history, vacuum\)"),
+                           r"sfclayer\.system\.compact, delete, history, restore, vacuum\)"),
 ]
 
 
@@ -163,7 +163,7 @@ def test_catalog_registers_at_run_time_under_any_name(spark, tmp_path):
     spark.conf.set("spark.sql.catalog.maint", sfclayer.CATALOG)
     try:
         assert [r.procedure_name for r in spark.sql("SHOW PROCEDURES IN maint.system").collect()] == [
-            "compact", "delete", "history", "vacuum"]
+            "compact", "delete", "history", "restore", "vacuum"]
         assert [r.version for r in call(spark, f"CALL maint.system.history('{path}')")] == [1]
         described = "\n".join(r[0] for r in spark.sql("DESCRIBE PROCEDURE maint.system.vacuum").collect())
         assert "retain" in described and "DEFAULT '7d'" in described and "force" in described

@@ -17,7 +17,6 @@ from . import helpers
 from .test_integrity import _uncrc
 from .test_repair_update import GRID, tiles_df
 
-DOC = os.path.join("_pyramid", "pyramid.json")
 
 
 @pytest.fixture(scope="module")
@@ -37,20 +36,28 @@ def layer(built, tmp_path):
     return copy
 
 
+def _newest(path):
+    """The newest numbered pyramid document (FORMAT.md section 8)."""
+    d = os.path.join(path, "_pyramid")
+    return os.path.join(d, sorted(f for f in os.listdir(d) if f.startswith("pyramid-") and f.endswith(".json"))[-1])
+
+
 def _doc(path):
-    with open(os.path.join(path, DOC)) as f:
+    with open(_newest(path)) as f:
         return json.load(f)
 
 
-def _write_doc(path, doc):
-    _uncrc(os.path.join(path, DOC))  # Hadoop's local checksum sidecar would name the change first
-    with open(os.path.join(path, DOC), "w") as f:
+def _write_doc(path, doc, where=None):
+    where = where or _newest(path)
+    if os.path.exists(where):
+        _uncrc(where)  # Hadoop's local checksum sidecar would name the change first
+    with open(where, "w") as f:
         json.dump(doc, f)
 
 
 def test_the_document_has_a_checksum_and_the_level_versions(layer):
     doc = _doc(layer)
-    assert doc["formatVersion"] == 3 and doc["baseVersion"] == 1
+    assert doc["formatVersion"] == 4 and doc["baseVersion"] == 1
     assert doc["levelVersions"] == {"0": 1, "1": 1, "2": 1}
     assert doc["sha256"] == pyr._checksum(doc)
     assert not [f for f in os.listdir(os.path.join(layer, "_pyramid")) if f.endswith(".tmp") or f == ".lease"]
@@ -58,15 +65,18 @@ def test_the_document_has_a_checksum_and_the_level_versions(layer):
 
 def test_a_damaged_document_is_named_and_an_older_one_still_reads(spark, layer):
     doc = _doc(layer)
-    with open(os.path.join(layer, DOC), "r+") as f:  # Hadoop's local checksum sidecar notices first
+    with open(_newest(layer), "r+") as f:  # published by a hard link: no Hadoop checksum sidecar, its own checks
         f.write(" ")
-    with pytest.raises(CorruptLayer, match="pyramid.json.*filesystem checksum"):
+    with pytest.raises(CorruptLayer, match=r"pyramid-00000001\.json is damaged \(not JSON"):
         sfclayer.pyramid_levels(spark, layer)
     _write_doc(layer, dict(doc, levels=[1, 2]))  # valid JSON, wrong content
-    with pytest.raises(CorruptLayer, match="pyramid.json.*sha256"):
+    with pytest.raises(CorruptLayer, match=r"pyramid-00000001\.json.*sha256"):
         sfclayer.pyramid_levels(spark, layer)
+    # A layer of an earlier sfclayer: the single pyramid.json of format 2 (no checksum to check)
+    _uncrc(_newest(layer))
+    os.remove(_newest(layer))
     old = {k: v for k, v in doc.items() if k not in ("sha256", "levelVersions")}
-    _write_doc(layer, dict(old, formatVersion=2))  # a format 2 document: no checksum to check
+    _write_doc(layer, dict(old, formatVersion=2), os.path.join(layer, "_pyramid", "pyramid.json"))
     assert sfclayer.pyramid_levels(spark, layer) == [0, 1, 2, 3]
     assert sfclayer.read(spark, layer, zoom=1).count() == 4
 
@@ -89,12 +99,15 @@ def test_the_document_is_not_written_over_another_runs(spark, layer, monkeypatch
     """A run whose document changed under it (another run, e.g. one started past a removed stale
     lease) fails instead of claiming its base version for levels the other run also wrote."""
     children = pyr._children
+    published = []
 
     def other_run_writes_meanwhile(*args):
         doc = _doc(layer)
         doc = dict(doc, createdAt="2000-01-01T00:00:00+00:00")
         doc["sha256"] = pyr._checksum(doc)
-        _write_doc(layer, doc)
+        if not published:  # the other run published document 2
+            _write_doc(layer, doc, os.path.join(layer, "_pyramid", "pyramid-00000002.json"))
+            published.append(2)
         return children(*args)
 
     monkeypatch.setattr(pyr, "_children", other_run_writes_meanwhile)

@@ -38,7 +38,7 @@ from .errors import (
 from .layer import write, read, open, Layer
 from .reader import layer as _reader_layer  # noqa: F401  registers sfclayer.open(path)'s in-process reader
 from .integrity import verify, repair, VerifyReport, RepairReport
-from .maintenance import Version, history, delete, compact, vacuum
+from .maintenance import Version, history, delete, compact, restore, vacuum
 from . import _connect
 from .ingestion import ingest
 from .pyramids import pyramid, pyramid_levels
@@ -80,6 +80,7 @@ __all__ = [
     "history",
     "delete",
     "compact",
+    "restore",
     "vacuum",
     "ingest",
     "pyramid",

@@ -153,7 +153,8 @@ def request_records(spark, op, **args):
 # Commands a Spark Connect session runs through the relation plugin's op "command": their arguments by
 # name, as SfcLayerRelationPlugin.command takes them; the answers are the py4j call's.
 PLUGIN_COMMANDS = {"vacuum": ("path", "retainMillis", "dryRun", "enforceRetention"),
-                   "repair": ("path", "version", "damagedNames", "dropped"), "deleteKeys": ("path", "keys")}
+                   "repair": ("path", "version", "damagedNames", "dropped"), "deleteKeys": ("path", "keys"),
+                   "restore": ("path", "version", "asOf")}
 
 # Commands a Spark Connect session runs as the SQL procedure of the same name (CALL sfclayer.system.*),
 # whose rows carry what the command's JSON answer does.

@@ -11,8 +11,9 @@ from . import errors
 
 __all__ = ["is_connect", "require_classic", "translated", "open_value_reader", "open_lookup", "lookup_client",
            "lookup_call", "reader_call", "start_lookup_server", "server_call",
-           "error_from_payload", "command", "read_text", "write_text", "take_lease", "release_lease", "verify_layer",
-           "layer_metadata_json", "restore_document", "hadoop_opener", "hadoop_file_status", "connector_version"]  # what the rest of sfclayer uses
+           "error_from_payload", "command", "read_text", "take_lease", "release_lease", "verify_layer",
+           "pyramid_document", "publish_pyramid_document", "layer_metadata_json", "restore_document", "rebuild_manifests",
+           "hadoop_opener", "hadoop_file_status", "connector_version"]  # what the rest of sfclayer uses
 
 # The error table: every io.sfclayer.SfcLayerException class and its Python class
 # (tests/test_tables.py checks it against the jar).
@@ -334,6 +335,16 @@ def restore_document(spark, path):
         return str(jvm.io.sfclayer.layer.LayerRepair.restoreDocument(conf, path))
 
 
+def rebuild_manifests(spark, path):
+    """``io.sfclayer.layer.ManifestRepair.run``: the newest version again with its damaged manifests rebuilt."""
+    if is_connect(spark):
+        return _plugin_command(spark, "rebuildManifests", path=path)
+    jvm = _jvm_of(spark)
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    with translated():
+        return str(jvm.io.sfclayer.layer.ManifestRepair.run(conf, path))
+
+
 def reader_call(reader, method, *args):
     """Call ``method`` on a JVM value reader, translating errors."""
     with translated():
@@ -401,15 +412,27 @@ def read_text(spark, path):
     return bytes(data).decode("utf-8")
 
 
-def write_text(spark, path, text):
-    """Write a small UTF-8 file on any Hadoop filesystem, replacing it whole (readers see the old text or
-    the new one): ``io.sfclayer.spark.SfcLayerCommands.writeText``, through the relation plugin on Connect."""
+def pyramid_document(spark, directory):
+    """The newest pyramid document in ``directory`` (``io.sfclayer.layer.PyramidDocuments.newest``): a dict
+    of ``number`` (0: the legacy ``pyramid.json``, -1: none), ``name`` and ``text``."""
+    import json
+
     if is_connect(spark):
-        _plugin_command(spark, "writeText", path=path, text=text)
-        return
+        return json.loads(_plugin_command(spark, "pyramidDocument", path=directory))
     jvm = _jvm_of(spark)
     with translated():
-        jvm.io.sfclayer.spark.SfcLayerCommands.writeText(spark._jsparkSession, path, text)
+        return json.loads(str(jvm.io.sfclayer.spark.SfcLayerCommands.pyramidDocument(spark._jsparkSession, directory)))
+
+
+def publish_pyramid_document(spark, directory, number, text):
+    """Publish pyramid document ``number`` unless another holds the name: whether it was published."""
+    if is_connect(spark):
+        return _plugin_command(spark, "publishPyramidDocument", path=directory, number=int(number),
+                               text=text) == "true"
+    jvm = _jvm_of(spark)
+    with translated():
+        return bool(jvm.io.sfclayer.spark.SfcLayerCommands.publishPyramidDocument(
+            spark._jsparkSession, directory, int(number), text))
 
 
 def take_lease(spark, path, what):

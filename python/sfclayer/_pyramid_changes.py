@@ -58,8 +58,11 @@ def _changed_base_keys(spark, path, old_version, md):
     b = new_df.select("col", "row", _sql(spark).struct(*values).alias("w"))
     diff = a.join(b, ["col", "row"], "full_outer").where(~a["v"].eqNullSafe(b["w"])).select("col", "row")
     keys = {(x["col"], x["row"]) for x in diff.collect()}
+    restores = [f"version {u} restored an earlier version" for u in range(old_version + 1, new_version + 1)
+                if ops.get(u) == "restore"]
     return keys, (f"incremental update from version {old_version} to {new_version} of the base: "
-                  f"{len(keys)} changed tiles in {len(moved)} added or dropped data files")
+                  f"{len(keys)} changed tiles in {len(moved)} added or dropped data files"
+                  + "".join(f" ({r})" for r in restores))
 
 
 def _file_box(f, ki):

@@ -1,5 +1,6 @@
-"""Where a raster layer's zoom levels live: ``PATH/_pyramid/<z>/`` beside ``PATH/_pyramid/pyramid.json``
-(the levels and the base version they were built from; docs/FORMAT.md section 8), and the base's own zoom.
+"""Where a raster layer's zoom levels live: ``PATH/_pyramid/<z>/`` beside the pyramid documents
+``PATH/_pyramid/pyramid-<N>.json`` (the newest lists the levels and the base version they were built
+from; docs/FORMAT.md section 8), and the base's own zoom.
 
 Below both :mod:`sfclayer.layer` (``open(zoom=)``, ``read(zoom=)``) and :mod:`sfclayer.pyramids`
 (which builds the levels), so neither imports the other for it.
@@ -15,10 +16,10 @@ __all__ = ["PYRAMID_DIR", "pyramid_levels", "level_path"]
 
 #: The directory of a layer's pyramid levels, inside the layer.
 PYRAMID_DIR = "_pyramid"
-_DOC = "pyramid.json"
-#: pyramid.json's format: 2 has levels with the mask column; 3 adds ``levelVersions`` and ``sha256``
-#: (documents of versions 1 and 2 still read).
-_DOC_FORMAT = 3
+#: The pyramid document's format: 2 has levels with the mask column; 3 adds ``levelVersions`` and ``sha256``;
+#: 4 is published as numbered documents ``pyramid-<N>.json`` (io.sfclayer.layer.PyramidDocuments), no longer
+#: as the single ``pyramid.json`` (documents of versions 1 to 3 still read, from ``pyramid.json``).
+_DOC_FORMAT = 4
 _FIRST_CHECKED = 3
 
 
@@ -37,19 +38,22 @@ def _checksum(doc):
 
 
 def _document(spark, path):
-    """The pyramid document, checked (formatVersion 3 on: its ``sha256``); None when there is none."""
-    where = _join(path, PYRAMID_DIR, _DOC)
+    """The newest pyramid document, checked (formatVersion 3 on: its ``sha256``); None when there is none."""
+    return _numbered_document(spark, path)[1]
+
+
+def _numbered_document(spark, path):
+    """``(number, document)``: the newest pyramid document and its number (0: the legacy ``pyramid.json``;
+    ``(-1, None)`` when there is none), checked as :func:`_document` says."""
+    directory = _join(path, PYRAMID_DIR)
     try:
-        text = _jvm.read_text(spark, where)
-    except Exception as e:  # a filesystem's own checksum (Hadoop's local .crc sidecar) found damage
-        java = getattr(e, "java_exception", None)
-        checksum = isinstance(e, CorruptLayer) and "checksum" in str(e)  # on Spark Connect (the relation plugin)
-        if not checksum and (java is None or java.getClass().getName() != "org.apache.hadoop.fs.ChecksumException"):
-            raise
-        raise CorruptLayer(f"pyramid document {where} is damaged (its filesystem checksum does not match); "
-                           f"rebuild the pyramid with sfclayer pyramid {path} --full") from None
+        found = _jvm.pyramid_document(spark, directory)
+    except CorruptLayer as e:  # a filesystem's own checksum (Hadoop's local .crc sidecar) found damage
+        raise CorruptLayer(f"pyramid document {e} ; rebuild the pyramid with sfclayer pyramid {path} --full") from None
+    where = _join(directory, found["name"])
+    text = found["text"]
     if text is None:
-        return None
+        return -1, None
     try:
         doc = json.loads(text)
     except ValueError as e:
@@ -64,7 +68,7 @@ def _document(spark, path):
     if int(doc.get("formatVersion", 1)) >= _FIRST_CHECKED and doc.get("sha256") != _checksum(doc):
         raise CorruptLayer(f"pyramid document {where} is damaged (its sha256 does not match its content); rebuild "
                            f"the pyramid with sfclayer pyramid {path} --full")
-    return doc
+    return int(found["number"]), doc
 
 
 def pyramid_levels(spark, path):

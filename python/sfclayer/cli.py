@@ -12,6 +12,7 @@
                    [--allowed-host NAME]
     sfclayer history PATH [--json] [--spark]
     sfclayer compact PATH
+    sfclayer restore PATH --version N | --as-of TIME
     sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
     sfclayer ingest SOURCES... PATH [--tms NAME|none] [--zoom Z] [--resampling R] [--tile-size N]
     sfclayer pyramid PATH [--min-zoom Z] [--resampling R] [--full]
@@ -425,6 +426,25 @@ def _cmd_compact(args, spark_factory):
     return 0
 
 
+def _cmd_restore(args, spark_factory):
+    import sfclayer
+    from ._pyramid_levels import _document
+
+    def run(spark):
+        return sfclayer.restore(spark, args.path, version=args.version, as_of=args.as_of), _document(spark, args.path)
+
+    v, pyramid = _with_spark(spark_factory, run)
+    restored = v.metrics.get("restoredVersion")
+    if v.operation != "restore" or (args.version is not None and v.version == args.version):
+        print(f"nothing to restore: version {v.version} is the newest")
+    else:
+        print(f"version {v.version}: restores version {restored} ({v.records} records in {v.files} data files)")
+    if pyramid is not None and pyramid.get("baseVersion") != v.version:
+        print(f"the pyramid of {args.path} was built from version {pyramid.get('baseVersion')}: it is stale (not read) "
+              f"until `sfclayer pyramid {args.path}` updates it")
+    return 0
+
+
 def _parse_retain(text):
     units = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
     try:
@@ -724,6 +744,18 @@ def build_parser():
                                    "block-sized files, as a new version; nothing else is touched.")
     c.add_argument("path", metavar="PATH", help="the layer")
     c.set_defaults(func=_cmd_compact)
+
+    rs = sub.add_parser("restore", help="commit a new version whose content is an older version's",
+                        description="Commit a new version with the content of an older one (given by number or as "
+                                    "of a time), as Delta's RESTORE: nothing is copied or deleted. Refused, naming "
+                                    "what is gone, when that version was vacuumed.")
+    rs.add_argument("path", metavar="PATH", help="the layer")
+    which = rs.add_mutually_exclusive_group(required=True)
+    which.add_argument("--version", type=_positive_int, metavar="N", help="the version to restore")
+    which.add_argument("--as-of", metavar="TIME",
+                       help="restore the newest version committed at or before TIME (ISO-8601, e.g. "
+                            "2026-11-27T20:00:00Z)")
+    rs.set_defaults(func=_cmd_restore)
 
     v = sub.add_parser("vacuum", help="delete old versions and unreferenced data files",
                        description="Delete version documents older than the retention (never the newest) and "

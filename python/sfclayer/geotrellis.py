@@ -375,20 +375,28 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, **write_options):
     counts = {zoom: int(_base_metadata(spark, dest)["recordCount"])}
     if not levels:
         return {"tiles": counts, "options": options}
-    level_versions = {}
-    for z in levels:
-        level_df, level_options = _as_sfclayer(spark, catalog, name, z)
-        level_options.update({k: v for k, v in write_options.items() if k not in level_options})
-        level = _join(dest, PYRAMID_DIR, z)
-        write(level_df, level, mode="overwrite", **level_options)
-        md = _base_metadata(spark, level)
-        counts[z] = int(md["recordCount"])
-        level_versions[str(z)] = int(md["version"])
-    base = _base_metadata(spark, dest)
-    doc = {"format": "sfclayer-pyramid", "formatVersion": _pyramids._DOC_VERSION,
-           "tms": (base.get("raster") or {}).get("tms"), "baseZoom": zoom, "levels": levels, "resampling": "nearest"}
-    _pyramids._write_document(spark, dest, _pyramids._document(spark, dest), doc, int(base["version"]), "full", {},
-                              level_versions)
+    # The levels and their document under the pyramid's lease, as a pyramid run writes them: a run or
+    # another convert at the same time fails with ConcurrentUpdate rather than mixing levels.
+    lease = _join(dest, PYRAMID_DIR, _pyramids._LEASE)
+    token = _jvm.take_lease(spark, lease, f"write the pyramid levels of {dest}")
+    try:
+        number, _ = _pyramids._numbered_document(spark, dest)
+        level_versions = {}
+        for z in levels:
+            level_df, level_options = _as_sfclayer(spark, catalog, name, z)
+            level_options.update({k: v for k, v in write_options.items() if k not in level_options})
+            level = _join(dest, PYRAMID_DIR, z)
+            write(level_df, level, mode="overwrite", **level_options)
+            md = _base_metadata(spark, level)
+            counts[z] = int(md["recordCount"])
+            level_versions[str(z)] = int(md["version"])
+        base = _base_metadata(spark, dest)
+        doc = {"format": "sfclayer-pyramid", "formatVersion": _pyramids._DOC_VERSION,
+               "tms": (base.get("raster") or {}).get("tms"), "baseZoom": zoom, "levels": levels,
+               "resampling": "nearest"}
+        _pyramids._write_document(spark, dest, number, doc, int(base["version"]), "full", {}, level_versions)
+    finally:
+        _jvm.release_lease(spark, lease, token)
     return {"tiles": counts, "options": options}
 
 

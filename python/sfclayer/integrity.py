@@ -11,6 +11,7 @@ import dataclasses
 import json
 
 from . import _jvm
+from .errors import CorruptLayer
 
 __all__ = ["verify", "repair", "VerifyReport", "DamagedFile", "RepairReport"]
 
@@ -77,6 +78,8 @@ class VerifyReport:
     damaged_files : tuple of DamagedFile
     problems : tuple of str
         Layer-level problems (a damaged version document, counts that disagree).
+    document_damaged, manifests_damaged : bool
+        Whether the version document, or a manifest of it (format 6), could not be read.
     """
 
     path: str
@@ -89,6 +92,7 @@ class VerifyReport:
     damaged_files: tuple
     problems: tuple
     document_damaged: bool = False
+    manifests_damaged: bool = False
 
     @property
     def clean(self):
@@ -126,7 +130,8 @@ class VerifyReport:
                    files_checked=int(d.get("filesChecked", 0)), groups_checked=int(d.get("groupsChecked", 0)),
                    tiles_checked=int(d.get("tilesChecked", 0)), damaged_records=int(d.get("damagedRecords", 0)),
                    damaged_files=files, problems=tuple(d.get("problems", [])),
-                   document_damaged=bool(d.get("documentDamaged", False)))
+                   document_damaged=bool(d.get("documentDamaged", False)),
+                   manifests_damaged=bool(d.get("manifestsDamaged", False)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,7 +225,11 @@ def repair(spark, path, report=None):
         ``repair``, its metric ``dropped``).
 
     A damaged newest version document cannot be read, so that version's changes are lost: the
-    new version restores the newest readable version, and its history entry says so.
+    new version restores the newest readable version, and its history entry says so. A damaged or
+    missing manifest (format 6) is rebuilt from the data files it listed, found again on disk by the
+    span and totals its reference records, when they are whole: the new version (operation
+    ``repair``) lists them again; otherwise :class:`sfclayer.CorruptLayer` names the older version
+    to :func:`sfclayer.restore`.
 
     Examples
     --------
@@ -230,6 +239,20 @@ def repair(spark, path, report=None):
         report = verify(spark, path)
     if report.clean:
         return RepairReport(path, False, report.version, None, (), report)
+    if report.manifests_damaged:
+        done = json.loads(_jvm.rebuild_manifests(spark, path))
+        dropped = tuple({"file": None, "offset": None, "index": None, "after": None,
+                         "what": f"manifest {m} was damaged or missing; rebuilt from the data files it listed"}
+                        for m in done["damagedManifests"])
+        if done["newVersion"] is None:  # the newest version is not the one verify checked
+            raise CorruptLayer(f"cannot repair layer {path}: {'; '.join(report.problems)}; the newest version "
+                               f"({done['repairedVersion']}) has no damaged manifest: verify and repair it, or "
+                               f"restore an older version (sfclayer restore)")
+        again = verify(spark, path)
+        if not again.clean:  # damaged records too: repaired as usual, on top of the rebuilt manifests
+            rest = repair(spark, path, again)
+            return RepairReport(path, True, report.version, rest.new_version, dropped + rest.dropped, report)
+        return RepairReport(path, True, report.version, done["newVersion"], dropped, report)
     if report.document_damaged:
         done = json.loads(_jvm.restore_document(spark, path))
         dropped = ({"file": None, "offset": None, "index": None, "after": None,

@@ -3,7 +3,7 @@
 Appends go through :func:`sfclayer.write` with ``mode="append"``; time travel through the
 ``version=`` / ``as_of=`` arguments of :func:`sfclayer.read` and :func:`sfclayer.open`. In SQL, the
 catalog :data:`sfclayer.CATALOG` offers the same as ``CALL sfclayer.system.compact(path => ...)``,
-``vacuum(path, retain, dry_run, force)`` and ``history(path)``.
+``vacuum(path, retain, dry_run, force)``, ``restore(path, version, as_of)`` and ``history(path)``.
 
 Examples
 --------
@@ -23,7 +23,7 @@ from . import _jvm
 from .errors import InvalidArgument
 from .layer import _micros
 
-__all__ = ["Version", "history", "delete", "compact", "vacuum", "DEFAULT_RETAIN"]
+__all__ = ["Version", "history", "delete", "compact", "restore", "vacuum", "DEFAULT_RETAIN"]
 
 DEFAULT_RETAIN = _dt.timedelta(days=7)
 """Vacuum's default retention (Delta's); less is refused unless ``enforce_retention=False``."""
@@ -149,6 +149,51 @@ def compact(spark, path):
         The new version, or the newest one unchanged when there was nothing to compact.
     """
     return Version.from_json(_jvm.command(spark, "compact", path))
+
+
+def restore(spark, path, version=None, as_of=None):
+    """Commit a new version whose content is an older version's (Delta's ``RESTORE``).
+
+    Nothing is copied or deleted: the new version lists the older one's data files (or manifests) and
+    every field of its document, with operation ``restore`` (``metrics["restoredVersion"]``). It is a
+    replace: a write committed since this call read the log makes it fail with
+    :class:`sfclayer.ConcurrentUpdate`. A raster layer's pyramid, built from the version restored over,
+    is then stale (not read); ``sfclayer.pyramid`` brings it up to date.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    path : str
+    version : int, optional
+        The version to restore.
+    as_of : datetime or str or int, optional
+        Instead: restore the newest version committed at or before this time (as :func:`sfclayer.read`'s
+        ``as_of``).
+
+    Returns
+    -------
+    Version
+        The new version, or the newest one unchanged when it is the one asked for.
+
+    Raises
+    ------
+    LayerNotFound
+        If that version was removed by vacuum (its document, or any of its data files, is gone: the
+        message names what), or there is no such version.
+    InvalidArgument
+        If neither or both of ``version`` and ``as_of`` are given.
+
+    Examples
+    --------
+    >>> sfclayer.restore(spark, "/tmp/dem", version=3).operation  # doctest: +SKIP
+    'restore'
+    """
+    if (version is None) == (as_of is None):
+        raise InvalidArgument("restore: give exactly one of version and as_of")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
+        raise InvalidArgument(f"version: {version!r} is not a version (1, 2, ...)")
+    when = None if as_of is None else str(_micros(as_of))
+    return Version.from_json(_jvm.command(spark, "restore", path, -1 if version is None else int(version), when))
 
 
 def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=True):

@@ -4,16 +4,17 @@ source's own grid (levels halving the resolution from the same top-left corner, 
 Level ``z`` is built from level ``z + 1`` (the base, at ``PATH``, first): each parent tile
 ``(c, r)`` is its four children ``(2c..2c+1, 2r..2r+1)`` side by side, downsampled 2 × 2 → 1
 (GeoTrellis' ``Pyramid.upLevels``). Every level is an ordinary layer at ``PATH/_pyramid/<z>/``
-(readers of the base never look into ``_pyramid/``), and ``PATH/_pyramid/pyramid.json`` lists the
-levels, the base version they were built from, each level's version and a checksum::
+(readers of the base never look into ``PATH/_pyramid/``), and the newest pyramid document
+``PATH/_pyramid/pyramid-<N>.json`` (a new number per change, published like a version document, never
+replaced) lists the levels, the base version they were built from, each level's version and a checksum::
 
-    {"format": "sfclayer-pyramid", "formatVersion": 3, "tms": "WebMercatorQuad",
+    {"format": "sfclayer-pyramid", "formatVersion": 4, "tms": "WebMercatorQuad",
      "baseZoom": 5, "baseVersion": 1, "levels": [0, 1, 2, 3, 4], "resampling": "average",
      "levelVersions": {"0": 1, ...}, "sha256": "..."}
 
 One :func:`pyramid` run at a time: a run holds the lease ``PATH/_pyramid/.lease`` (another fails
-with :class:`sfclayer.ConcurrentUpdate`), and writes the document only if it is still the one it
-read at its start.
+with :class:`sfclayer.ConcurrentUpdate`), and publishes the document next to the one it read at its
+start only if no other run did (an atomic create-if-absent of the next number).
 
 After appends and deletes on the base, :func:`pyramid` updates the levels in place, rewriting only
 the parents of the changed tiles (docs/FORMAT.md, "Updating a pyramid").
@@ -52,9 +53,9 @@ from . import layer as _layer
 from .ingestion import Grid, _tms
 from ._pyramid_changes import _boxes_condition, _changed_base_keys, _merge_boxes, _sql
 from ._pyramid_levels import (  # noqa: F401 (level_path, pyramid_levels, PYRAMID_DIR: public here too)
-    _DOC, _DOC_FORMAT, PYRAMID_DIR, _base_metadata, _base_zoom, _checksum, _document, _join, level_path,
-    pyramid_levels)
-from .errors import ConcurrentUpdate, InvalidArgument
+    _DOC_FORMAT, PYRAMID_DIR, _base_metadata, _base_zoom, _checksum, _document, _join, _numbered_document,
+    level_path, pyramid_levels)
+from .errors import ConcurrentUpdate, InvalidArgument, LayerNotFound
 
 __all__ = ["pyramid", "pyramid_levels", "level_path", "downsample", "DOWNSAMPLING", "PYRAMID_DIR"]
 
@@ -111,11 +112,13 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     data files ``w`` added or dropped since ``v`` (their key boxes come from the files' statistics);
     then, level by level, only their parents are recomputed from the level below and upserted
     (an append), and parents left without any valid pixel are deleted, so every other data file of
-    a level stays as it was. An interrupted update is finished by the next one (it recomputes the
-    same parents). A full rebuild happens instead when there is no pyramid, when ``v``'s version
-    document is gone (vacuumed), when a version since ``v`` overwrote the base or most of its data
-    files changed, when its grid or raster description changed, with another ``min_zoom`` or
-    ``resampling`` than the pyramid's, or with ``full=True``; ``note`` says which.
+    a level stays as it was. An update starts from each level's version the pyramid document pins
+    (what an interrupted run appended since is restored away first, as a new level version), so it
+    equals a full rebuild whenever it is run. A full rebuild happens instead when there is no
+    pyramid, when ``v``'s version document is gone (vacuumed), when a pinned level version is gone,
+    when a version since ``v`` overwrote the base or most of its data files changed, when its grid or
+    raster description changed, with another ``min_zoom`` or ``resampling`` than the pyramid's, or
+    with ``full=True``; ``note`` says which.
 
     Parameters
     ----------
@@ -171,7 +174,7 @@ def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
     """:func:`pyramid` under its lease."""
     md = _base_metadata(spark, path)
     base, grid_at, lowest = _level_grids(md, path)
-    doc = _document(spark, path)
+    number, doc = _numbered_document(spark, path)
     if min_zoom is None:
         min_zoom = min(doc["levels"], default=base) if doc else lowest
     if resampling is None:
@@ -199,12 +202,19 @@ def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
             f"asked for {wanted} by {resampling})")
     else:
         changed, why = _changed_base_keys(spark, path, int(doc["baseVersion"]), md)
+        if changed and not doc.get("levelVersions"):
+            changed, why = None, (f"full rebuild: the pyramid document (format {doc.get('formatVersion', 1)}) does "
+                                  "not say which version of each level holds it, so an update could start from "
+                                  "levels an interrupted run left half done")
+        elif changed:
+            resumed = _resume_levels(spark, path, doc)
+            if resumed is not None:
+                changed, why = None, resumed
         say(why)
-    started_from = doc  # the document is written only if it is still this one
     level_versions = dict((doc or {}).get("levelVersions") or {}) if changed is not None else {}
     if changed is not None and not changed:
         if doc["baseVersion"] != md["version"] or "levelVersions" not in doc:
-            _write_document(spark, path, started_from, doc, md["version"], "incremental", {},
+            _write_document(spark, path, number, doc, md["version"], "incremental", {},
                             level_versions or _level_versions(spark, path, doc["levels"]))
         return []
     nodata = r.get("nodata")
@@ -237,9 +247,29 @@ def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
     if changed is None:
         doc = {"format": "sfclayer-pyramid", "formatVersion": _DOC_VERSION, "tms": r.get("tms"), "baseZoom": base,
                "levels": sorted(built), "resampling": resampling}
-    _write_document(spark, path, started_from, doc, md["version"], "full" if changed is None else "incremental",
+    _write_document(spark, path, number, doc, md["version"], "full" if changed is None else "incremental",
                     counts, level_versions)
     return sorted(built)
+
+
+def _resume_levels(spark, path, doc):
+    """Bring every level back to the version the document pins, so an update starts from the levels of
+    the document's ``baseVersion`` whatever an interrupted run appended since (FORMAT.md section 8).
+
+    A level whose newest version is not the pinned one gets a new version restoring it (nothing is
+    copied). Returns None when every level is at its pinned content, else why a full rebuild is needed
+    instead (a pinned version was vacuumed).
+    """
+    for z in sorted(doc["levels"]):
+        level, pinned = _join(path, PYRAMID_DIR, z), int(doc["levelVersions"][str(z)])
+        if int(_base_metadata(spark, level)["version"]) == pinned:
+            continue
+        try:
+            _jvm.command(spark, "restore", level, pinned, None)
+        except LayerNotFound as e:
+            return (f"full rebuild: level {z} holds changes of an interrupted run after its version {pinned}, "
+                    f"which the pyramid was built with, and that version cannot be restored ({e})")
+    return None
 
 
 def _describe_jobs(spark, text):
@@ -253,17 +283,18 @@ def _level_versions(spark, path, levels):
 
 
 def _write_document(spark, path, started_from, doc, base_version, kind, counts, level_versions):
-    """Write the pyramid document, unless another run changed it since ``started_from`` was read."""
-    now = _document(spark, path)
-    if (now or {}).get("createdAt") != (started_from or {}).get("createdAt"):
-        raise ConcurrentUpdate(f"pyramid of {path}: its document changed while this run built the levels (another "
-                               f"run wrote base version {now.get('baseVersion')}); this run's levels may be mixed "
-                               f"with it: run sfclayer pyramid {path} --full")
+    """Publish the pyramid document as the next numbered document after ``started_from`` (the number of
+    the one this run read, -1: none): refused with :class:`ConcurrentUpdate` when another run took it."""
     doc = dict(doc, formatVersion=_DOC_FORMAT, baseVersion=base_version,
                createdAt=_dt.datetime.now(_dt.timezone.utc).isoformat(), levelVersions=level_versions,
                lastUpdate={"kind": kind, "parents": {str(z): n for z, n in counts.items()}})
     doc["sha256"] = _checksum(doc)
-    _jvm.write_text(spark, _join(path, PYRAMID_DIR, _DOC), json.dumps(doc, indent=2))
+    number = max(int(started_from), 0) + 1
+    if not _jvm.publish_pyramid_document(spark, _join(path, PYRAMID_DIR), number, json.dumps(doc, indent=2)):
+        now = _document(spark, path)
+        raise ConcurrentUpdate(f"pyramid of {path}: its document changed while this run built the levels (another "
+                               f"run wrote base version {(now or {}).get('baseVersion')}); this run's levels may be "
+                               f"mixed with it: run sfclayer pyramid {path} --full")
 
 
 def _children(spark, path, version, parents):

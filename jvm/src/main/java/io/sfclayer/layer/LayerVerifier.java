@@ -151,6 +151,7 @@ public final class LayerVerifier {
                 all = layer.files();
             } catch (SfcLayerException.CorruptLayer e) {
                 problems.add(e.getMessage());
+                report.put("manifestsDamaged", true); // repair rebuilds them from the data files (ManifestRepair)
                 report.put("problems", problems);
                 report.put("files", List.of());
                 return JSON.writeValueAsString(report);
@@ -294,6 +295,9 @@ public final class LayerVerifier {
             if (r.damagedRecords > 0 && entry.indexes > r.groups + r.damagedRecords) {
                 // damaged lengths or a cut-off end lose records the reader could not count: the document can
                 r.damagedRecords = entry.indexes - r.groups;
+            }
+            if (entry.lastIndex < 0) {
+                r.lastIndex = last; // a file no document lists yet (ManifestRepair): what it holds
             }
             if (first >= 0 && first != entry.firstIndex && r.damagedRecords == 0) {
                 r.problems.add("its name says first index " + entry.firstIndex + " but its first record is " + first);

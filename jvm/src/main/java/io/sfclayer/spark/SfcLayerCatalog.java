@@ -4,6 +4,7 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.spark.procedures.CompactProcedure;
 import io.sfclayer.spark.procedures.DeleteProcedure;
 import io.sfclayer.spark.procedures.HistoryProcedure;
+import io.sfclayer.spark.procedures.RestoreProcedure;
 import io.sfclayer.spark.procedures.VacuumProcedure;
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
@@ -52,6 +53,7 @@ public final class SfcLayerCatalog implements ProcedureCatalog, TableCatalog, Fu
         PROCEDURES.put(CompactProcedure.NAME, CompactProcedure::new);
         PROCEDURES.put(DeleteProcedure.NAME, DeleteProcedure::new);
         PROCEDURES.put(HistoryProcedure.NAME, HistoryProcedure::new);
+        PROCEDURES.put(RestoreProcedure.NAME, RestoreProcedure::new);
         PROCEDURES.put(VacuumProcedure.NAME, VacuumProcedure::new);
     }
 

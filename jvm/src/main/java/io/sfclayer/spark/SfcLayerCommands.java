@@ -57,31 +57,18 @@ public final class SfcLayerCommands {
         return m;
     }
 
-    /** Every retained version, oldest first, as a JSON array of {@link #summary}s. */
-    /**
-     * Write a small UTF-8 file (a pyramid document), replacing it whole: written beside it under a name of its
-     * own (two writers never share a temporary file), then renamed over it, so readers see the old text or the
-     * new one. Classic (py4j) and Spark Connect (the relation plugin) sessions both write through here.
-     */
-    public static void writeText(SparkSession spark, String path, String text) throws IOException {
-        Configuration conf = conf(spark);
-        Path p = new Path(path);
-        org.apache.hadoop.fs.FileSystem fs = p.getFileSystem(conf);
-        Path tmp = new Path(p.getParent(), "." + p.getName() + "." + java.util.UUID.randomUUID().toString()
-            .replace("-", "") + ".tmp");
-        try {
-            try (org.apache.hadoop.fs.FSDataOutputStream out = fs.create(tmp, false)) {
-                out.write(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            }
-            org.apache.hadoop.fs.FileContext.getFileContext(p.toUri(), conf)
-                .rename(tmp, p, org.apache.hadoop.fs.Options.Rename.OVERWRITE);
-        } finally {
-            if (fs.exists(tmp)) {
-                fs.delete(tmp, false);
-            }
-        }
+    /** The newest pyramid document in {@code dir} as JSON ({@link io.sfclayer.layer.PyramidDocuments#newest}). */
+    public static String pyramidDocument(SparkSession spark, String dir) throws IOException {
+        return json(io.sfclayer.layer.PyramidDocuments.newest(conf(spark), dir));
     }
 
+    /** Publishes pyramid document {@code number} unless taken ({@link io.sfclayer.layer.PyramidDocuments#publish}). */
+    public static boolean publishPyramidDocument(SparkSession spark, String dir, long number, String text)
+            throws IOException {
+        return io.sfclayer.layer.PyramidDocuments.publish(conf(spark), dir, number, text);
+    }
+
+    /** Every retained version, oldest first, as a JSON array of {@link #summary}s. */
     public static String history(SparkSession spark, String path) throws IOException {
         List<Map<String, Object>> out = new ArrayList<>();
         for (LayerMetadata md : versions(spark, path)) {
@@ -212,6 +199,26 @@ public final class SfcLayerCommands {
             names.add(String.valueOf(n));
         }
         return json(summary(SfcLayerUpdate.repair(spark, path, version, names, JSON.readValue(dropped, Object.class))));
+    }
+
+    /**
+     * Restores {@code version} (when ≥ 1), or else the newest version committed at or before {@code asOf}
+     * (epoch microseconds or ISO-8601 text), as a new version ({@link io.sfclayer.layer.LayerRestore});
+     * returns its summary, or the newest version's when it already is the one asked for.
+     */
+    public static String restore(SparkSession spark, String path, long version, String asOf) throws IOException {
+        return json(summary(restoreVersion(spark, path, version, asOf)));
+    }
+
+    /** {@link #restore}'s work: the new version (or the newest, unchanged). */
+    public static LayerMetadata restoreVersion(SparkSession spark, String path, long version, String asOf)
+            throws IOException {
+        if ((version >= 1) == (asOf != null)) {
+            throw new SfcLayerException.InvalidArgument("restore of " + path + ": give exactly one of a version (1, 2,"
+                + " ...) and a time (as_of)");
+        }
+        long asOfMillis = asOf == null ? -1 : Math.floorDiv(TimeText.parseInstantMicros("as_of", asOf.trim()), 1000L);
+        return io.sfclayer.layer.LayerRestore.restore(conf(spark), path, version >= 1 ? version : -1, asOfMillis);
     }
 
     /** Compacts runs of small files; returns the newest version's summary. */

@@ -207,6 +207,8 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
                 return SfcLayerCommands.deleteKeys(spark, path, r.string("keys"));
             case "verify":
                 return VerifyJob.report(spark, path, r.number("version", 0));
+            case "rebuildManifests":
+                return io.sfclayer.layer.ManifestRepair.run(HadoopConfs.forOptions(spark, Map.of()), path);
             case "restoreDocument":
                 return LayerRepair.restoreDocument(HadoopConfs.forOptions(spark, Map.of()), path);
             case "layerMetadata": {
@@ -216,9 +218,13 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
                 return (version < 0 ? Layer.open(conf, path) : Layer.open(conf, path, version, -1))
                     .documentJson(r.number("files", -1));
             }
-            case "writeText":
-                SfcLayerCommands.writeText(spark, path, r.string("text"));
-                return "null";
+            case "pyramidDocument":
+                return SfcLayerCommands.pyramidDocument(spark, path);
+            case "publishPyramidDocument":
+                return String.valueOf(SfcLayerCommands.publishPyramidDocument(spark, path, r.number("number"),
+                    r.string("text")));
+            case "restore":
+                return SfcLayerCommands.restore(spark, path, r.number("version", -1), r.optionalString("asOf"));
             case "takeLease": // a pyramid run's lease (io.sfclayer.layer.Lease), as the py4j path takes it
                 return Lease.take(HadoopConfs.forOptions(spark, Map.of()), path, r.string("what"));
             case "releaseLease":
