@@ -107,7 +107,7 @@ def _sfclayer_error(exc):
         while throwable is not None and seen < 20:
             name = throwable.getClass().getName()
             if name in _JAVA_ERRORS:
-                return _JAVA_ERRORS[name](str(throwable.getMessage()))
+                return _JAVA_ERRORS[name](_reason(str(throwable.getMessage())))
             cause = throwable.getCause()
             if cause is None or cause.equals(throwable):
                 break
@@ -131,10 +131,19 @@ def _connect_error(exc):
     if condition in _CONDITIONS:
         message = found.group(2) if found and _JAVA_ERRORS.get(found.group(1)) is _CONDITIONS[condition] \
             else _plain_message(exc)
-        return _CONDITIONS[condition](message)
+        return _CONDITIONS[condition](_reason(message))
     if found and found.group(1) in _JAVA_ERRORS:
-        return _JAVA_ERRORS[found.group(1)](found.group(2))
+        return _JAVA_ERRORS[found.group(1)](_reason(found.group(2)))
     return None
+
+
+def _reason(message):
+    """A Java sfclayer error's message without its ``[SFCLAYER_...]`` condition in front (getMessage() has
+    it, as Spark's own errors do, so that pyspark's captured exceptions show it)."""
+    return _CONDITION_PREFIX.sub("", message, count=1)
+
+
+_CONDITION_PREFIX = re.compile(r"^\[SFCLAYER_[A-Z_]+\] ")
 
 
 def _plain_message(exc):
@@ -147,7 +156,12 @@ def _plain_message(exc):
 
 @contextlib.contextmanager
 def translated():
-    """Re-raise Java-side sfclayer errors as the matching :mod:`sfclayer.errors` class."""
+    """Re-raise Java-side sfclayer errors as the matching :mod:`sfclayer.errors` class.
+
+    ``raise ... from None``: a traceback of a few Python frames and one line, not py4j's chain of
+    Java frames; the Java error stays on the exception (``java_error``, ``java_stack``), and
+    ``SFCLAYER_DEBUG=1`` chains it as the cause, printed in full.
+    """
     try:
         yield
     except errors.SfcLayerError:
@@ -156,7 +170,10 @@ def translated():
         mine = _sfclayer_error(exc)
         if mine is None:
             raise
-        raise mine from exc
+        mine.java_error = exc
+        if errors._debug():
+            raise mine from exc
+        raise mine from None
 
 
 def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_driver=True, version=-1,
@@ -323,7 +340,7 @@ def reader_call(reader, method, *args):
 def _error_from_java(payload):
     """An sfclayer error from a LookupServer error payload ``"ErrorClass\tmessage"``."""
     cls, _, message = payload.decode("utf-8", "replace").partition("\t")
-    return _JAVA_ERRORS.get(cls, errors.SfcLayerError)(message)
+    return _JAVA_ERRORS.get(cls, errors.SfcLayerError)(_reason(message))
 
 
 def start_lookup_server(spark, reader, max_connections=None, auth_timeout_ms=None, io_timeout_ms=None,

@@ -329,11 +329,13 @@ def _cmd_compact(args, spark_factory):
 
 
 def _parse_retain(text):
-    units = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+    from ._args import check_duration
+    from .errors import InvalidArgument
+
     try:
-        return _dt.timedelta(**{units[text[-1]]: float(text[:-1])})
-    except (KeyError, ValueError, IndexError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a retention (a number and d, h, m or s: 7d, 12h, 30m, 0s)")
+        return check_duration("retain", text)  # the Python API's parser: the same durations
+    except InvalidArgument as e:
+        raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
 
 
 def _cmd_vacuum(args, spark_factory):

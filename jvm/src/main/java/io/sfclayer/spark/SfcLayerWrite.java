@@ -264,7 +264,9 @@ public final class SfcLayerWrite {
                     + " value column '" + f.name() + "' (" + f.dataType().simpleString() + ") that the layer has");
             }
             StructField g = values.apply(f.name());
-            if (!g.dataType().sameType(f.dataType()) || (g.nullable() && !f.nullable())) {
+            // A nullable column may feed a NOT NULL one (Spark marks most computed columns nullable): its
+            // values are checked as they are written, and a null fails the write naming column and key.
+            if (!g.dataType().sameType(f.dataType())) {
                 throw new SfcLayerException.InvalidInput("cannot append to layer " + layer + ": value column '"
                     + f.name() + "' is " + g.dataType().simpleString() + (g.nullable() ? " (nullable)" : "")
                     + " in the DataFrame but " + f.dataType().simpleString() + (f.nullable() ? "" : " (not null)")
@@ -412,7 +414,13 @@ public final class SfcLayerWrite {
                     int col = row.getInt(colOrd);
                     int r = row.getInt(rowOrd);
                     long index = timeOrd >= 0 ? keyIndex.index(col, r, row.getLong(timeOrd)) : keyIndex.index(col, r);
-                    return new Tuple2<>(index, writer.encodeRecord(row));
+                    try {
+                        return new Tuple2<>(index, writer.encodeRecord(row));
+                    } catch (SfcLayerException.InvalidInput e) {
+                        throw new SfcLayerException.InvalidInput(e.reason() + " (the tile at key "
+                            + KeyIndex.describeKey(col, r, timeOrd >= 0, timeOrd >= 0 ? row.getLong(timeOrd) : 0)
+                            + "); nothing was written");
+                    }
                 }
             };
         }
