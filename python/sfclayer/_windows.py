@@ -100,7 +100,9 @@ def window(metadata, tiles, bbox, bands=None, time_key=None):
     time_key : str, optional
         ``"time"`` for space-time layers: one slice per distinct time, sorted.
     """
-    import xarray as xr
+    from ._extras import require
+
+    xr = require("xarray", "xarray", "Layer.to_xarray")
 
     from .raster import to_numpy, valid_mask
 
