@@ -2,7 +2,6 @@
 sfclayer's, on classic and Spark Connect sessions alike. About 500 lines on purpose: every JVM call
 of the package is here, so that no other module touches py4j."""
 
-import contextlib
 import io
 import re
 import sys
@@ -154,22 +153,24 @@ def _plain_message(exc):
     return re.sub(r" SQLSTATE: \w+$", "", text)
 
 
-@contextlib.contextmanager
-def translated():
-    """Re-raise Java-side sfclayer errors as the matching :mod:`sfclayer.errors` class.
+class translated:
+    """Re-raise Java-side sfclayer errors as the matching :mod:`sfclayer.errors` class (``with translated():``).
 
     ``raise ... from None``: a traceback of a few Python frames and one line, not py4j's chain of
     Java frames; the Java error stays on the exception (``java_error``, ``java_stack``), and
-    ``SFCLAYER_DEBUG=1`` chains it as the cause, printed in full.
+    ``SFCLAYER_DEBUG=1`` chains it as the cause, printed in full. A class, not a generator: one frame
+    in the traceback, not contextlib's two.
     """
-    try:
-        yield
-    except errors.SfcLayerError:
-        raise
-    except Exception as exc:
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is None or isinstance(exc, errors.SfcLayerError) or not isinstance(exc, Exception):
+            return False
         mine = _sfclayer_error(exc)
         if mine is None:
-            raise
+            return False
         mine.java_error = exc
         if errors._debug():
             raise mine from exc

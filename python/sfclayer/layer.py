@@ -332,7 +332,7 @@ class Layer:
 
     def __init__(self, spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None,
                  _open_mode="index"):
-        self.path = path
+        self.path = _check_path(path)
         self._spark = spark
         self._cache = (cache_size, cache_bytes, _open_mode == "index")
         self._pins = threading.Lock()
