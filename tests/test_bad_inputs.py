@@ -16,6 +16,8 @@ import pytest
 
 import sfclayer
 from sfclayer import cli
+
+from .raster_sources import dem_tif  # noqa: F401 (fixture)
 from sfclayer.errors import (InvalidArgument, InvalidInput, KeyNotFound, LayerExists, LayerNotFound,
                              SfcLayerError)
 
@@ -372,3 +374,19 @@ def test_readme_append_snippet_takes_a_nullable_dataframe(spark, tmp_path):
         assert layer.get(1, 2)["elevation"] == 7 and layer.get(9, 9)["elevation"] == 8
         assert layer.get(3, 3)["elevation"] == 99
     assert _versions(spark, path) == 2
+
+
+def test_cli_ingest_states_the_plan_and_refuses_a_large_one_without_yes(spark, tmp_path, capsys, monkeypatch,
+                                                                        dem_tif):  # noqa: F811
+    """Above the bound, a run without a terminal to answer and without --yes writes nothing."""
+    monkeypatch.setattr(cli, "INGEST_CONFIRM_TILES", 10)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False, raising=False)
+    path = str(tmp_path / "big")
+    code = cli.main(["ingest", dem_tif, path, "--tms", "none", "--tile-size", "64"],
+                    spark_factory=lambda: (spark, False))
+    out, err = capsys.readouterr()
+    assert code == 1, (out, err)
+    assert "42 tiles planned on the source's own grid (7 × 6 tiles)" in out, out
+    assert err.strip().splitlines() == ["sfclayer: error: ingest: 42 tiles planned, more than 10 (pass --yes to write "
+                                        "them, or a smaller --zoom); nothing was written"], err
+    _nothing_at(spark, path)

@@ -70,6 +70,9 @@ def _log4j2_file():
     return path
 
 
+_QUIET = False  # sfclayer --quiet: set by main() before a session is made
+
+
 def _session():
     """The active SparkSession, or a new quiet local one. Returns (session, created)."""
     from pyspark.sql import SparkSession
@@ -83,7 +86,8 @@ def _session():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # ingest and pyramid run Python on executors
     conf = {
         "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
+        # Spark's progress bar (tasks done of total, per stage) on long work, unless --quiet
+        "spark.ui.showConsoleProgress": "false" if _QUIET else "true",
         "spark.sql.shuffle.partitions": "4",
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
@@ -455,6 +459,29 @@ def _cmd_serve(args, spark_factory):
     return 0
 
 
+#: ``sfclayer ingest`` asks before writing more tiles than this (``--yes`` to go on; refused when no one
+#: is at the keyboard to answer): ~10,000 tiles of 256 px take a few minutes on a laptop.
+INGEST_CONFIRM_TILES = 10_000
+
+
+def _ingest_plan(args):
+    """The ``plan`` callback of ``sfclayer ingest``: states the planned tile count, asks above the bound."""
+    from .errors import InvalidArgument
+
+    def plan(count, grid):
+        where = f"{grid.tms} zoom {grid.zoom}" if grid.tms else "the source's own grid"
+        print(f"{args.path}: {count:,} tiles planned on {where} ({grid.width} × {grid.height} tiles)", flush=True)
+        if count <= INGEST_CONFIRM_TILES or args.yes:
+            return
+        if not sys.stdin.isatty():
+            raise InvalidArgument(f"ingest: {count:,} tiles planned, more than {INGEST_CONFIRM_TILES:,} (pass --yes "
+                                  f"to write them, or a smaller --zoom); nothing was written")
+        answer = input(f"write {count:,} tiles? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            raise InvalidArgument(f"ingest: {count:,} tiles planned, not confirmed; nothing was written")
+    return plan
+
+
 def _cmd_ingest(args, spark_factory):
     import sfclayer
 
@@ -464,7 +491,8 @@ def _cmd_ingest(args, spark_factory):
     spark, created = spark_factory()
     try:
         r = sfclayer.ingest(spark, args.sources, args.path, tms=tms, zoom=args.zoom, resampling=args.resampling,
-                            tile_size=args.tile_size, nodata=args.nodata, mode=args.mode, **options)
+                            tile_size=args.tile_size, nodata=args.nodata, mode=args.mode, plan=_ingest_plan(args),
+                            **options)
     finally:
         if created:
             spark.stop()
@@ -524,6 +552,8 @@ def build_parser():
         description="Raster tile layers on Spark, stored as space-filling-curve indexed Hadoop MapFiles. "
                     "Commands run on a local Spark (local[*]).",
         epilog="Paths are any Hadoop filesystem path: /tmp/dem, file:///data/dem, hdfs://nn:8020/layers/dem.")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bars (Spark's, of each stage: tasks done of total)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     d = sub.add_parser(
@@ -647,6 +677,9 @@ def build_parser():
     ing.add_argument("--key-index", choices=["z", "hilbert", "rowmajor"])
     ing.add_argument("--block-size", metavar="SIZE", help="data file roll size, e.g. 64m")
     ing.add_argument("--partitions", type=_positive_int, metavar="N", help="write tasks")
+    ing.add_argument("--yes", action="store_true",
+                     help=f"write more than {INGEST_CONFIRM_TILES:,} tiles without asking (refused otherwise when "
+                          "stdin is not a terminal)")
     ing.set_defaults(func=_cmd_ingest)
 
     pyr = sub.add_parser(
@@ -724,8 +757,11 @@ def main(argv=None, spark_factory=None):
     """
     from .errors import SfcLayerError
 
+    global _QUIET
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    _QUIET = args.quiet
     if getattr(args, "time_text", None) is not None:
         try:
             args.time = _parse_time(args.time_text)
