@@ -8,7 +8,7 @@ BENCH_JAR := build/libs/sfclayer-bench.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
 
-.PHONY: setup jar test test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest geotrellis-fixtures
+.PHONY: setup jar test crash-points test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest geotrellis-fixtures
 
 setup: $(VENV)/.installed $(JAR) $(BENCH_JAR)
 
@@ -56,6 +56,11 @@ test-py: setup hdfs-jars s3-jars | chromium-installed
 	$(PY) -m pytest -q tests integration
 
 test: test-jvm test-py
+
+# Every filesystem call of every operation a crash point, with a crash mode too and the next write and
+# vacuum checked at every point (issue 35; `make test` runs the IOException and Error modes, sampled checks).
+crash-points: setup
+	$(GRADLE) test --tests 'io.sfclayer.spark.CrashPointsTest' -Dsfclayer.crashpoints.all=true
 
 test-hdfs: setup hdfs-jars
 	$(PY) -m pytest -q -m hdfs tests integration

@@ -30,6 +30,8 @@ STUDIES = {
     "s3": ("s3", "S3 (moto through S3A, 20 ms per request) against local files: write, append, bbox, look-ups; Parquet on S3 (issue 28)"),
     "connect": ("connect", "Spark Connect: look-ups and box queries from a Connect client through sfclayer's relation plugin, against the Spark-job path and classic Layer.get (issue 21)"),
     "compression": ("compression", "codecs x rasters: size, codec speed, look-ups; GDAL's tiled GeoTIFF alongside (issue 23)"),
+    "cog": ("cog", "a COG read with rasterio against the same raster as a layer, JVM look-up path and in-process reader; S3 rows on moto (issue 33)"),
+    "object_stores": ("object_stores", "obstore against s3fs for the in-process reader: requests and latency of a cold look-up on moto with 20 ms per request (issue 33)"),
     "metadata": ("metadata", "metadata at scale: open, plan, one-tile append and heap by number of file entries, 10 to 10^6 (issue 20)"),
 }
 

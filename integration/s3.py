@@ -142,6 +142,7 @@ class MotoS3:
             raise S3Unavailable(f"moto is not installed (pip install 'moto[s3,server]'): {e}") from e
         self.latency = 0.0
         self._log = []
+        self._ranges = []  # the Range header of each request logged (None: none), in the same order
         self._lock = threading.Lock()
         outer = self
 
@@ -157,6 +158,7 @@ class MotoS3:
                     method = "COPY"  # a server-side copy: what a rename is on S3
                 with outer._lock:
                     outer._log.append((method, environ.get("PATH_INFO", ""), environ.get("QUERY_STRING", "")))
+                    outer._ranges.append(environ.get("HTTP_RANGE"))
                 if outer.latency > 0:
                     time.sleep(outer.latency)
                 return self.app(environ, start_response)
@@ -196,6 +198,11 @@ class MotoS3:
         with self._lock:
             return list(self._log)
 
+    def ranges(self):
+        """The ``Range`` header of each request of :meth:`requests` (None where it had none)."""
+        with self._lock:
+            return list(self._ranges)
+
     def counts(self, prefix=None):
         """Requests since the last reset by method (``{"GET": 3, "HEAD": 1}``), those under ``prefix`` only if given."""
         return Counter(m for m, p, _ in self.requests() if prefix is None or p.startswith(prefix))
@@ -203,6 +210,7 @@ class MotoS3:
     def reset(self):
         with self._lock:
             self._log.clear()
+            self._ranges.clear()
 
     def stop(self):
         self._server.stop()

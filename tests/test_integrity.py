@@ -490,3 +490,23 @@ def test_checksums_are_in_the_version_document(source):
     text = open(_doc(path)[1], "rb").read()
     zeroed = re.sub(rb'("checksum"\s*:\s*")[0-9a-f]{8}"', rb'\g<1>00000000"', text)
     assert f"{crc32c.value(zeroed):08x}" == md["checksum"]
+
+
+@pytest.mark.parametrize("case", list(DATA_DAMAGE))
+def test_count_agrees_with_the_rows_when_damage_is_skipped(spark, damaged, case):
+    # issue 35: count() answered from the version document while the same read skipped damaged records
+    path, survivors, _, _ = damaged[case]
+    df = sfclayer.read(spark, path, on_corrupt="skip")
+    with _jvm.translated():
+        assert df.count() == len(survivors)
+        assert df.where("col < 8").count() == sum(1 for c, _ in survivors if c < 8)
+
+
+def test_count_agrees_with_the_rows_under_ignore_missing_files(spark, damaged):
+    path, survivors, _, _ = damaged["deleted-data-file"]
+    try:
+        spark.conf.set("spark.sql.files.ignoreMissingFiles", "true")
+        with _jvm.translated():
+            assert sfclayer.read(spark, path).count() == len(survivors) == len(_read_all(spark, path))
+    finally:
+        spark.conf.unset("spark.sql.files.ignoreMissingFiles")

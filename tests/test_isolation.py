@@ -173,3 +173,17 @@ def test_a_delete_rewrites_only_files_holding_a_tile_it_deletes(spark, tmp_path)
     ids = {f"{f['dir']}/{f['name']}" for f in after["files"]}
     assert f"{before[1]['dir']}/{before[1]['name']}" in ids
     assert after["operation"]["removedFiles"] == [f"{before[0]['dir']}/{before[0]['name']}"]
+
+
+def test_a_read_pinned_on_a_vacuumed_version_says_it_was_vacuumed(spark, tmp_path):
+    # issue 35: the files of a version vacuum removed are no damage; the error must say so, not advise onCorrupt=skip
+    path = _path(tmp_path)
+    _quadrants(spark, path, (0, 0))
+    pinned = sfclayer.read(spark, path, version=1)
+    assert pinned.count() == 64
+    sfclayer.write(tiles(spark, 8, 8, 8), path, mode="overwrite")
+    sfclayer.vacuum(spark, path, retain=dt.timedelta(0), enforce_retention=False)
+    with pytest.raises(sfclayer.LayerNotFound, match="version 1 of layer .* was removed by vacuum") as e:
+        with sfclayer._jvm.translated():
+            pinned.select("v").collect()
+    assert "onCorrupt=skip" not in str(e.value) and "versions are now [2]" in str(e.value)

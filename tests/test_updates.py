@@ -274,6 +274,11 @@ def test_history_and_time_travel(spark, layer_path):
         assert layer.version == 1 and (6, 6) not in layer
     out = _cli(["history", layer_path, "--json"])
     assert [v["operation"] for v in json.loads(out)] == ["write", "append", "delete"]
+    # each version names the write that committed it (what a CommitStateUnknown names, issue 35)
+    write_ids = [v.write_id for v in sfclayer.history(spark, layer_path)]
+    assert [v["writeId"] for v in json.loads(out)] == write_ids
+    assert write_ids[-1] == helpers.metadata(layer_path)["writeId"] and len(set(write_ids)) == 3
+    assert write_ids[-1] in _cli(["history", layer_path])
 
 
 def _cli(args):
@@ -361,8 +366,9 @@ def test_vacuum_retention_dry_run_and_pinned_reader(spark, layer_path):
         done = sfclayer.vacuum(spark, layer_path, retain=dt.timedelta(0), enforce_retention=False)
         assert done["filesRemoved"] == plan["filesRemoved"]
         assert helpers.versions(layer_path) == [6]
-        with pytest.raises(sfclayer.CorruptLayer, match="version 1.*is missing"):
-            pinned.get(15, 15)  # in a file the reader has not open (its one cached file holds (3, 4))
+        # in a file the reader has not open (its one cached file holds (3, 4)): no damage, the version is gone
+        with pytest.raises(sfclayer.LayerNotFound, match=r"version 1 of layer .* was removed by vacuum.*now \[6\]"):
+            pinned.get(15, 15)
     finally:
         pinned.close()
     with pytest.raises(sfclayer.LayerNotFound, match=r"no version 1; its versions are \[6\]"):

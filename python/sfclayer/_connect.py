@@ -171,7 +171,8 @@ def procedure(spark, name, *args):
         "*", "unix_micros(created_at) AS created_micros").collect()
     answer = [{"version": r.version, "createdAt": r.created_micros, "operation": r.operation,
                "readVersion": r.read_version, "recordCount": r.records, "fileCount": r.files,
-               "dataBytes": r.data_bytes, "metrics": dict(r.metrics or {})} for r in rows]
+               "dataBytes": r.data_bytes, "metrics": dict(r.metrics or {}),
+               "writeId": r.write_id} for r in rows]
     return answer if name == "history" else answer[0]
 
 

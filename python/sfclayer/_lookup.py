@@ -332,6 +332,8 @@ class LookupClient:
                 conn.send(self._token, payload)
                 conn.start_answer(self._token, self._error)
                 out = read(conn)
+            except errors.SfcLayerError:
+                raise  # the server's answer (LayerNotFound and StorageError are OSErrors too): handled below
             except OSError as e:
                 raise _ConnectionLost(f"the look-up connection to the JVM failed: {e}") from e
             healthy = True
@@ -410,6 +412,8 @@ class LookupClient:
                     if count < 0 or size < 0:
                         raise _ConnectionLost(f"the JVM's look-up server sent a bad batch ({count} records, {size} bytes)")
                     yield count, conn.read_exact(size)
+            except errors.SfcLayerError:
+                raise  # the server's answer, not a broken connection (LayerNotFound is an OSError too)
             except OSError as e:
                 raise _ConnectionLost(f"the look-up connection to the JVM failed: {e}") from e
             healthy = True

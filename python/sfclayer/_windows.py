@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import InvalidArgument
 
-__all__ = ["Window", "window"]
+__all__ = ["Window", "window", "window_array"]
 
 
 class Window:
@@ -76,6 +76,57 @@ class Window:
         out[:, c0 - self.j0:c1 - self.j0, a0 - self.i0:a1 - self.i0] = array[:, c0 - tj0:c1 - tj0, a0 - ti0:a1 - ti0]
 
 
+def window_array(metadata, tiles, bbox, bands=None, masked=False, w=None):
+    """Mosaic the tiles of a spatial raster layer into ``(bands, height, width)``: the window of ``bbox``.
+
+    Missing tiles and pixels hold the fill value of :func:`window` (``nodata``; NaN for floats; 0 for an
+    integer layer without nodata); ``masked`` returns a :class:`numpy.ma.MaskedArray` masking them.
+    Tiles are copied with numpy slices; a tile's validity is computed only where it can differ from its
+    pixels (a ``mask``, a float layer, or ``masked``).
+    """
+    from .raster import to_numpy, valid_mask
+
+    w = Window(metadata, bbox) if w is None else w
+    r = w.raster
+    n_bands = int(r.get("bands", 1))
+    if bands is None:
+        index = None
+        n_out = n_bands
+    else:
+        bands = [int(b) for b in bands]
+        bad = [b for b in bands if not 1 <= b <= n_bands]
+        if bad or not bands:
+            raise InvalidArgument(f"bands: {bad or bands!r} are not the layer's bands (1..{n_bands})")
+        index = [b - 1 for b in bands]
+        n_out = len(bands)
+    dtype = np.dtype(r.get("dtype", "float64"))
+    nodata = r.get("nodata")
+    nodata = float("nan") if nodata == "NaN" else nodata
+    floats = dtype.kind == "f"
+    fill = dtype.type(np.nan if floats else (0 if nodata is None else nodata))
+    tiles = list(tiles)
+    c0, r0, c1, r1 = w.keys
+    shape = (n_out, w.j1 - w.j0, w.i1 - w.i0)
+    # every tile of the window present: each pixel is written below, nothing to fill first
+    covered = len(tiles) == (c1 - c0 + 1) * (r1 - r0 + 1)
+    out = np.empty(shape, dtype=dtype) if covered else np.full(shape, fill, dtype=dtype)
+    valid = np.zeros((1,) + out.shape[1:], dtype=bool) if masked else None
+    for t in tiles:
+        a = to_numpy(t)
+        if index is not None:
+            a = a[index]
+        if masked or floats or t.get("mask") is not None:
+            ok = valid_mask(t, to_numpy(t))
+            if not ok.all():
+                a = np.where(ok, a, fill)
+            if masked:
+                w.place(valid, t, ok[np.newaxis])
+        w.place(out, t, a)
+    if not masked:
+        return out
+    return np.ma.MaskedArray(out, mask=np.broadcast_to(~valid, out.shape).copy())
+
+
 def _time64(v):
     """A tile's time as numpy datetime64[us] (UTC): from epoch microseconds or an aware datetime."""
     if isinstance(v, (int, np.integer)):
@@ -87,7 +138,7 @@ def _time64(v):
     return np.datetime64(v, "us")
 
 
-def window(metadata, tiles, bbox, bands=None, time_key=None):
+def window(metadata, tiles, bbox, bands=None, time_key=None, array=None):
     """Mosaic ``tiles`` (dicts with ``col``, ``row``, maybe ``time``, and raster values) into a DataArray.
 
     Parameters
@@ -99,6 +150,9 @@ def window(metadata, tiles, bbox, bands=None, time_key=None):
         1-based band numbers; all by default.
     time_key : str, optional
         ``"time"`` for space-time layers: one slice per distinct time, sorted.
+    array : numpy.ma.MaskedArray, optional
+        A spatial layer's window as :func:`window_array` mosaicked it (``masked=True``): ``tiles`` are
+        then not read.
     """
     from ._extras import require
 
@@ -120,6 +174,10 @@ def window(metadata, tiles, bbox, bands=None, time_key=None):
     fill = (np.nan if floats else (0 if nodata is None else nodata))
     shape = (len(bands), w.j1 - w.j0, w.i1 - w.i0)
     slices, valids = {}, {}
+    if array is not None:
+        slices[None] = np.ma.getdata(array)
+        valids[None] = ~np.ma.getmaskarray(array)[:1]
+        tiles = ()
     for t in tiles:
         key = _time64(t.get(time_key)) if time_key else None
         out = slices.get(key)

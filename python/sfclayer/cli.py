@@ -3,20 +3,22 @@
 ::
 
     sfclayer demo [--out DIR] [--tile-size N] [--source NAME] [--bbox X0,Y0,X1,Y1] [--key-index K]
-    sfclayer info PATH [--files [--max-files N]] [--json]
-    sfclayer get PATH COL ROW [TIME]
-    sfclayer layout PATH [-o OUT.png]
+    sfclayer info PATH [--files [--max-files N]] [--json] [--spark]
+    sfclayer get PATH COL ROW [TIME] [--spark]
+    sfclayer layout PATH [-o OUT.png] [--spark]
     sfclayer verify PATH [--version N] [--json]
     sfclayer repair PATH
     sfclayer serve PATH [PATH...] [--host 127.0.0.1] [--port 8000] [--coalesce-ms MS] [--cors-origin ORIGIN]
                    [--allowed-host NAME]
-    sfclayer history PATH [--json]
+    sfclayer history PATH [--json] [--spark]
     sfclayer compact PATH
     sfclayer vacuum PATH [--retain 7d] [--dry-run] [--force]
     sfclayer ingest SOURCES... PATH [--tms NAME|none] [--zoom Z] [--resampling R] [--tile-size N]
     sfclayer pyramid PATH [--min-zoom Z] [--resampling R] [--full]
 
-Every command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
+The read commands ``info``, ``get``, ``layout`` and ``history`` read in-process, without a JVM
+(:mod:`sfclayer.reader`); ``--spark`` reads through Spark, as HDFS and ``s3a://`` paths always are.
+Every other command runs on a local Spark (``local[*]``, quiet logs), or on the active SparkSession
 when there is one (as when :func:`main` is called from a program or a test). Errors sfclayer raises
 on purpose print ``sfclayer: error: <message>`` and exit with status 1.
 
@@ -36,6 +38,10 @@ from ._text import human_bytes
 from .errors import InvalidArgument
 
 __all__ = ["main", "build_parser"]
+
+#: ``sfclayer.server.DEFAULT_COALESCE_MS``, repeated so that building the parser does not import the
+#: server (uvicorn, starlette: 0.3 s of every command's start; tests/test_reader.py checks they agree)
+_DEFAULT_COALESCE_MS = 0.0
 
 _LOG4J2 = """\
 # sfclayer CLI: Spark's logs quiet (errors only), on stderr.
@@ -277,14 +283,48 @@ def _cmd_demo(args, spark_factory):
     return 0 if result.region_matches else 1
 
 
+#: Path schemes the in-process reader leaves to Spark: HDFS, and S3A's Hadoop settings.
+_SPARK_SCHEMES = ("hdfs", "viewfs", "webhdfs", "swebhdfs", "s3a", "s3n")
+
+
+def _in_process(args):
+    """Whether a read command reads without Spark (the default; ``--spark`` or an HDFS/S3A path: through it)."""
+    scheme = args.path.split("://", 1)[0].lower() if "://" in args.path else ""
+    return not getattr(args, "spark", False) and scheme not in _SPARK_SCHEMES
+
+
+def _open(args, spark_factory, action):
+    """``action(layer)`` on the layer, opened in-process or through Spark (see :func:`_in_process`)."""
+    import sfclayer
+
+    if _in_process(args):
+        with sfclayer.open(args.path) as layer:
+            return action(layer)
+    return _with_spark(spark_factory, lambda spark: _with_layer(sfclayer.open(spark, args.path), action))
+
+
+def _with_layer(layer, action):
+    with layer:
+        return action(layer)
+
+
 def _cmd_info(args, spark_factory):
     from . import _jvm
 
     # the version document alone (format 6: its manifest references), plus the files asked for: a
     # layer of a million files answers without reading its manifests
     listed = args.max_files if args.files else 0
-    text = _with_spark(spark_factory, lambda spark: _jvm.layer_metadata_json(spark, args.path, files=listed))
-    md = json.loads(text)
+    if _in_process(args):
+        from .reader.layer import open_local
+
+        with open_local(args.path) as layer:
+            md = layer.document(files=listed)
+            md["checksum"] = layer._last.document.doc.get("checksum")
+            if md["checksum"] is None:
+                del md["checksum"]
+    else:
+        text = _with_spark(spark_factory, lambda spark: _jvm.layer_metadata_json(spark, args.path, files=listed))
+        md = json.loads(text)
     if args.json:
         print(json.dumps(md, indent=2))
     else:
@@ -304,20 +344,26 @@ def _with_spark(spark_factory, action):
 def _cmd_history(args, spark_factory):
     import sfclayer
 
-    versions = _with_spark(spark_factory, lambda spark: sfclayer.history(spark, args.path))
+    if _in_process(args):
+        from .reader.layer import history_local
+
+        versions = history_local(args.path)
+    else:
+        versions = _with_spark(spark_factory, lambda spark: sfclayer.history(spark, args.path))
     if args.json:
         print(json.dumps([{"version": v.version, "createdAt": v.created_at.isoformat(), "operation": v.operation,
                            "readVersion": v.read_version, "records": v.records, "files": v.files,
-                           "dataBytes": v.data_bytes, "metrics": v.metrics} for v in versions], indent=2))
+                           "dataBytes": v.data_bytes, "metrics": v.metrics, "writeId": v.write_id} for v in versions],
+                         indent=2))
         return 0
     print(f"{'version':>7}  {'committed (UTC)':19}  {'operation':9}  {'records':>9}  {'files +/-':>9}  "
-          f"{'records +/-':>15}  written")
+          f"{'records +/-':>15}  {'written':>9}  write id")
     for v in versions:
         m = v.metrics
         print(f"{v.version:>7}  {v.created_at.strftime('%Y-%m-%d %H:%M:%S')}  {v.operation:9}  {v.records:>9}  "
               f"{'+%s/-%s' % (m.get('filesAdded', '?'), m.get('filesRemoved', '?')):>9}  "
               f"{'+%s/-%s' % (m.get('recordsAdded', '?'), m.get('recordsRemoved', '?')):>15}  "
-              f"{human_bytes(m['bytesWritten']) if 'bytesWritten' in m else '?'}")
+              f"{human_bytes(m['bytesWritten']) if 'bytesWritten' in m else '?':>9}  {v.write_id or '?'}")
     return 0
 
 
@@ -364,18 +410,15 @@ def _cmd_vacuum(args, spark_factory):
 def _cmd_get(args, spark_factory):
     import sfclayer
 
-    spark, created = spark_factory()
-    try:
-        with sfclayer.open(spark, args.path) as layer:
-            if layer.space_time and args.time is None:
-                raise sfclayer.InvalidArgument(f"TIME: nothing is given for a space-time layer ({args.path}: give a TIME "
+    def look_up(layer):
+        if layer.space_time and args.time is None:
+            raise sfclayer.InvalidArgument(f"TIME: nothing is given for a space-time layer ({args.path}: give a TIME "
                                            f"after COL ROW)")
-            t0 = time.perf_counter()
-            values = layer.get(args.col, args.row, args.time)
-            ms = (time.perf_counter() - t0) * 1e3
-    finally:
-        if created:
-            spark.stop()
+        t0 = time.perf_counter()
+        values = layer.get(args.col, args.row, args.time)
+        return values, (time.perf_counter() - t0) * 1e3
+
+    values, ms = _open(args, spark_factory, look_up)
     key = f"({args.col}, {args.row}" + (f", {args.time_text}" if args.time is not None else "") + ")"
     print(f"tile {key} of {args.path} ({ms:.1f} ms)")
     if values:
@@ -393,17 +436,23 @@ def _cmd_layout(args, spark_factory):
     from .viz import pictures
 
     out = args.output or f"{os.path.basename(os.path.normpath(args.path)) or 'layer'}-layout.png"
-    spark, created = spark_factory()
-    try:
-        with sfclayer.open(spark, args.path) as layer:
+    present = None
+    if _in_process(args):
+        with sfclayer.open(args.path) as layer:
             md = layer.metadata
-        present = None
-        if args.scan:
-            keys = sfclayer.read(spark, args.path).select("col", "row").distinct().collect()
-            present = [(r["col"], r["row"]) for r in keys]
-    finally:
-        if created:
-            spark.stop()
+            if args.scan:
+                present = sorted({(t["col"], t["row"]) for t in layer.query()})
+    else:
+        spark, created = spark_factory()
+        try:
+            with sfclayer.open(spark, args.path) as layer:
+                md = layer.metadata
+            if args.scan:
+                keys = sfclayer.read(spark, args.path).select("col", "row").distinct().collect()
+                present = [(r["col"], r["row"]) for r in keys]
+        finally:
+            if created:
+                spark.stop()
     info = pictures.layout_picture(md, out, present=present, time=args.time, curve=args.curve)
     rows, cols = info["grid_shape"]
     print(f"{os.path.abspath(out)}: {info['files']} data files over {cols} × {rows} tiles"
@@ -449,6 +498,17 @@ def _cmd_repair(args, spark_factory):
 def _cmd_serve(args, spark_factory):
     from . import server
 
+    # in-process (no JVM) unless --spark, a GeoTrellis catalog or a Hadoop/S3A path needs the driver
+    from .server.catalog import layer_names
+
+    paths = layer_names(args.paths).values()
+    needs_spark = args.spark or any(p.startswith("gt:") or ("://" in p and p.split("://", 1)[0].lower()
+                                                             in _SPARK_SCHEMES) for p in paths)
+    if not needs_spark:
+        server.serve(None, args.paths, host=args.host, port=args.port, coalesce_ms=args.coalesce_ms,
+                     workers=args.workers, allowed_hosts=args.allowed_host, cors_origins=args.cors_origin,
+                     processes=args.processes or os.cpu_count() or 1)
+        return 0
     spark, created = spark_factory()
     try:
         server.serve(spark, args.paths, host=args.host, port=args.port, coalesce_ms=args.coalesce_ms,
@@ -586,6 +646,8 @@ def build_parser():
                    help="with --files: list the first N files in index order (default 1000)")
     i.add_argument("--json", action="store_true",
                    help="print the version document instead (its files only with --files, at most N)")
+    i.add_argument("--spark", action="store_true",
+                   help="read through Spark's JVM instead of in-process (HDFS and s3a:// paths always are)")
     i.set_defaults(func=_cmd_info)
 
     g = sub.add_parser("get", help="look up one tile by key and print its value columns",
@@ -596,6 +658,8 @@ def build_parser():
     g.add_argument("row", type=int, metavar="ROW")
     g.add_argument("time_text", nargs="?", metavar="TIME",
                    help="for space-time layers: ISO-8601 (naive = UTC) or epoch microseconds")
+    g.add_argument("--spark", action="store_true",
+                   help="read through Spark's JVM instead of in-process (HDFS and s3a:// paths always are)")
     g.set_defaults(func=_cmd_get)
 
     lo = sub.add_parser("layout", help="draw a layer's data-file layout over its tile grid (PNG)",
@@ -613,6 +677,8 @@ def build_parser():
     curve.add_argument("--curve", dest="curve", action="store_true", default=None,
                        help="draw the curve's path (default: on grids up to 128 tiles a side)")
     curve.add_argument("--no-curve", dest="curve", action="store_false", help="never draw the curve's path")
+    lo.add_argument("--spark", action="store_true",
+                   help="read through Spark's JVM instead of in-process (HDFS and s3a:// paths always are)")
     lo.set_defaults(func=_cmd_layout)
 
     h = sub.add_parser("history", help="list a layer's versions",
@@ -620,6 +686,8 @@ def build_parser():
                                    "records added/removed, bytes written.")
     h.add_argument("path", metavar="PATH", help="the layer")
     h.add_argument("--json", action="store_true", help="print JSON instead")
+    h.add_argument("--spark", action="store_true",
+                   help="read through Spark's JVM instead of in-process (HDFS and s3a:// paths always are)")
     h.set_defaults(func=_cmd_history)
 
     c = sub.add_parser("compact", help="rewrite runs of small data files as a new version",
@@ -713,8 +781,6 @@ def build_parser():
     cg.add_argument("--partitions", type=_positive_int, metavar="N", help="write tasks")
     cg.set_defaults(func=_cmd_convert_geotrellis)
 
-    from .server import DEFAULT_COALESCE_MS
-
     sv = sub.add_parser("serve", help="serve layers as map tiles with a web map viewer (HTTP)",
                         description="Serve layers over HTTP: a Leaflet viewer at /, tiles at "
                                     "/layers/NAME/tiles/Z/X/Y.png, values, TileJSON and OGC API - Tiles. "
@@ -723,11 +789,16 @@ def build_parser():
     sv.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
     sv.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
-    sv.add_argument("--coalesce-ms", type=float, default=DEFAULT_COALESCE_MS, metavar="MS",
+    sv.add_argument("--coalesce-ms", type=float, default=_DEFAULT_COALESCE_MS, metavar="MS",
                     help="gather tile requests that arrive while a look-up is under way (waiting at most MS "
-                         f"milliseconds) into one look-up in curve order (default {DEFAULT_COALESCE_MS:g}: off; "
+                         f"milliseconds) into one look-up in curve order (default {_DEFAULT_COALESCE_MS:g}: off; "
                          "see bench/RESULTS.md)")
     sv.add_argument("--workers", type=_positive_int, default=8, help="threads for look-ups and rendering (default 8)")
+    sv.add_argument("--processes", type=_positive_int, default=None, metavar="N",
+                    help="worker processes serving the port (default: the machine's cores; in-process reading only)")
+    sv.add_argument("--spark", action="store_true",
+                    help="read the layers through a Spark driver (the JVM path; GeoTrellis catalogs gt:... and "
+                         "hdfs:// or s3a:// paths always do); default: in-process, no JVM")
     sv.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                     help="let web pages of ORIGIN (e.g. https://example.org, or * for any) read tiles and JSON "
                          "across origins (CORS, preflight answered); repeatable; default: none")

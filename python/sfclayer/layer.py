@@ -9,6 +9,7 @@ import datetime as _dt
 import functools
 import io
 import json
+import os
 import struct
 import threading
 
@@ -244,16 +245,21 @@ def _parsed_schema(text):
     return fastavro.parse_schema(json.loads(text))
 
 
-def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None,  # noqa: A001
-         _open_mode="index"):  # sfclayer.open, like io.open, by intent
+def open(spark, path=None, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None,  # noqa: A001
+         _open_mode="index", storage_options=None):  # sfclayer.open, like io.open, by intent
     """Open a layer for point look-ups.
+
+    ``sfclayer.open(path)`` (no SparkSession) reads the layer in this process, without a JVM
+    (:mod:`sfclayer.reader`: local files and object stores; HDFS layers and GeoTrellis catalogs are read
+    through Spark); ``sfclayer.open(spark, path)`` reads it through Spark's driver. Both give a
+    :class:`Layer` with the same methods and answers.
 
     Parameters
     ----------
-    spark : pyspark.sql.SparkSession
+    spark : pyspark.sql.SparkSession, or the path
         Its driver JVM does the reading: through py4j and a loopback socket on a classic session, through
         sfclayer's relation plugin on a Spark Connect session (each request one round trip to the server,
-        no Spark job; README, "Spark Connect").
+        no Spark job; README, "Spark Connect"). A path (or None, with ``path``): read in-process.
     path : str
     cache_size : int, optional
         Most data files kept open (an LRU; default 1024, a bound on file descriptors).
@@ -272,6 +278,9 @@ def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=Non
     _open_mode : {'index', 'mapfile'}
         For benchmarks: 'mapfile' opens data files with Hadoop's MapFile.Reader (the index read
         at every open) instead of keeping each file's index.
+    storage_options : dict, optional
+        In-process reads of object stores only: credentials, region, endpoint
+        (:func:`sfclayer.reader.source.open_source`).
 
     Returns
     -------
@@ -288,6 +297,15 @@ def open(spark, path, cache_size=None, cache_bytes=None, version=None, as_of=Non
     ...     layer.get(4, 2)["elevation"]
     72
     """
+    if spark is None or isinstance(spark, (str, os.PathLike)):  # in-process, no JVM
+        from .reader.layer import open_local
+
+        if path is not None and spark is not None:
+            raise InvalidArgument(f"path: given twice ({spark!r} and {path!r})")
+        return open_local(os.fspath(spark if path is None else path), cache_size=cache_size, cache_bytes=cache_bytes,
+                          version=version, as_of=as_of, zoom=zoom, storage_options=storage_options)
+    if path is None:
+        raise InvalidArgument("path: None must be a layer's path")
     if zoom is not None:
         path, version, as_of = _level_read(spark, path, zoom, version, as_of)
     return Layer(spark, path, cache_size, cache_bytes, version=version, as_of=as_of, _open_mode=_open_mode)
@@ -652,9 +670,48 @@ class Layer:
         bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
         if bbox is None:
             raise InvalidArgument("bbox: None must be four numbers (xmin, ymin, xmax, ymax)")
+        if not self.space_time:  # built on to_numpy: the same window, with coordinates
+            array = self.to_numpy(bbox, bands, masked=True)
+            return window(self._window_metadata(), (), bbox, bands, None, array=array)
         w = Window(self.metadata, bbox)
         tiles = self.query(keys=w.keys, time=time)
         return window(self.metadata, tiles, bbox, bands, "time" if self.space_time else None)
+
+    def to_numpy(self, bbox, bands=None, masked=False):
+        """A window of a spatial raster layer as an array ``(bands, height, width)``, as rasterio's
+        ``read(window=)``: the whole pixels meeting ``bbox`` (the rule of :meth:`to_xarray`).
+
+        Parameters
+        ----------
+        bbox : tuple of float
+            ``(xmin, ymin, xmax, ymax)`` in the layer's CRS.
+        bands : list of int, optional
+            1-based band numbers; all by default.
+        masked : bool
+            A :class:`numpy.ma.MaskedArray` whose mask is True at missing pixels (missing tiles, and
+            pixels the tiles' validity rules out).
+
+        Returns
+        -------
+        numpy.ndarray or numpy.ma.MaskedArray
+            Missing pixels hold ``nodata`` (NaN for float layers, 0 for integer layers without nodata).
+        """
+        from ._windows import Window, window_array
+
+        bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
+        if bbox is None:
+            raise InvalidArgument("bbox: None must be four numbers (xmin, ymin, xmax, ymax)")
+        if self.space_time:
+            raise InvalidArgument(f"layer {self.path} is space-time: read its windows with to_xarray(bbox, time=...)")
+        md = self._window_metadata()
+        w = Window(md, bbox)
+        return window_array(md, self._window_tiles(w.keys), bbox, bands, masked, w=w)
+
+    def _window_metadata(self):
+        return self.metadata
+
+    def _window_tiles(self, keys):
+        return self.query(keys=keys)
 
     def _require_open(self):
         if self._handle is None:

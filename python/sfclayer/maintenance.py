@@ -16,6 +16,7 @@ Examples
 """
 
 import dataclasses
+import os
 import datetime as _dt
 
 from . import _jvm
@@ -46,6 +47,9 @@ class Version:
     metrics : dict
         ``filesAdded``, ``filesRemoved``, ``recordsAdded``, ``recordsRemoved``, ``bytesWritten``,
         ``tilesInserted``, ``tilesReplaced``, ``tilesKept``, ``tilesDeleted`` (format version 2).
+    write_id : str or None
+        The id of the write that committed it (its data directory is ``data-<write_id>``): a
+        :class:`~sfclayer.errors.CommitStateUnknown` names it, and the write is committed if a version has it.
     """
 
     version: int
@@ -56,13 +60,14 @@ class Version:
     files: int
     data_bytes: int
     metrics: dict
+    write_id: object = None
 
     @classmethod
     def from_json(cls, d):
         created = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(
             microseconds=_micros(d["createdAt"]))
         return cls(int(d["version"]), created, d["operation"], d.get("readVersion"), int(d["recordCount"]),
-                   int(d["fileCount"]), int(d["dataBytes"]), dict(d.get("metrics") or {}))
+                   int(d["fileCount"]), int(d["dataBytes"]), dict(d.get("metrics") or {}), d.get("writeId"))
 
     def __getattr__(self, name):  # metrics by their Python names: v.files_added, v.bytes_written
         parts = name.split("_")
@@ -73,18 +78,23 @@ class Version:
         raise AttributeError(name)
 
 
-def history(spark, path):
+def history(spark, path=None):
     """The layer's retained versions, oldest first.
 
     Parameters
     ----------
-    spark : pyspark.sql.SparkSession
+    spark : pyspark.sql.SparkSession, or the path
+        ``history(path)`` reads the version documents in-process, without Spark (:mod:`sfclayer.reader`).
     path : str
 
     Returns
     -------
     list of Version
     """
+    if spark is None or isinstance(spark, (str, os.PathLike)):
+        from .reader.layer import history_local
+
+        return history_local(os.fspath(spark if path is None else path))
     return [Version.from_json(d) for d in _jvm.command(spark, "history", path)]
 
 

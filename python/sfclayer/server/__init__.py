@@ -1,7 +1,8 @@
 """A tile server and web map viewer straight from layers (``sfclayer serve``).
 
 An ASGI app (Starlette on uvicorn) keeps one open :class:`~sfclayer.Layer` per served layer (or
-pyramid level) and answers:
+pyramid level), read in-process (no JVM; ``spark=None``, worker processes) or through a Spark
+driver, and answers:
 
 ==========================================================  ========================================
 ``/``                                                       the web map viewer (Leaflet, served here)
@@ -12,6 +13,7 @@ pyramid level) and answers:
 ``/layers/{name}/keys/{col}/{row}``                         the key's curve index and data file
 ``/collections/{name}/tiles/{tms}/{matrix}/{row}/{col}``    OGC API – Tiles (layers on a standard TMS)
 ``/tileMatrixSets``, ``/conformance``, ``/collections``      OGC API documents
+``/layers/{name}/tiles/{tms}/{z}/{x}/{y}`` and the rest     TiTiler's endpoints (:mod:`.tiling`)
 ==========================================================  ========================================
 
 Query parameters: ``time`` (ISO-8601, space-time layers), ``colormap`` and ``rescale=min,max``
@@ -31,6 +33,7 @@ http://127.0.0.1:40123/
 
 import contextlib
 import ipaddress
+import os
 import signal
 import socket
 import sys
@@ -38,6 +41,7 @@ import threading
 
 import uvicorn
 
+from ..errors import InvalidArgument
 from .app import TileApp
 from .catalog import layer_names, open_served
 
@@ -74,17 +78,25 @@ class TileServer:
         ``Host`` names to answer besides IP addresses, ``localhost`` and ``host`` (``*``: any).
     cors_origins : iterable of str, optional
         Origins whose web pages may read the server (``*``: any); none by default.
+    processes : int
+        Worker processes (:meth:`serve_forever` forks them; in-process reading only).
+    max_tiles : int
+        The most tiles of a level one warped request may read.
     """
 
     def __init__(self, spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESCE_MS, workers=8,
-                 log=_stderr, cache_size=64, allowed_hosts=(), cors_origins=()):
+                 log=_stderr, cache_size=64, allowed_hosts=(), cors_origins=(), processes=1, max_tiles=None):
         self.log = log
         self.served = {}
+        if processes > 1 and spark is not None:
+            raise InvalidArgument(f"processes: {processes} worker processes need the in-process reader (a Spark "
+                                  f"driver's JVM cannot be forked): leave out --spark, or serve with --processes 1")
+        self.processes = int(processes)
         try:
             for name, path in layer_names(paths).items():
                 self.served[name] = open_served(spark, name, path, cache_size=cache_size)
             self.app = TileApp(self.served, coalesce_ms=coalesce_ms, workers=workers, log=log, host=host,
-                               allowed_hosts=allowed_hosts or (), cors_origins=cors_origins or ())
+                               allowed_hosts=allowed_hosts or (), cors_origins=cors_origins or (), max_tiles=max_tiles)
             family = socket.AF_INET6 if ":" in host else socket.AF_INET
             # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
             # without it a response's header and body writes meet delayed ACKs (~40 ms per request).
@@ -122,17 +134,39 @@ class TileServer:
                      f"address, its host name or an --allowed-host in their Host header")
 
     def serve_forever(self):
-        """Serve until SIGINT or SIGTERM (in the main thread) or :meth:`stop`; then close the layers."""
+        """Serve until SIGINT or SIGTERM (in the main thread) or :meth:`stop`; then close the layers.
+
+        With ``processes`` > 1 the process forks that many minus one copies of itself, each serving
+        the same listening socket with its own open layers (the kernel hands each connection to one):
+        serving scales with cores. SIGTERM or SIGINT to this process stops them all."""
         self._announce()
+        children = []
         try:
+            for _ in range(self.processes - 1):
+                pid = os.fork()
+                if pid == 0:  # a worker: serve until told to stop, then leave without the parent's clean-up
+                    try:
+                        self.app.titiler.warm()
+                        self._server.run(sockets=[self.socket])
+                    finally:
+                        os._exit(0)
+                children.append(pid)
+            self.app.titiler.warm()
             self._server.run(sockets=[self.socket])
         finally:
+            for pid in children:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            for pid in children:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
             self.stopped_by = self._server.stopped_by
             self._close()
 
     def start(self):
         """Serve on a background thread; returns once the server accepts connections."""
         self._announce()
+        self.app.titiler.warm()
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self.socket]},
                                         name=f"sfclayer-serve-{self.port}", daemon=True)
         self._thread.start()
@@ -191,13 +225,14 @@ class _QuietServer(uvicorn.Server):
 
 
 def serve(spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESCE_MS, workers=8, log=_stderr,
-          background=False, allowed_hosts=(), cors_origins=()):
+          background=False, allowed_hosts=(), cors_origins=(), processes=1, max_tiles=None):
     """Serve layers over HTTP: tiles, values, TileJSON, OGC API – Tiles and a web map viewer.
 
     Parameters
     ----------
-    spark : pyspark.sql.SparkSession
-        Its driver JVM reads the layers.
+    spark : pyspark.sql.SparkSession or None
+        Its driver JVM reads the layers; None reads them in-process (no JVM; GeoTrellis catalogs
+        ``gt:...`` need a session).
     paths : list of str
         Layer paths, or ``NAME=PATH``.
     host, port : str, int
@@ -217,9 +252,15 @@ def serve(spark, paths, host="127.0.0.1", port=8000, coalesce_ms=DEFAULT_COALESC
     cors_origins : iterable of str
         Origins (``https://example.org``, or ``*``) whose pages may read tiles and JSON across
         origins (``Access-Control-Allow-Origin``, preflight answered); none by default.
+    processes : int
+        Worker processes serving the socket (in-process reader only; ``background`` serves in one).
+    max_tiles : int
+        The most tiles of a pyramid level one warped tile (TiTiler's endpoints) may read; more is a 400
+        saying to build a pyramid.
     """
     server = TileServer(spark, paths, host=host, port=port, coalesce_ms=coalesce_ms, workers=workers, log=log,
-                        allowed_hosts=allowed_hosts, cors_origins=cors_origins)
+                        allowed_hosts=allowed_hosts, cors_origins=cors_origins, processes=processes,
+                        max_tiles=max_tiles)
     if background:
         return server.start()
     server.serve_forever()

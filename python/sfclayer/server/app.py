@@ -18,12 +18,13 @@ import urllib.parse
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from ..errors import InvalidArgument, KeyNotFound, KeyOutOfBounds, SfcLayerError
 from . import ogc, render
 from .coalesce import Coalescer
 from .middleware import etag_matches, middleware
+from .stored import TitilerMount
 
 __all__ = ["TileApp", "HttpError", "static_files"]
 
@@ -107,10 +108,13 @@ class TileApp:
         More ``Host`` names to answer; ``*`` answers any.
     cors_origins : iterable of str
         Origins whose pages may read the server (``*`` for any); none by default.
+    max_tiles : int, optional
+        The most tiles of a level one warped request may read (TiTiler's endpoints; the tiler's
+        ``MAX_TILES`` by default).
     """
 
     def __init__(self, served, coalesce_ms=2.0, workers=8, log=print, host="127.0.0.1", allowed_hosts=(),
-                 cors_origins=()):
+                 cors_origins=(), max_tiles=None):
         self.served = dict(served)
         self.log = log
         self.coalesce_ms = float(coalesce_ms)
@@ -119,6 +123,7 @@ class TileApp:
                            for name, s in self.served.items() for z, lv in s.levels.items()}
         self.static = static_files()
         self.requests = 0
+        self.titiler = TitilerMount(self.served, max_tiles)
         routes = [
             Route("/", self.index),
             Route("/favicon.ico", self.favicon),
@@ -137,6 +142,8 @@ class TileApp:
             Route("/collections/{name}/tiles/{tms}/{matrix}/{row}/{col}", self.ogc_tile),
             Route("/tileMatrixSets", self.tile_matrix_sets),
             Route("/tileMatrixSets/{tms}", self.tile_matrix_set),
+            # TiTiler's endpoints (titiler.core's factory over sfclayer's rio-tiler reader), after ours
+            Mount("", self.titiler),
         ]
         async def http_error(request, e):  # async: Starlette would run a plain function on a thread
             return _error(e.status, e.message)

@@ -235,12 +235,15 @@ class Served:
     else 0.
     """
 
-    def __init__(self, name, path, levels):
+    def __init__(self, name, path, levels, overviews=None):
         self.name = name
         self.path = path
         self.levels = dict(sorted(levels.items()))
         self.zooms = list(self.levels)
         self.base = self.levels[self.zooms[-1]]  # the finest level: the layer itself
+        #: Every level by pixel size for the warped endpoints: the levels, or for a layer on its own grid
+        #: its pyramid's levels (keyed by their zoom) with the base.
+        self.overviews = dict(self.levels) if not overviews else {**overviews, -1: self.base}
 
     def level(self, z):
         return self.levels.get(z)
@@ -253,7 +256,7 @@ class Served:
         return out
 
     def close(self):
-        for lv in self.levels.values():
+        for lv in {id(lv): lv for lv in (*self.levels.values(), *self.overviews.values())}.values():
             lv.close()
 
 
@@ -284,10 +287,43 @@ def _open_geotrellis(spark, name, spec, cache_size):
         raise
 
 
+def _pyramid_levels(spark, path, base):
+    """The layer's zoom levels, ascending (its pyramid's and its own): through the JVM with a session,
+    else read in-process (``_pyramid/pyramid.json``)."""
+    if spark is not None:
+        return pyramid_levels(spark, path)
+    from .._pyramid_levels import _base_zoom
+    from ..reader.pyramid import pyramid_document
+    from ..reader.source import open_source
+
+    md = base.metadata
+    zoom = _base_zoom(md, path)
+    doc = pyramid_document(open_source(path), path)
+    levels = set(doc["levels"]) if doc and doc.get("baseVersion") == md.get("version") else set()
+    return sorted(levels | {zoom})
+
+
+def _own_grid_levels(spark, name, path, cache_size, opened):
+    """The pyramid levels of a layer on its own grid, zoom → ServedLayer, the base left out (the
+    warped endpoints read them as overviews; the col/row endpoints serve the base alone)."""
+    try:
+        zooms = list(_pyramid_levels(spark, path, opened[0]))
+    except InvalidArgument:
+        return {}
+    out = {}
+    for z in zooms[:-1]:  # the last is the base's own zoom
+        lv = ServedLayer(name, _open_layer(spark, path, zoom=z, cache_size=cache_size))
+        opened.append(lv)
+        out[z] = lv
+    return out
+
+
 def open_served(spark, name, path, cache_size=64):
     """Open the layer at ``path`` (and its pyramid levels, where sfclayer has pyramids); ``gt:...`` specs
-    name GeoTrellis layers, read in place."""
+    name GeoTrellis layers, read in place (through Spark). ``spark`` None reads in-process (no JVM)."""
     if path.startswith(_GT):
+        if spark is None:
+            raise InvalidArgument(f"layer: {path!r} is a GeoTrellis layer, read through Spark: serve it with --spark")
         return _open_geotrellis(spark, name, path, cache_size)
     opened = []
     try:
@@ -297,9 +333,12 @@ def open_served(spark, name, path, cache_size=64):
         zooms = []
         if base.grid.tms:  # only layers on a tile matrix set have levels
             try:
-                zooms = list(pyramid_levels(spark, path))
+                zooms = list(_pyramid_levels(spark, path, base))
             except InvalidArgument:
                 zooms = []
+        elif base.pixel_layout == "raster":  # a layer on its own grid: its pyramid levels are overviews
+            overviews = _own_grid_levels(spark, name, path, cache_size, opened)
+            return Served(name, path, levels, overviews=overviews)
         if zooms and base.grid.zoom not in zooms:  # the base is the finest level
             base.grid = dataclasses.replace(base.grid, zoom=zooms[-1])
             levels = {base.grid.zoom: base}

@@ -45,7 +45,13 @@ def lonlat_bounds(grid):
 def tilejson(name, served, base_url, fmt="png", query=""):
     """TileJSON 3.0.0 for a served layer or pyramid."""
     grid = served.base.grid
-    bounds = lonlat_bounds(grid) or _WORLD
+    try:  # the data's bounds, not the key bounds: a layer ingested on WebMercatorQuad spans the world
+        from .tiler import data_bounds
+
+        bounds = _lonlat(tuple(data_bounds(served)), grid.crs)
+    except Exception:  # a layer without a tile size: its extent still says where it is
+        bounds = None
+    bounds = bounds or lonlat_bounds(grid) or _WORLD
     zooms = served.zooms
     center = [(bounds[0] + bounds[2]) / 2, (bounds[1] + bounds[3]) / 2, zooms[0]]
     out = {

@@ -141,7 +141,8 @@ public final class BloomFilter {
     /** Writes the sidecar of the MapFile directory {@code mapFile}; returns its CRC32C for the version document. */
     public long write(FileSystem fs, Path mapFile) throws IOException {
         byte[] bytes = toBytes();
-        try (FSDataOutputStream out = ObjectStores.create(fs, new Path(mapFile, FILE_NAME), false)) {
+        Path p = new Path(mapFile, FILE_NAME);
+        try (FSDataOutputStream out = Durable.onClose(fs, p, ObjectStores.create(fs, p, false))) {
             out.write(bytes);
         }
         return crc32c(bytes);

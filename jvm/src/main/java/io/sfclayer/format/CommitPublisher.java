@@ -185,7 +185,8 @@ public abstract class CommitPublisher {
     protected final boolean publishThroughTemp(Path target, byte[] document, String writeId, Move move)
             throws IOException {
         Path tmp = tempDocument(target, writeId);
-        try (FSDataOutputStream out = fs.create(tmp, true)) {
+        // the document's bytes are on stable storage before any name links to them (Durable)
+        try (FSDataOutputStream out = Durable.onClose(fs, tmp, fs.create(tmp, true))) {
             out.write(document);
         }
         try {
@@ -196,6 +197,11 @@ public abstract class CommitPublisher {
                 return false;
             }
             throw e;
+        }
+        try {
+            Durable.directory(fs, target.getParent()); // the new name itself (local files)
+        } catch (IOException | RuntimeException e) {
+            // published: nothing may throw now; the name is durable at the directory's next sync
         }
         return true;
     }

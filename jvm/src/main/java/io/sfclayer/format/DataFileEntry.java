@@ -24,6 +24,11 @@ public final class DataFileEntry implements Serializable {
     public final String layer;
     /** CRC32C of the file's bloom filter sidecar, or null when the file has none ({@link BloomFilter}). */
     public final Long bloomCrc32c;
+    /**
+     * The version whose document listed the file, or -1 when unknown: a reader that finds the file
+     * missing tells a version vacuum removed (nothing damaged) from a lost file by it.
+     */
+    public final long version;
 
     public DataFileEntry(String name, long firstIndex, long lastIndex, long indexes, long dataBytes, Long indexCrc32c,
                          int formatVersion, String layer) {
@@ -32,6 +37,12 @@ public final class DataFileEntry implements Serializable {
 
     public DataFileEntry(String name, long firstIndex, long lastIndex, long indexes, long dataBytes, Long indexCrc32c,
                          int formatVersion, String layer, Long bloomCrc32c) {
+        this(name, firstIndex, lastIndex, indexes, dataBytes, indexCrc32c, formatVersion, layer, bloomCrc32c, -1);
+    }
+
+    private DataFileEntry(String name, long firstIndex, long lastIndex, long indexes, long dataBytes, Long indexCrc32c,
+                          int formatVersion, String layer, Long bloomCrc32c, long version) {
+        this.version = version;
         this.bloomCrc32c = bloomCrc32c;
         this.name = name;
         this.firstIndex = firstIndex;
@@ -55,9 +66,15 @@ public final class DataFileEntry implements Serializable {
      * an earlier format (no checksum) are read as that format.
      */
     public static DataFileEntry of(DataFile f, int documentFormat, String layer) {
+        return of(f, documentFormat, layer, -1);
+    }
+
+    /** {@link #of(DataFile, int, String)} of the file as version {@code version} lists it. */
+    public static DataFileEntry of(DataFile f, int documentFormat, String layer, long version) {
         boolean checked = RecordFrame.checked(documentFormat) && f.indexCrc32c != null;
         return new DataFileEntry(f.name, f.firstIndex, f.lastIndex, f.indexes, checked ? f.dataBytes : -1,
-            checked ? f.indexCrc32c : null, checked ? RecordFrame.FIRST_CHECKED_VERSION : 0, layer, f.bloomCrc32c);
+            checked ? f.indexCrc32c : null, checked ? RecordFrame.FIRST_CHECKED_VERSION : 0, layer, f.bloomCrc32c,
+            version);
     }
 
     /** "indexes a..b" for messages. */

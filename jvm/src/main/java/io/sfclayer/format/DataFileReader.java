@@ -19,6 +19,7 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * Reads one data file (a MapFile): seeks through its index to the first group at or after an
@@ -262,6 +263,7 @@ public final class DataFileReader implements Closeable {
             seekStream(0);
             h = DataFileHeader.read(in, () -> streamPos = positionOf(in));
         } catch (FileNotFoundException e) {
+            vacuumed(e);
             throw corrupt("data file " + path + " (" + entry.indexRange() + ") is unreadable: the listed data file is missing", e);
         } catch (IOException | RuntimeException e) {
             streamPos = -1;
@@ -298,6 +300,9 @@ public final class DataFileReader implements Closeable {
 
     /** The whole file is lost: fail, or report it and read as empty. */
     private void wholeFile(String why, boolean missing, Throwable cause) {
+        if (missing) {
+            vacuumed(cause); // a version vacuum removed is no damage to skip
+        }
         String what = "data file " + path + " (" + entry.indexRange() + ") is unreadable: " + why;
         if (sink == null) {
             throw corrupt(what, cause);
@@ -309,6 +314,31 @@ public final class DataFileReader implements Closeable {
 
     private SfcLayerException.CorruptLayer corrupt(String what) {
         return corrupt(what, null);
+    }
+
+    /**
+     * A listed file is missing: when the version that listed it is no longer in the layer's log,
+     * vacuum removed that version (and its files), which is no damage: LayerNotFound saying so, not
+     * advice to repair or skip. Returns when the version is still there (or unknown): the file is lost.
+     */
+    private void vacuumed(Throwable cause) {
+        if (entry.version < 1) {
+            return;
+        }
+        List<Long> versions;
+        try {
+            versions = new VersionLog(conf, new Path(entry.layer)).versions();
+        } catch (IOException | RuntimeException e) {
+            return; // cannot tell: reported as a missing file
+        }
+        if (!versions.isEmpty() && !versions.contains(entry.version)) {
+            SfcLayerException.LayerNotFound e = new SfcLayerException.LayerNotFound("version " + entry.version
+                + " of layer " + entry.layer + " was removed by vacuum while it was being read (its data file " + path
+                + " is deleted; nothing is damaged): read a retained version, the layer's versions are now "
+                + VersionLog.describe(versions));
+            e.initCause(cause);
+            throw e;
+        }
     }
 
     private SfcLayerException.CorruptLayer corrupt(String what, Throwable cause) {
@@ -607,6 +637,7 @@ public final class DataFileReader implements Closeable {
                 throw e;
             }
             // an open that asked nothing first (a known length on an object store) learns it here
+            vacuumed(e);
             throw corrupt("data file " + path + " (" + entry.indexRange() + ") is unreadable: the listed data file is missing", e);
         }
     }

@@ -199,10 +199,13 @@ public final class DataFileWriter implements Closeable {
         // No mkdirs: creating a file makes its parents (on S3A a mkdirs is probes and a marker PUT).
         // The streams are made here (ObjectStores.create: no probes on object stores) and the index's
         // CRC32C is computed as it is written, so the index is not read back for it.
-        dataOut = ObjectStores.create(fs, new Path(mapFile, "data"), true, blockSize);
+        // Both reach stable storage when closed (Durable): a version will reference them.
+        Path dataPath = new Path(mapFile, "data");
+        dataOut = Durable.onClose(fs, dataPath, ObjectStores.create(fs, dataPath, true, blockSize));
         indexCrc = new java.util.zip.CRC32C();
+        Path indexPath = new Path(mapFile, "index");
         indexOut = new FSDataOutputStream(new java.util.zip.CheckedOutputStream(
-            ObjectStores.create(fs, new Path(mapFile, "index"), true, blockSize), indexCrc), null);
+            Durable.onClose(fs, indexPath, ObjectStores.create(fs, indexPath, true, blockSize)), indexCrc), null);
         data = SequenceFile.createWriter(conf,
             SequenceFile.Writer.stream(dataOut),
             SequenceFile.Writer.keyClass(LongWritable.class),
@@ -233,6 +236,9 @@ public final class DataFileWriter implements Closeable {
             // built from the indexes this writer appended: no second pass over the file
             bloomCrc = BloomFilter.build(fileIndexes, (int) groups, bloomFpp).write(fs, new Path(dir, currentName));
         }
+        // the names: the file's parts in its directory, the directory in the attempt's (local files)
+        Durable.directory(fs, new Path(dir, currentName));
+        Durable.directory(fs, dir);
         finished.add(new DataFile(dirInLayer, currentName, first, last, records, groups, length,
             checked ? Long.valueOf(indexCrc) : null, statsComplete ? stats : null, bloomCrc));
         data = null;

@@ -127,7 +127,7 @@ public final class LayerMetadata implements Serializable {
     public Map<String, DataFileEntry> fileEntries(String layer) {
         Map<String, DataFileEntry> out = new LinkedHashMap<>();
         for (DataFile f : files) {
-            out.put(f.name, DataFileEntry.of(f, formatVersion, layer));
+            out.put(f.name, DataFileEntry.of(f, formatVersion, layer, version));
         }
         return out;
     }

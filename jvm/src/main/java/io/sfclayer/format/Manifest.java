@@ -340,9 +340,11 @@ public final class Manifest {
                 java.nio.file.Files.createDirectories(local.getParent());
                 java.nio.file.Files.write(local, bytes, java.nio.file.StandardOpenOption.CREATE_NEW,
                     java.nio.file.StandardOpenOption.WRITE);
+                Durable.force(fs, p);
+                Durable.directory(fs, p.getParent());
                 return;
             }
-            try (FSDataOutputStream out = fs.create(p, false)) {
+            try (FSDataOutputStream out = Durable.onClose(fs, p, fs.create(p, false))) {
                 out.write(bytes);
             }
         }

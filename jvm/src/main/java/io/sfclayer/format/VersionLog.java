@@ -265,6 +265,7 @@ public final class VersionLog {
     public LayerMetadata commit(LayerMetadata md, List<DataFile> added) throws IOException {
         CommitPublisher publisher = publisher();
         publisher.prepare(logDir());
+        syncNames(added);
         long based = Math.max(0, md.readVersion);
         LayerMetadata candidate = md;
         for (int attempt = 0; ; attempt++) {
@@ -280,9 +281,11 @@ public final class VersionLog {
             }
             candidate.version = latest + 1;
             candidate = withManifests(candidate, added);
+            candidate.createdAt = stamp(latest);
             CandidateCheck.check(layer.toString(), candidate);
+            Durable.directory(fs, logDir()); // its manifests directory's name, before a document lists them
             if (publisher.publishDecided(new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
-                    candidate.writeId, documents)) {
+                    candidate.writeId, documents(candidate.writeId))) {
                 writeHint(latest + 1);
                 return candidate;
             }
@@ -299,6 +302,45 @@ public final class VersionLog {
                 throw new SfcLayerException("commit to layer " + layer + " interrupted; nothing was published");
             }
         }
+    }
+
+    /**
+     * The directory entries naming the added files' directories (their {@code attempt-*} in the
+     * write's {@code data-<writeId>}, which is in the layer) made durable before the version lists
+     * them; each file and its own directory were synced when written (Durable, DataFileWriter).
+     */
+    private void syncNames(List<DataFile> added) throws IOException {
+        java.util.Set<String> dataDirs = new java.util.TreeSet<>();
+        for (DataFile f : added) {
+            dataDirs.add(new Path(layer, f.dir).getParent().toString());
+        }
+        for (String d : dataDirs) {
+            Durable.directory(fs, new Path(d));
+        }
+        if (!dataDirs.isEmpty()) {
+            Durable.directory(fs, layer);
+        }
+    }
+
+    /**
+     * The time a version is stamped with ({@code createdAt}): now, taken at each publish attempt (a
+     * commit that lost its number and was rebased is stamped again), and after the stamp of the version
+     * it follows ({@code previous}) by at least a microsecond, so stamps increase with the version
+     * whatever the writers' clocks say: {@code as_of} and vacuum's ages rely on it (FORMAT.md section 6).
+     */
+    private String stamp(long previous) throws IOException {
+        long micros = java.time.temporal.ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
+        if (previous > 0) {
+            long before;
+            try {
+                before = TimeText.parseInstantMicros("createdAt", read(previous).createdAt);
+            } catch (SfcLayerException.CorruptLayer e) {
+                // a damaged document (a repair commits over it): its file's time bounds its stamp
+                before = fs.getFileStatus(new Path(logDir(), versionFileName(previous))).getModificationTime() * 1000L;
+            }
+            micros = Math.max(micros, before + 1);
+        }
+        return Instant.EPOCH.plus(micros, java.time.temporal.ChronoUnit.MICROS).toString();
     }
 
     /**
@@ -334,23 +376,26 @@ public final class VersionLog {
         return publisher;
     }
 
-    /** The version documents, as {@link CommitPublisher#publishDecided} decides a commit's outcome by them. */
-    private final CommitPublisher.Documents documents = new CommitPublisher.Documents() {
-        @Override
-        public String idAt(Path p) throws IOException {
-            return writeIdAt(p);
-        }
+    /** The version documents, as {@link CommitPublisher#publishDecided} decides the outcome of {@code writeId}'s commit by them. */
+    private CommitPublisher.Documents documents(String writeId) {
+        return new CommitPublisher.Documents() {
+            @Override
+            public String idAt(Path p) throws IOException {
+                return writeIdAt(p);
+            }
 
-        @Override
-        public SfcLayerException unknown(Path target, String why, Throwable cause) {
-            return VersionLog.this.unknown(target, why, cause);
-        }
-    };
+            @Override
+            public SfcLayerException unknown(Path target, String why, Throwable cause) {
+                return VersionLog.this.unknown(target, writeId, why, cause);
+            }
+        };
+    }
 
-    private SfcLayerException.CommitStateUnknown unknown(Path target, String why, Throwable cause) {
-        return new SfcLayerException.CommitStateUnknown("the commit to layer " + layer + " has an unknown outcome: "
-            + "version document " + target + " " + why + "; the write's data was kept. Check the layer's history"
-            + " (a version with this write's writeId is committed) before writing again", cause);
+    private SfcLayerException.CommitStateUnknown unknown(Path target, String writeId, String why, Throwable cause) {
+        return new SfcLayerException.CommitStateUnknown("the commit of write " + writeId + " to layer " + layer
+            + " has an unknown outcome: version document " + target + " " + why + "; the write's data (data-"
+            + writeId + ") was kept. Check the layer's history (`sfclayer history " + layer + "`: the write is"
+            + " committed if a version's writeId is " + writeId + ") before writing again", cause);
     }
 
     /** The writeId of the version document at {@code p}, or null when there is none (an unparsable one is not ours). */

@@ -63,7 +63,7 @@ public final class Layer {
             DataFile f = io.sfclayer.format.DataFileName.looksLikeDataFile(name)
                 ? manifests().starting(io.sfclayer.format.DataFileName.parse(name).firstIndex) : null;
             return f != null && f.name.equals(name)
-                ? io.sfclayer.format.DataFileEntry.of(f, metadata.formatVersion, path.toString())
+                ? io.sfclayer.format.DataFileEntry.of(f, metadata.formatVersion, path.toString(), metadata.version)
                 : io.sfclayer.format.DataFileEntry.unknown(name, path.toString());
         }
         if (entries == null) {

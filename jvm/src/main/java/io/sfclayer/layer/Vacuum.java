@@ -25,7 +25,9 @@ import java.util.Set;
  * are gone: first the version documents committed before the retention horizon (never the newest),
  * then the data files no remaining version references that were written before the horizon (files of
  * dropped versions, failed or duplicate task attempts, killed writes), stale temporary documents of
- * the log, and data directories left empty.
+ * the log, and data directories left empty. Everything after the documents is collected first and
+ * deleted only after the log was read again: what a version committed meanwhile references is kept
+ * (a write removes its pending marker only after publishing; FORMAT.md section 6, "Vacuum and commits").
  *
  * <p>Age is the write's, never a directory's own timestamp (on S3 a directory's time is the listing's
  * time): a file was written at its modification time (real on every store), a data file (a
@@ -63,7 +65,7 @@ public final class Vacuum {
             "turn the retention check off (Python: enforce_retention=False, CLI: --force, SQL: force => true)");
         VersionLog log = new VersionLog(conf, new Path(path));
         FileSystem fs = log.fileSystem();
-        List<LayerMetadata> versions = log.history();
+        List<LayerMetadata> versions = snapshot(log, 0);
         if (versions.isEmpty()) {
             log.current(); // LayerNotFound naming the path
         }
@@ -76,30 +78,12 @@ public final class Vacuum {
             LayerMetadata md = versions.get(i);
             boolean newest = i == versions.size() - 1;
             if (newest || Math.floorDiv(TimeText.parseInstantMicros("createdAt", md.createdAt), 1000L) >= horizon) {
-                if (md.manifests != null) {
-                    // format 6: the files and every manifest of the version's tree (each read and checked)
-                    List<DataFile> files = new ArrayList<>();
-                    for (io.sfclayer.format.ManifestRef r : new io.sfclayer.format.ManifestFiles(manifestStore,
-                            md.manifests).manifests(files)) {
-                        referenced.add(MANIFEST_ID + r.path);
-                    }
-                    for (io.sfclayer.format.ManifestRef r : md.manifests) {
-                        referenced.add(MANIFEST_ID + r.path);
-                    }
-                    for (DataFile f : files) {
-                        referenced.add(f.id());
-                    }
-                }
-                for (DataFile f : md.files) {
-                    referenced.add(f.id());
-                }
-                if (md.formatVersion < 2 && md.files.isEmpty()) {
-                    referenced.add(md.dataDir + "/*");
-                }
+                reference(log, manifestStore, md, referenced);
             } else {
                 dropped.add(md.version);
             }
         }
+        long snapshotVersion = versions.isEmpty() ? 0 : versions.get(versions.size() - 1).version;
         // documents first: a crash after this leaves unreferenced files (removed next time), never a
         // version whose files are gone
         if (!dryRun) {
@@ -107,16 +91,32 @@ public final class Vacuum {
                 log.deleteVersion(v);
             }
         }
-        Sweep sweep = new Sweep(fs, referenced, horizon, now - Math.max(retainMillis, PENDING_GRACE_MILLIS), dryRun);
+        Sweep sweep = new Sweep(fs, referenced, horizon, now - Math.max(retainMillis, PENDING_GRACE_MILLIS));
         // then manifests no remaining version lists, then data: each step leaves what the remaining versions read
         sweep.manifests(manifestStore.dir(), log.layerPath());
-        for (FileStatus st : fs.listStatus(log.layerPath())) {
+        FileStatus[] top;
+        try {
+            top = fs.listStatus(log.layerPath());
+        } catch (java.io.FileNotFoundException e) {
+            top = new FileStatus[0]; // the layer was deleted meanwhile
+        }
+        for (FileStatus st : top) {
             String name = st.getPath().getName();
             if (st.isDirectory() && name.startsWith(VersionLog.DATA_DIR_PREFIX)) {
                 sweep.dataDirectory(st.getPath(), name);
             }
         }
         sweep.temporaryDocuments(new Path(log.layerPath(), VersionLog.LOG_DIR));
+        // A commit that published after the snapshot was read and then removed its pending marker is in no
+        // version of the snapshot, and its files may have been listed as unreferenced: read the log again,
+        // after every listing, and keep whatever a version newer than the snapshot references. Sound because a
+        // write removes its marker only after its version is published: a directory listed without its
+        // marker belongs to a version already visible now (FORMAT.md section 6, "Vacuum and commits").
+        Set<String> newer = new HashSet<>();
+        for (LayerMetadata md : snapshot(log, snapshotVersion)) {
+            reference(log, manifestStore, md, newer);
+        }
+        sweep.apply(newer, dryRun);
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("dryRun", dryRun);
         out.put("versionsRemoved", dropped);
@@ -125,6 +125,65 @@ public final class Vacuum {
         out.put("bytesFreed", sweep.bytes);
         out.put("pyramidLevels", vacuumLevels(conf, log, retainMillis, dryRun, enforceRetention));
         return out;
+    }
+
+    /**
+     * The version documents of the log newer than {@code after}, oldest first. A document that vanished
+     * between the listing and its read was removed by another vacuum: skipped (two vacuums tolerate each
+     * other). Any other unreadable document is an error.
+     */
+    private static List<LayerMetadata> snapshot(VersionLog log, long after) throws IOException {
+        List<LayerMetadata> out = new ArrayList<>();
+        List<Long> vs = log.versions();
+        for (long v : vs) {
+            if (v <= after) {
+                continue;
+            }
+            try {
+                out.add(log.read(v));
+            } catch (SfcLayerException.LayerNotFound e) {
+                if (v == vs.get(vs.size() - 1)) {
+                    throw e; // the newest is never vacuumed: the layer itself was deleted
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Adds what version {@code md} reads to {@code referenced}: its data files and, with manifests
+     * (format 6), every manifest of its tree (each read and checked). A version whose document another
+     * vacuum removed meanwhile references nothing.
+     */
+    private static void reference(VersionLog log, io.sfclayer.format.Manifest.Store manifestStore, LayerMetadata md,
+                                  Set<String> referenced) throws IOException {
+        if (md.manifests != null) {
+            List<DataFile> files = new ArrayList<>();
+            List<io.sfclayer.format.ManifestRef> tree;
+            try {
+                tree = new io.sfclayer.format.ManifestFiles(manifestStore, md.manifests).manifests(files);
+            } catch (RuntimeException e) {
+                if (!log.versions().contains(md.version)) {
+                    return; // removed by a concurrent vacuum, its manifests with it
+                }
+                throw e;
+            }
+            for (io.sfclayer.format.ManifestRef r : tree) {
+                referenced.add(MANIFEST_ID + r.path);
+            }
+            for (io.sfclayer.format.ManifestRef r : md.manifests) {
+                referenced.add(MANIFEST_ID + r.path);
+            }
+            for (DataFile f : files) {
+                referenced.add(f.id());
+            }
+        }
+        for (DataFile f : md.files) {
+            referenced.add(f.id());
+        }
+        if (md.formatVersion < 2 && md.files.isEmpty()) {
+            referenced.add(md.dataDir + "/*");
+        }
     }
 
     /** A pyramid's levels are layers of their own under {@code _pyramid/<zoom>/}: each vacuumed the same way. */
@@ -180,23 +239,39 @@ public final class Vacuum {
         }
     }
 
-    /** One vacuum's walk over the data directories and the log, collecting what it removes. */
+    /**
+     * One vacuum's walk over the data directories and the log. It only collects what it would remove
+     * ({@link #apply} deletes it), so that what a commit published meanwhile can still be kept.
+     */
     private static final class Sweep {
         final FileSystem fs;
         final Set<String> referenced;
         final long horizon;
         final long pendingHorizon;
-        final boolean dryRun;
+        /** What to remove, children before their directories. */
+        final List<Removal> removals = new ArrayList<>();
         final List<String> files = new ArrayList<>();
         final List<String> other = new ArrayList<>();
         long bytes;
 
-        Sweep(FileSystem fs, Set<String> referenced, long horizon, long pendingHorizon, boolean dryRun) {
+        /** One path to remove: {@code id} relative to the layer; a data file when {@code dataFile}. */
+        private record Removal(Path path, String id, long size, boolean dataFile, boolean directory) {
+        }
+
+        Sweep(FileSystem fs, Set<String> referenced, long horizon, long pendingHorizon) {
             this.fs = fs;
             this.referenced = referenced;
             this.horizon = horizon;
             this.pendingHorizon = pendingHorizon;
-            this.dryRun = dryRun;
+        }
+
+        /** A listing of a directory another vacuum (or the layer's deletion) may have removed: empty then. */
+        private FileStatus[] list(Path dir) throws IOException {
+            try {
+                return fs.listStatus(dir);
+            } catch (java.io.FileNotFoundException e) {
+                return new FileStatus[0];
+            }
         }
 
         /** A {@code data-<writeId>} directory: skipped while its write is in progress, else walked. */
@@ -213,14 +288,14 @@ public final class Vacuum {
             }
             long written = writeStartMillis(name);
             if (walk(dir, name, written) && written < horizon) {
-                remove(dir, name, 0, true);
+                removals.add(new Removal(dir, name, 0, false, true));
             }
         }
 
-        /** Walks a data or attempt directory of a write started at {@code written}; whether it is now empty. */
+        /** Walks a data or attempt directory of a write started at {@code written}; whether it is then empty. */
         private boolean walk(Path dir, String rel, long written) throws IOException {
             boolean empty = true;
-            for (FileStatus st : fs.listStatus(dir)) {
+            for (FileStatus st : list(dir)) {
                 String name = st.getPath().getName();
                 String id = rel + "/" + name;
                 if (st.isDirectory() && DataFileName.looksLikeDataFile(name)) {
@@ -229,31 +304,38 @@ public final class Vacuum {
                         continue;
                     }
                     long size = 0;
-                    FileStatus[] parts = fs.listStatus(st.getPath());
+                    FileStatus[] parts = list(st.getPath());
                     long newest = parts.length == 0 ? written : Long.MIN_VALUE; // an empty one is as old as its write
                     for (FileStatus f : parts) {
-                        size += f.isDirectory() ? fs.getContentSummary(f.getPath()).getLength() : f.getLen();
+                        size += f.isDirectory() ? contentLength(f.getPath()) : f.getLen();
                         newest = Math.max(newest, f.isDirectory() ? Long.MAX_VALUE : f.getModificationTime());
                     }
                     if (newest >= horizon) {
                         empty = false; // written after the horizon: may be a write in progress
                         continue;
                     }
-                    files.add(id);
-                    remove(st.getPath(), null, size, true);
+                    removals.add(new Removal(st.getPath(), id, size, true, true));
                 } else if (st.isDirectory()) {
                     if (!walk(st.getPath(), id, written) || written >= horizon) {
                         empty = false;
                     } else {
-                        remove(st.getPath(), id, 0, true);
+                        removals.add(new Removal(st.getPath(), id, 0, false, true));
                     }
                 } else if (st.getModificationTime() >= horizon) {
                     empty = false;
                 } else {
-                    remove(st.getPath(), id, st.getLen(), false);
+                    removals.add(new Removal(st.getPath(), id, st.getLen(), false, false));
                 }
             }
             return empty;
+        }
+
+        private long contentLength(Path p) throws IOException {
+            try {
+                return fs.getContentSummary(p).getLength();
+            } catch (java.io.FileNotFoundException e) {
+                return 0;
+            }
         }
 
         /**
@@ -261,13 +343,7 @@ public final class Vacuum {
          * before the horizon, whose write is not in progress (its data directory's pending marker).
          */
         void manifests(Path dir, Path layer) throws IOException {
-            FileStatus[] entries;
-            try {
-                entries = fs.listStatus(dir);
-            } catch (java.io.FileNotFoundException e) {
-                return;
-            }
-            for (FileStatus st : entries) {
+            for (FileStatus st : list(dir)) {
                 String name = st.getPath().getName();
                 if (st.isDirectory() || referenced.contains(MANIFEST_ID + name) || st.getModificationTime() >= horizon) {
                     continue;
@@ -283,35 +359,72 @@ public final class Vacuum {
                         // no write in progress
                     }
                 }
-                remove(st.getPath(), VersionLog.LOG_DIR + "/" + io.sfclayer.format.Manifest.DIR + "/" + name,
-                    st.getLen(), false);
+                removals.add(new Removal(st.getPath(), MANIFEST_ID + name, st.getLen(), false, false));
             }
         }
 
         /** Stale temporary documents of commits that never finished ({@code _sfclayer/.tmp-*.json}). */
         void temporaryDocuments(Path logDir) throws IOException {
-            FileStatus[] entries;
-            try {
-                entries = fs.listStatus(logDir);
-            } catch (java.io.FileNotFoundException e) {
-                return;
-            }
-            for (FileStatus st : entries) {
+            for (FileStatus st : list(logDir)) {
                 String name = st.getPath().getName();
                 if (!st.isDirectory() && name.startsWith(".tmp-") && st.getModificationTime() < horizon) {
-                    remove(st.getPath(), VersionLog.LOG_DIR + "/" + name, st.getLen(), false);
+                    removals.add(new Removal(st.getPath(), VersionLog.LOG_DIR + "/" + name, st.getLen(), false, false));
                 }
             }
         }
 
-        /** Counts (and unless a dry run deletes) {@code p}; {@code otherId} lists it among the others. */
-        private void remove(Path p, String otherId, long size, boolean recursive) throws IOException {
-            if (otherId != null) {
-                other.add(otherId);
+        /**
+         * Counts (and unless a dry run deletes) what was collected, except what {@code keep} (the
+         * references of versions committed since the snapshot) names and the directories holding it.
+         * A directory is removed only once it is empty (non-recursively: a write that started in it
+         * meanwhile keeps it), a data file recursively.
+         */
+        void apply(Set<String> keep, boolean dryRun) throws IOException {
+            Set<String> kept = new HashSet<>();
+            for (String id : keep) {
+                if (id.startsWith(MANIFEST_ID)) {
+                    continue;
+                }
+                kept.add(id);
+                for (int i = id.indexOf('/'); i > 0; i = id.indexOf('/', i + 1)) {
+                    kept.add(id.substring(0, i)); // every directory on its way
+                }
             }
-            bytes += size;
-            if (!dryRun) {
-                fs.delete(p, recursive);
+            for (Removal r : removals) {
+                if (keep.contains(r.id) || kept.contains(r.id)) {
+                    continue;
+                }
+                if (!dryRun && !delete(r)) {
+                    continue;
+                }
+                bytes += r.size;
+                if (r.dataFile) {
+                    files.add(r.id);
+                } else {
+                    other.add(r.id.startsWith(MANIFEST_ID)
+                        ? VersionLog.LOG_DIR + "/" + io.sfclayer.format.Manifest.DIR + "/"
+                          + r.id.substring(MANIFEST_ID.length())
+                        : r.id);
+                }
+            }
+        }
+
+        /** Deletes one collected path; false when it is a directory that is no longer empty. */
+        private boolean delete(Removal r) throws IOException {
+            if (r.dataFile || !r.directory) {
+                fs.delete(r.path, r.dataFile); // false when gone already (another vacuum): as good as removed
+                return true;
+            }
+            try {
+                fs.delete(r.path, false);
+                return !fs.exists(r.path);
+            } catch (java.io.FileNotFoundException e) {
+                return true;
+            } catch (IOException e) {
+                if (fs.exists(r.path) && list(r.path).length > 0) {
+                    return false; // something was written into it meanwhile
+                }
+                throw e;
             }
         }
     }

@@ -53,6 +53,7 @@ public final class SfcLayerCommands {
         m.put("fileCount", md.fileCount);
         m.put("dataBytes", md.dataBytes);
         m.put("metrics", md.metrics);
+        m.put("writeId", md.writeId); // what a CommitStateUnknown names: the write is committed if a version has it
         return m;
     }
 

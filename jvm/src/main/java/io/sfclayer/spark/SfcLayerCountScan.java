@@ -35,7 +35,9 @@ import java.util.List;
  * keys only, values skipped undecoded, each task returning its partial count, which Spark sums.
  * The files read are checked as any read checks them (every record's CRC32C, format 3; onCorrupt
  * applies); files counted from the document are not opened, so not checked: a count says nothing
- * about damage (verify does).
+ * about damage (verify does). When a read option lets damaged or missing files be skipped (onCorrupt=skip,
+ * Spark's ignoreCorruptFiles / ignoreMissingFiles), every selected file is read: the count then agrees
+ * with the rows the same read returns (issue 35).
  */
 final class SfcLayerCountScan implements Scan, Batch {
     private static final StructType SCHEMA = new StructType().add("count", DataTypes.LongType, false);
@@ -77,7 +79,9 @@ final class SfcLayerCountScan implements Scan, Batch {
         LayerMetadata md = scan.layer().metadata();
         List<QueryBox> boxes = scan.boxes();
         toRead = new ArrayList<>();
-        if (isWholeLayer(md, boxes)) {
+        // the document's counts hold only when every file is read whole
+        boolean trustDocument = !scan.onCorrupt().any();
+        if (trustDocument && isWholeLayer(md, boxes)) {
             // every key of the layer lies in its bounds: the document's total is the answer
             fromMetadata = md.recordCount;
             filesCounted = md.fileCount;
@@ -87,7 +91,7 @@ final class SfcLayerCountScan implements Scan, Batch {
         List<DataFile> files = scan.selectedFiles();
         for (int i = 0; i < selected.size(); i++) {
             DataFile f = files.get(i);
-            if (f != null && inOneBox(f.stats, boxes)) {
+            if (trustDocument && f != null && inOneBox(f.stats, boxes)) {
                 fromMetadata += f.records;
                 filesCounted++;
             } else {

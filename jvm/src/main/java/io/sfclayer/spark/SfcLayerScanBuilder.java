@@ -189,7 +189,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownV2Filters, Sup
         if (pushed == null) {
             pushed = translator.translateAll(new Filter[0], bbox);
         }
-        return SfcLayerCountScan.isCount(aggregation) && pushed.postScan.length == 0
+        return SfcLayerCountScan.isCount(aggregation) && pushed.postScan.length == 0 && !onCorrupt.any()
             && SfcLayerCountScan.isWholeLayer(layer.metadata(), boxes());
     }
 

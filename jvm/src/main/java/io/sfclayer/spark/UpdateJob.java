@@ -238,9 +238,14 @@ final class UpdateJob {
         LayerMetadata committed;
         try {
             committed = log.commit(md, added);
-        } catch (SfcLayerException.CommitStateUnknown e) {
+        } catch (SfcLayerException.ConcurrentUpdate | SfcLayerException.StorageError
+                 | SfcLayerException.InvalidArgument e) {
+            throw e; // decided: nothing was published (VersionLog#commit), the data may go
+        } catch (Throwable t) {
+            // anything else (CommitStateUnknown, and any Throwable, an Error too, thrown once the publish was
+            // decided) may come after the version was published: its data must stay (issue 35)
             keepData = true;
-            throw e;
+            throw t;
         }
         keepData = true;
         removeOtherAttempts(added);

@@ -178,6 +178,8 @@ public class CommitOutcomeTest {
         SfcLayerException.CommitStateUnknown e = assertThrows(SfcLayerException.CommitStateUnknown.class,
             () -> appendW2(log));
         assertTrue(e.getMessage(), e.getMessage().contains("v00000002.json") && e.getMessage().contains("kept"));
+        // it names the write, as history shows each version's writeId (issue 35)
+        assertTrue(e.getMessage(), e.getMessage().contains("write w2 ") && e.getMessage().contains("data-w2"));
         assertEquals(List.of(1L), log.versions());
     }
 

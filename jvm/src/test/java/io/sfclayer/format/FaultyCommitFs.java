@@ -48,11 +48,17 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
         CLOSE_BEFORE_ONCE,
         /** Every conditional create's close fails without storing. */
         CLOSE_BEFORE_ALWAYS,
+        /** Writing the hint {@code _last_version} (after a publish) throws a java.lang.Error. */
+        HINT_ERROR,
     }
 
     static volatile Fault fault = Fault.NONE;
     /** Run once (then cleared) when a temporary document or a conditional create is made. */
     public static volatile Runnable beforePublish;
+
+    /** Run once (then cleared) when a thread lists {@link #listHookDir} (an absolute local path). */
+    public static volatile Runnable beforeList;
+    public static volatile String listHookDir;
 
     /** The scheme's root; a method, since RawLocalFileSystem's constructor already asks for the URI. */
     abstract String root();
@@ -80,6 +86,8 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
     public static void reset() {
         fault = Fault.NONE;
         beforePublish = null;
+        beforeList = null;
+        listHookDir = null;
     }
 
     @Override
@@ -110,6 +118,9 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
         if (f.getName().startsWith(".tmp-")) {
             runBeforePublish();
         }
+        if (fault == Fault.HINT_ERROR && f.getName().equals(VersionLog.HINT_FILE)) {
+            throw new NoClassDefFoundError("injected: a java.lang.Error writing " + f);
+        }
         return super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
     }
 
@@ -117,6 +128,16 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
     public FSDataOutputStream create(Path f, boolean overwrite, int bufferSize, short replication, long blockSize,
                                      Progressable progress) throws IOException {
         return create(f, null, overwrite, bufferSize, replication, blockSize, progress);
+    }
+
+    @Override
+    public org.apache.hadoop.fs.FileStatus[] listStatus(Path f) throws IOException {
+        Runnable hook = beforeList;
+        if (hook != null && f.toUri().getPath().equals(listHookDir)) {
+            beforeList = null;
+            hook.run();
+        }
+        return super.listStatus(f);
     }
 
     @Override
@@ -146,10 +167,60 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
         }
     }
 
+    /**
+     * What {@code hdfs://faulty/} streams were asked, in order: "hsync p" and "close p" (p the local
+     * path): its streams declare hsync, as HDFS's do, so a test sees what is synced before its close.
+     */
+    public static final java.util.List<String> SYNC_EVENTS = java.util.Collections.synchronizedList(
+        new java.util.ArrayList<>());
+
     public static final class Hdfs extends FaultyCommitFs {
         @Override
         String root() {
             return "hdfs://faulty/";
+        }
+
+        @Override
+        public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize,
+                                         short replication, long blockSize, Progressable progress) throws IOException {
+            FSDataOutputStream out = super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
+            String p = f.toUri().getPath();
+            class Synced extends OutputStream implements org.apache.hadoop.fs.Syncable,
+                    org.apache.hadoop.fs.StreamCapabilities {
+                @Override
+                public void write(int b) throws IOException {
+                    out.write(b);
+                }
+
+                @Override
+                public void write(byte[] b, int off, int len) throws IOException {
+                    out.write(b, off, len);
+                }
+
+                @Override
+                public void hflush() throws IOException {
+                    out.hflush();
+                }
+
+                @Override
+                public void hsync() throws IOException {
+                    SYNC_EVENTS.add("hsync " + p);
+                    out.hsync();
+                }
+
+                @Override
+                public boolean hasCapability(String capability) {
+                    return capability.equals(org.apache.hadoop.fs.StreamCapabilities.HSYNC)
+                        || capability.equals(org.apache.hadoop.fs.StreamCapabilities.HFLUSH);
+                }
+
+                @Override
+                public void close() throws IOException {
+                    SYNC_EVENTS.add("close " + p);
+                    out.close();
+                }
+            }
+            return new FSDataOutputStream(new Synced(), statistics);
         }
     }
 

@@ -44,7 +44,8 @@ abstract class BaseProcedure implements SimpleProcedure {
         .add("records", DataTypes.LongType, false)
         .add("files", DataTypes.LongType, false)
         .add("data_bytes", DataTypes.LongType, false)
-        .add("metrics", DataTypes.createMapType(DataTypes.StringType, DataTypes.LongType), false);
+        .add("metrics", DataTypes.createMapType(DataTypes.StringType, DataTypes.LongType), false)
+        .add("write_id", DataTypes.StringType, true);
 
     private final String name;
     private final String description;
@@ -156,6 +157,7 @@ abstract class BaseProcedure implements SimpleProcedure {
             md.fileCount,
             md.dataBytes,
             new ArrayBasedMapData(new GenericArrayData(keys.toArray()), new GenericArrayData(values.toArray())),
+            md.writeId == null ? null : UTF8String.fromString(md.writeId),
         });
     }
 

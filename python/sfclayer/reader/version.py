@@ -1,0 +1,323 @@
+"""One pinned version of a layer read in-process: its files, their checked indexes, and decoded tiles.
+
+Look-ups, batches and box queries go through two caches: every data file's checked index (process-wide,
+keyed by the file's identity: files are immutable) and decoded *blocks* (the records between two index
+entries, ``indexInterval`` groups, each decoded on first use; per layer, sized in bytes). A warm
+look-up or window reads nothing; a cold one reads the file's index once, then one byte range of
+``data`` per block run.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as _dt
+import io
+import json
+import os
+import threading
+
+import fastavro
+
+from ..codecs import decompress
+from ..curves import key_index_from_json
+from ..errors import CorruptLayer
+from .bloom import BloomFilter
+from .cache import ByteLRU
+from .datafile import DataFile, FileEntry
+from .documents import Document, ManifestTree
+from .source import LocalSource
+
+__all__ = ["PinnedVersion", "INDEXES"]
+
+#: Checked data file indexes (and bloom filters) of every layer this process reads: 64 MiB.
+INDEXES = ByteLRU(64 << 20)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_SCHEMAS: dict = {}
+_SCHEMAS_LOCK = threading.Lock()
+
+
+def _array_schema(tile_schema: dict):
+    text = json.dumps(tile_schema, sort_keys=True)
+    with _SCHEMAS_LOCK:
+        s = _SCHEMAS.get(text)
+        if s is None:
+            s = _SCHEMAS[text] = (fastavro.parse_schema({"type": "array", "items": tile_schema}),
+                                  fastavro.parse_schema(tile_schema))
+        return s
+
+
+def micros_of(t) -> int:
+    """Epoch microseconds of a decoded ``time`` (fastavro gives aware datetimes for timestamp-micros)."""
+    if isinstance(t, int):
+        return t
+    return (t - _EPOCH) // _dt.timedelta(microseconds=1)
+
+
+class _Block:
+    """The records of one index entry of one file: keys, stored groups, decoded tiles (on first use)."""
+
+    __slots__ = ("key", "keys", "stored", "tiles", "nbytes")
+
+    def __init__(self, key, records):
+        self.key = key
+        self.keys = [k for k, _ in records]
+        self.stored = [g for _, g in records]
+        self.tiles = [None] * len(records)
+        self.nbytes = sum(len(g) for g in self.stored) + 64 * len(records) + 128
+
+
+class PinnedVersion:
+    """What a reader of one version needs: its document, key index, files, and the caches."""
+
+    def __init__(self, source, layer: str, document: Document, tiles: ByteLRU):
+        doc = document.doc
+        self.source, self.layer, self.document = source, layer, document
+        self.version = document.version
+        self.key_index = key_index_from_json(doc["keyIndex"])
+        self.space_time = self.key_index.kind == "z3"
+        self.keys = ("col", "row", "time") if self.space_time else ("col", "row")
+        self.array_schema, self.schema = _array_schema(doc["tileSchema"])
+        self.compression = document.compression
+        self.tiles = tiles
+        self.bloom_skips = 0
+        self.files_opened = 0   # data file indexes read (the process-wide cache may hold more)
+        self.filters_read = 0
+        self._source_id = getattr(source, "url", layer)
+        self._local = isinstance(source, LocalSource)
+        self._tree = None
+        if document.files is not None:
+            files = document.files
+        elif "manifests" in doc:
+            files = None
+            self._tree = ManifestTree(source, layer, document)
+        else:
+            files = self._listed_files(doc)
+        self._files = files
+        self._firsts = [f.first_index for f in files] if files is not None else None
+
+    def _listed_files(self, doc) -> list[FileEntry]:
+        """Format 1: the ``part-*`` directories of ``dataDir``, checked against ``fileCount``."""
+        data_dir = doc.get("dataDir")
+        list_dirs = getattr(self.source, "list_dirs", None)
+        if list_dirs is None:
+            raise CorruptLayer(f"layer {self.layer}: a format 1 version, whose files are found by listing "
+                               f"directories, which this byte source cannot do; read it through Spark")
+        names = sorted((n for n in list_dirs(data_dir) if n.startswith("part-")))
+        files = sorted((FileEntry.listed(data_dir, n) for n in names), key=lambda f: f.first_index)
+        if len(files) != int(doc["fileCount"]):
+            raise CorruptLayer(f"layer {self.layer}: version {self.version} lists {len(files)} data files in "
+                               f"{data_dir} but its document says fileCount {doc['fileCount']}")
+        return files
+
+    # ------------------------------------------------------------------ files
+
+    def file_for(self, index: int) -> FileEntry | None:
+        if self._tree is not None:
+            return self._tree.find(index)
+        i = bisect.bisect_right(self._firsts, index) - 1
+        return self._files[i] if i >= 0 else None
+
+    def files_meeting(self, lo: int, hi: int) -> list[FileEntry]:
+        if self._tree is not None:
+            return self._tree.files(lo, hi)
+        i0 = max(0, bisect.bisect_right(self._firsts, lo) - 1)
+        i1 = bisect.bisect_right(self._firsts, hi)
+        return self._files[i0:i1]
+
+    def all_files(self) -> list[FileEntry]:
+        return self._tree.files() if self._tree is not None else list(self._files)
+
+    def data_file(self, entry: FileEntry) -> DataFile:
+        key = (self._source_id, entry.id, entry.index_crc, entry.data_bytes)
+        df = INDEXES.get(key)
+        if df is None:
+            df = DataFile(self.source, entry, self.layer).load()
+            self.files_opened += 1
+            INDEXES.put(key, df, df.nbytes)
+        return df
+
+    def bloom(self, entry: FileEntry, load: bool = True) -> BloomFilter | None:
+        if entry.bloom_crc is None:
+            return None
+        key = (self._source_id, entry.id, "bloom", entry.bloom_crc)
+        f = INDEXES.get(key)
+        if f is None and load:
+            path = f"{entry.id}/bloom"
+            try:
+                data = self.source.read(path)
+            except FileNotFoundError:
+                data = None
+            if data is None:
+                from .datafile import advice
+
+                raise CorruptLayer(f"layer {self.layer}: bloom filter {self.layer}/{path} is damaged: it is missing "
+                                   f"(repair rebuilds it from the data file). {advice(self.layer)}")
+            f = BloomFilter.parse(data, entry.bloom_crc, f"{self.layer}/{path}", self.layer)
+            INDEXES.put(key, f, f.nbytes)
+            self.filters_read += 1
+        return f
+
+    # ------------------------------------------------------------------ blocks
+
+    def _block_key(self, entry, i):
+        return (entry.id, entry.index_crc, i)
+
+    def blocks(self, entry: FileEntry, wanted: list[int]) -> dict[int, _Block]:
+        """The blocks ``wanted`` (sorted entry numbers) of a file: cached, or read in runs of adjacent ones."""
+        out, missing = {}, []
+        for i in wanted:
+            b = self.tiles.get(self._block_key(entry, i))
+            if b is None:
+                missing.append(i)
+            else:
+                out[i] = b
+        if missing:
+            df = self.data_file(entry)
+            run = [missing[0]]
+            for i in missing[1:] + [None]:
+                if i is not None and i == run[-1] + 1:
+                    run.append(i)
+                    continue
+                for j, records in zip(run, df.blocks(run[0], run[-1])):
+                    b = _Block(self._block_key(entry, j), records)
+                    out[j] = self.tiles.put(self._block_key(entry, j), b, b.nbytes)
+                if i is not None:
+                    run = [i]
+        return out
+
+    def decoded(self, entry: FileEntry, block: _Block, j: int) -> list[tuple[tuple, dict]]:
+        """The tiles of a block's record ``j``: ``[((col, row[, micros]), tile), ...]`` (decoded once)."""
+        tiles = block.tiles[j]
+        if tiles is None:
+            try:
+                avro = decompress(block.stored[j], self.compression)
+                items = fastavro.schemaless_reader(io.BytesIO(avro), self.array_schema)
+            except CorruptLayer as e:
+                raise CorruptLayer(f"layer {self.layer}: data file {self.layer}/{entry.id}/data, SFC index "
+                                   f"{block.keys[j]}: {e}") from None
+            except Exception as e:  # fastavro on bytes that are not the schema's
+                raise CorruptLayer(f"layer {self.layer}: data file {self.layer}/{entry.id}/data, SFC index "
+                                   f"{block.keys[j]}: the group does not decode with the tile schema ({e})") from None
+            if self.space_time:
+                tiles = [((t["col"], t["row"], micros_of(t["time"])), t) for t in items]
+            else:
+                tiles = [((t["col"], t["row"]), t) for t in items]
+            block.tiles[j] = tiles
+            self.tiles.grow(block.key, len(avro) + 96 * len(items))
+        return tiles
+
+    # ------------------------------------------------------------------ reads
+
+    def in_bounds(self, col, row, micros) -> bool:
+        b = self.key_index.bounds
+        if not (b.col_min <= col <= b.col_max and b.row_min <= row <= b.row_max):
+            return False
+        if self.space_time:
+            tb = self.key_index.time_bounds
+            return tb.min_micros <= micros <= tb.max_micros
+        return True
+
+    def get(self, col: int, row: int, micros: int = 0) -> dict | None:
+        """The tile (every column) at the key, or None."""
+        if not self.in_bounds(col, row, micros):
+            return None
+        index = self.key_index.index(col, row, micros) if self.space_time else self.key_index.index(col, row)
+        entry = self.file_for(index)
+        if entry is None:
+            return None
+        key = (col, row, micros) if self.space_time else (col, row)
+        return self._find(entry, index, key)
+
+    def _find(self, entry, index, key):
+        block_key = None
+        df = None
+        # the entry holding the index: from the cached index (a block may be cached without its file's index)
+        df = self.data_file(entry)
+        i = df.index.floor(index)
+        if i < 0:
+            return None
+        block_key = self._block_key(entry, i)
+        block = self.tiles.get(block_key)
+        if block is None:
+            # on an object store a filter costs a request of its own: a look-up's first touch of a file
+            # stays two requests (index, then data) and the filter is used once something else read it
+            bf = self.bloom(entry) if self._local else self.bloom(entry, load=False)
+            if bf is not None and not bf.might_contain(index):
+                self.bloom_skips += 1
+                return None
+            block = self.blocks(entry, [i])[i]
+        j = bisect.bisect_left(block.keys, index)
+        if j == len(block.keys) or block.keys[j] != index:
+            return None
+        for k, tile in self.decoded(entry, block, j):
+            if k == key:
+                return tile
+        return None
+
+    def get_many(self, keys: list[tuple[int, int, int]]) -> list:
+        """Tiles (or None, or the CorruptLayer of a damaged file) for ``(col, row, micros)`` keys."""
+        out = []
+        for col, row, micros in keys:
+            try:
+                out.append(self.get(col, row, micros))
+            except CorruptLayer as e:
+                out.append(e)
+        return out
+
+    def scan(self, box, ranges, accept=None):
+        """Tiles whose key lies in ``box`` ``(c0, r0, c1, r1, t0, t1)`` within the SFC ``ranges``, in index order.
+
+        ``accept``: an extra test of ``(col, row)`` (a geometry's tile cover)."""
+        c0, r0, c1, r1, t0, t1 = box
+        if not ranges:
+            return
+        los = [lo for lo, _ in ranges]
+        seen = set()
+        entries = []
+        for lo, hi in ranges:
+            for e in self.files_meeting(lo, hi):
+                if e.id not in seen:
+                    seen.add(e.id)
+                    entries.append(e)
+        entries.sort(key=lambda e: e.first_index)
+        st = self.space_time
+        for entry in entries:
+            df = self.data_file(entry)
+            keys = df.index.keys
+            if len(keys) == 0:
+                continue
+            wanted = set()
+            for lo, hi in ranges:
+                if hi < entry.first_index:
+                    continue
+                i0, i1 = max(df.index.floor(lo), 0), df.index.floor(hi)
+                if i1 < 0:
+                    continue
+                wanted.update(range(i0, i1 + 1))
+            if not wanted:
+                continue
+            order = sorted(wanted)
+            blocks = self.blocks(entry, order)
+            for i in order:
+                block = blocks[i]
+                for j, index in enumerate(block.keys):
+                    r = bisect.bisect_right(los, index) - 1
+                    if r < 0 or index > ranges[r][1]:
+                        continue
+                    for k, tile in self.decoded(entry, block, j):
+                        if not (c0 <= k[0] <= c1 and r0 <= k[1] <= r1):
+                            continue
+                        if st and not (t0 <= k[2] <= t1):
+                            continue
+                        if accept is not None and not accept(k[0], k[1]):
+                            continue
+                        yield tile
+
+
+def _reset_lock():
+    global _SCHEMAS_LOCK
+    _SCHEMAS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # a lock held by another thread at fork() would stay held in the child
+    os.register_at_fork(after_in_child=_reset_lock)
