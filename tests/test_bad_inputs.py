@@ -390,3 +390,17 @@ def test_cli_ingest_states_the_plan_and_refuses_a_large_one_without_yes(spark, t
     assert err.strip().splitlines() == ["sfclayer: error: ingest: 42 tiles planned, more than 10 (pass --yes to write "
                                         "them, or a smaller --zoom); nothing was written"], err
     _nothing_at(spark, path)
+
+
+def test_java_stack_kept_and_shown_with_sfclayer_debug(spark, layers, monkeypatch):
+    df = spark.range(2).selectExpr("int(id) AS col", "0 AS row", "id AS value")
+    with pytest.raises(LayerExists) as e:
+        sfclayer.write(df, layers["L"])
+    assert e.value.__cause__ is None and e.value.__suppress_context__
+    assert "io.sfclayer.SfcLayerException$LayerExists" in e.value.java_stack
+    assert "\tat io.sfclayer." in e.value.java_stack  # the Java frames, kept
+    monkeypatch.setenv("SFCLAYER_DEBUG", "1")
+    with pytest.raises(LayerExists) as e:
+        sfclayer.write(df, layers["L"])
+    assert e.value.java_error is not None and "LayerExists" in str(e.value.__cause__)
+    assert "at io.sfclayer." in "".join(traceback.format_exception(e.value))

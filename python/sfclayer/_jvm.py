@@ -11,7 +11,7 @@ from . import errors
 __all__ = ["is_connect", "require_classic", "translated", "open_value_reader", "open_lookup", "lookup_client",
            "lookup_call", "reader_call", "start_lookup_server", "server_call",
            "error_from_payload", "command", "read_text", "write_text", "take_lease", "release_lease", "verify_layer",
-           "layer_metadata_json", "restore_document", "hadoop_opener", "hadoop_file_status"]  # what the rest of sfclayer uses
+           "layer_metadata_json", "restore_document", "hadoop_opener", "hadoop_file_status", "JavaStack"]  # what the rest of sfclayer uses
 
 # The error table: every io.sfclayer.SfcLayerException class and its Python class
 # (tests/test_tables.py checks it against the jar).
@@ -172,9 +172,13 @@ class translated:
         if mine is None:
             return False
         mine.java_error = exc
-        if errors._debug():
-            raise mine from exc
+        if errors._debug():  # pyspark's captured exceptions print no Java frames: the stack as the cause
+            raise mine from JavaStack(mine.java_stack)
         raise mine from None
+
+
+class JavaStack(Exception):
+    """The Java stack trace of an sfclayer error (its text), its cause when ``SFCLAYER_DEBUG=1``."""
 
 
 def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_driver=True, version=-1,
