@@ -77,7 +77,7 @@ CASES = [
     ("serve", lambda: catalog.layer_names(["a b=/x"]), InvalidArgument, "layer name", "'a b'"),
     ("serve", lambda: app._int("1.5", "y"), app.HttpError, "y", "'1.5'"),
     # maintenance
-    ("maintenance", lambda: maintenance.vacuum(None, "/nowhere", retain=7), InvalidArgument, "retain", "7"),
+    ("maintenance", lambda: maintenance.vacuum(None, "/nowhere", retain="7x"), InvalidArgument, "retain", "'7x'"),
     ("maintenance", lambda: maintenance.delete(None, "/nowhere", keys=(1, 2, 3)), InvalidArgument, "keys",
      "(1, 2, 3)"),
     ("maintenance", lambda: maintenance.delete(None, "/nowhere", time=(1, 2, 3)), InvalidArgument, "time",

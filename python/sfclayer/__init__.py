@@ -43,6 +43,9 @@ from . import _connect
 from .ingestion import ingest
 from .pyramids import pyramid, pyramid_levels
 from . import _s3a
+from . import _quiet
+
+_quiet.filter_warnings()  # pyspark's pandas-3 FutureWarning, harmless here (sfclayer._quiet says why)
 from .zonal import zonal_stats
 from .arrays import to_xarray
 
@@ -251,6 +254,8 @@ def session(master="local[*]", app_name="sfclayer", s3=None, **conf):
     # Spark's console progress bar shows how far long writes and scans are.
     builder = builder.config("spark.ui.showConsoleProgress", "true")
     conf = {key if "." in key else key.replace("_", "."): str(value) for key, value in conf.items()}
+    for key, value in _quiet.spark_conf(master, conf).items():  # a quiet start (sfclayer._quiet)
+        conf.setdefault(key, value)
     for key, value in _s3a.spark_conf(s3).items():
         if key == "spark.jars" and conf.get("spark.jars"):
             value = f"{conf['spark.jars']},{value}"

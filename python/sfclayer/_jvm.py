@@ -2,7 +2,6 @@
 sfclayer's, on classic and Spark Connect sessions alike. About 500 lines on purpose: every JVM call
 of the package is here, so that no other module touches py4j."""
 
-import contextlib
 import io
 import re
 import sys
@@ -13,7 +12,7 @@ __all__ = ["is_connect", "require_classic", "translated", "open_value_reader", "
            "lookup_call", "reader_call", "start_lookup_server", "server_call",
            "error_from_payload", "command", "read_text", "take_lease", "release_lease", "verify_layer",
            "pyramid_document", "publish_pyramid_document", "layer_metadata_json", "restore_document", "rebuild_manifests",
-           "hadoop_opener", "hadoop_file_status", "connector_version"]  # what the rest of sfclayer uses
+           "hadoop_opener", "hadoop_file_status", "connector_version", "JavaStack"]  # what the rest of sfclayer uses
 
 # The error table: every io.sfclayer.SfcLayerException class and its Python class
 # (tests/test_tables.py checks it against the jar).
@@ -128,7 +127,7 @@ def _sfclayer_error(exc):
         while throwable is not None and seen < 20:
             name = throwable.getClass().getName()
             if name in _JAVA_ERRORS:
-                return _JAVA_ERRORS[name](str(throwable.getMessage()))
+                return _JAVA_ERRORS[name](_reason(str(throwable.getMessage())))
             cause = throwable.getCause()
             if cause is None or cause.equals(throwable):
                 break
@@ -152,10 +151,19 @@ def _connect_error(exc):
     if condition in _CONDITIONS:
         message = found.group(2) if found and _JAVA_ERRORS.get(found.group(1)) is _CONDITIONS[condition] \
             else _plain_message(exc)
-        return _CONDITIONS[condition](message)
+        return _CONDITIONS[condition](_reason(message))
     if found and found.group(1) in _JAVA_ERRORS:
-        return _JAVA_ERRORS[found.group(1)](found.group(2))
+        return _JAVA_ERRORS[found.group(1)](_reason(found.group(2)))
     return None
+
+
+def _reason(message):
+    """A Java sfclayer error's message without its ``[SFCLAYER_...]`` condition in front (getMessage() has
+    it, as Spark's own errors do, so that pyspark's captured exceptions show it)."""
+    return _CONDITION_PREFIX.sub("", message, count=1)
+
+
+_CONDITION_PREFIX = re.compile(r"^\[SFCLAYER_[A-Z_]+\] ")
 
 
 def _plain_message(exc):
@@ -166,18 +174,32 @@ def _plain_message(exc):
     return re.sub(r" SQLSTATE: \w+$", "", text)
 
 
-@contextlib.contextmanager
-def translated():
-    """Re-raise Java-side sfclayer errors as the matching :mod:`sfclayer.errors` class."""
-    try:
-        yield
-    except errors.SfcLayerError:
-        raise
-    except Exception as exc:
+class translated:
+    """Re-raise Java-side sfclayer errors as the matching :mod:`sfclayer.errors` class (``with translated():``).
+
+    ``raise ... from None``: a traceback of a few Python frames and one line, not py4j's chain of
+    Java frames; the Java error stays on the exception (``java_error``, ``java_stack``), and
+    ``SFCLAYER_DEBUG=1`` chains it as the cause, printed in full. A class, not a generator: one frame
+    in the traceback, not contextlib's two.
+    """
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is None or isinstance(exc, errors.SfcLayerError) or not isinstance(exc, Exception):
+            return False
         mine = _sfclayer_error(exc)
         if mine is None:
-            raise
-        raise mine from exc
+            return False
+        mine.java_error = exc
+        if errors._debug():  # pyspark's captured exceptions print no Java frames: the stack as the cause
+            raise mine from JavaStack(mine.java_stack)
+        raise mine from None
+
+
+class JavaStack(Exception):
+    """The Java stack trace of an sfclayer error (its text), its cause when ``SFCLAYER_DEBUG=1``."""
 
 
 def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_driver=True, version=-1,
@@ -354,7 +376,7 @@ def reader_call(reader, method, *args):
 def _error_from_java(payload):
     """An sfclayer error from a LookupServer error payload ``"ErrorClass\tmessage"``."""
     cls, _, message = payload.decode("utf-8", "replace").partition("\t")
-    return _JAVA_ERRORS.get(cls, errors.SfcLayerError)(message)
+    return _JAVA_ERRORS.get(cls, errors.SfcLayerError)(_reason(message))
 
 
 def start_lookup_server(spark, reader, max_connections=None, auth_timeout_ms=None, io_timeout_ms=None,

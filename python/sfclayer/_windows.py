@@ -154,7 +154,9 @@ def window(metadata, tiles, bbox, bands=None, time_key=None, array=None):
         A spatial layer's window as :func:`window_array` mosaicked it (``masked=True``): ``tiles`` are
         then not read.
     """
-    import xarray as xr
+    from ._extras import require
+
+    xr = require("xarray", "xarray", "Layer.to_xarray")
 
     from .raster import to_numpy, valid_mask
 

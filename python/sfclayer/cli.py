@@ -80,6 +80,9 @@ def _log4j2_file():
     return path
 
 
+_QUIET = False  # sfclayer --quiet: set by main() before a session is made
+
+
 def _builder(args=None):
     """The SparkSession builder of the command line's Spark options (``--master``, ``--conf``,
     ``--packages``, ``--remote``), with sfclayer's quiet defaults, configured by sfclayer.configure."""
@@ -96,7 +99,8 @@ def _builder(args=None):
     master = getattr(args, "master", None) or "local[*]"
     conf = {
         "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
+        # Spark's progress bar (tasks done of total, per stage) on long work, unless --quiet
+        "spark.ui.showConsoleProgress": "false" if _QUIET else "true",
         "spark.sql.shuffle.partitions": "4",
         "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{_log4j2_file()}",
     }
@@ -446,11 +450,13 @@ def _cmd_restore(args, spark_factory):
 
 
 def _parse_retain(text):
-    units = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+    from ._args import check_duration
+    from .errors import InvalidArgument
+
     try:
-        return _dt.timedelta(**{units[text[-1]]: float(text[:-1])})
-    except (KeyError, ValueError, IndexError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a retention (a number and d, h, m or s: 7d, 12h, 30m, 0s)")
+        return check_duration("retain", text)  # the Python API's parser: the same durations
+    except InvalidArgument as e:
+        raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
 
 
 def _cmd_vacuum(args, spark_factory):
@@ -584,6 +590,29 @@ def _cmd_serve(args, spark_factory):
     return 0
 
 
+#: ``sfclayer ingest`` asks before writing more tiles than this (``--yes`` to go on; refused when no one
+#: is at the keyboard to answer): ~10,000 tiles of 256 px take a few minutes on a laptop.
+INGEST_CONFIRM_TILES = 10_000
+
+
+def _ingest_plan(args):
+    """The ``plan`` callback of ``sfclayer ingest``: states the planned tile count, asks above the bound."""
+    from .errors import InvalidArgument
+
+    def plan(count, grid):
+        where = f"{grid.tms} zoom {grid.zoom}" if grid.tms else "the source's own grid"
+        print(f"{args.path}: {count:,} tiles planned on {where} ({grid.width} × {grid.height} tiles)", flush=True)
+        if count <= INGEST_CONFIRM_TILES or args.yes:
+            return
+        if not sys.stdin.isatty():
+            raise InvalidArgument(f"ingest: {count:,} tiles planned, more than {INGEST_CONFIRM_TILES:,} (pass --yes "
+                                  f"to write them, or a smaller --zoom); nothing was written")
+        answer = input(f"write {count:,} tiles? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            raise InvalidArgument(f"ingest: {count:,} tiles planned, not confirmed; nothing was written")
+    return plan
+
+
 def _cmd_ingest(args, spark_factory):
     import sfclayer
 
@@ -593,7 +622,8 @@ def _cmd_ingest(args, spark_factory):
     spark, created = spark_factory()
     try:
         r = sfclayer.ingest(spark, args.sources, args.path, tms=tms, zoom=args.zoom, resampling=args.resampling,
-                            tile_size=args.tile_size, nodata=args.nodata, mode=args.mode, **options)
+                            tile_size=args.tile_size, nodata=args.nodata, mode=args.mode, plan=_ingest_plan(args),
+                            **options)
     finally:
         if created:
             spark.stop()
@@ -653,6 +683,8 @@ def build_parser():
         description="Raster tile layers on Spark, stored as space-filling-curve indexed Hadoop MapFiles. "
                     "Commands run on a local Spark (local[*]) unless --master or --remote says otherwise.",
         epilog="Paths are any Hadoop filesystem path: /tmp/dem, file:///data/dem, hdfs://nn:8020/layers/dem.")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bars (Spark's, of each stage: tasks done of total)")
     spark = p.add_argument_group("Spark (before the command)")
     spark.add_argument("--master", metavar="URL", help="Spark master (default local[*]): spark://host:7077, yarn, ...")
     spark.add_argument("--conf", action="append", type=_conf_pair, default=[], metavar="KEY=VALUE",
@@ -806,6 +838,9 @@ def build_parser():
     ing.add_argument("--key-index", choices=["z", "hilbert", "rowmajor"])
     ing.add_argument("--block-size", metavar="SIZE", help="data file roll size, e.g. 64m")
     ing.add_argument("--partitions", type=_positive_int, metavar="N", help="write tasks")
+    ing.add_argument("--yes", action="store_true",
+                     help=f"write more than {INGEST_CONFIRM_TILES:,} tiles without asking (refused otherwise when "
+                          "stdin is not a terminal)")
     ing.set_defaults(func=_cmd_ingest)
 
     pyr = sub.add_parser(
@@ -886,8 +921,11 @@ def main(argv=None, spark_factory=None):
     """
     from .errors import SfcLayerError
 
+    global _QUIET
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    _QUIET = args.quiet
     if getattr(args, "time_text", None) is not None:
         try:
             args.time = _parse_time(args.time_text)

@@ -1,7 +1,11 @@
 """sfclayer's error hierarchy (the Python side of ``io.sfclayer.SfcLayerException``).
 
-Java exceptions become these in one place, :mod:`sfclayer._jvm`.
+Java exceptions become these in one place, :mod:`sfclayer._jvm`, raised ``from None`` so that a
+traceback is a few lines of Python; the Java error is kept on the exception (``java_error``, its
+stack as text ``java_stack``) and shown as the cause when the environment sets ``SFCLAYER_DEBUG=1``.
 """
+
+import os as _os
 
 __all__ = [
     "SfcLayerError",
@@ -19,8 +23,39 @@ __all__ = [
 ]
 
 
+def _debug():
+    """Whether ``SFCLAYER_DEBUG`` asks for full tracebacks (Java frames included): any value but
+    empty, ``0``, ``false`` or ``no``."""
+    return _os.environ.get("SFCLAYER_DEBUG", "").strip().lower() not in ("", "0", "false", "no")
+
+
 class SfcLayerError(Exception):
-    """Base class of every error sfclayer raises on purpose."""
+    """Base class of every error sfclayer raises on purpose.
+
+    Attributes
+    ----------
+    java_error : Exception or None
+        The py4j/pyspark exception this error was translated from (None for errors raised in Python).
+    """
+
+    java_error = None
+
+    @property
+    def java_stack(self):
+        """The Java error's stack trace as text (None for errors raised in Python)."""
+        if self.java_error is None:
+            return None
+        java = getattr(self.java_error, "java_exception", None)  # py4j's Py4JJavaError
+        if java is None:
+            java = getattr(self.java_error, "_origin", None)  # pyspark's captured exception
+        if java is not None:
+            try:
+                from pyspark import SparkContext
+
+                return str(getattr(SparkContext._jvm, "org.apache.spark.util.Utils").exceptionString(java))
+            except Exception:  # the JVM is gone
+                pass
+        return str(self.java_error)
 
 
 class KeyNotFound(SfcLayerError, KeyError):

@@ -102,7 +102,9 @@ def reproject(shape, from_crs, to_crs):
     same shape when either CRS is None or both are equal."""
     if from_crs is None or to_crs is None:
         return shape
-    import pyproj
+    from ._extras import require
+
+    pyproj = require("pyproj", "geo", "geometry_crs (reprojecting a query geometry)")
 
     src, dst = pyproj.CRS.from_user_input(from_crs), pyproj.CRS.from_user_input(to_crs)
     if src == dst:

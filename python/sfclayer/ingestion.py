@@ -133,7 +133,7 @@ class IngestReport:
 
 
 def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="bilinear", tile_size=256,
-           nodata=None, mode="errorifexists", **write_options):
+           nodata=None, mode="errorifexists", plan=None, **write_options):
     """Write raster files as a layer of raster tiles on a standard tile grid.
 
     Parameters
@@ -167,6 +167,10 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
         missing: a valid pixel equal to it stays valid (its tile carries a mask). Tiles without a
         valid pixel are not written.
     mode : {'errorifexists', 'overwrite', 'ignore'}
+    plan : callable, optional
+        Called with the planned tile count (the target tiles the sources' footprints touch) and the
+        grid once they are known, before any Spark job: it may print them, or raise to stop (the CLI
+        asks for ``--yes`` above a bound).
     **write_options
         Other write options (``key_index``, ``block_size``, ``partitions``, ``compression``...);
         ``bounds``, ``extent``, ``crs`` and ``raster`` come from the grid.
@@ -216,6 +220,8 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
                                   f"{grid.tile_height} px tiles (leave tile_size at its default)")
         tasks = _tms_plan(t, grid, srcs)
 
+    if plan is not None:
+        plan(len(tasks), grid)
     df = _tile_frame(spark, grid, srcs, resampling, first.dtype, nodata, tasks)
     _layer.write(df, path, mode=mode, bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
                  raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)

@@ -141,6 +141,10 @@ def write(df, path, mode="errorifexists", **options):
     """
     # "error" is Spark's other name for errorifexists, the one Spark Connect's client accepts
     mode = "error" if mode == "errorifexists" else mode
+    if options.get("crs") is not None:  # checked here, not at the layer's first reprojection
+        from ._args import check_crs
+
+        check_crs("crs", options["crs"])
     with _jvm.translated():
         df.write.format("sfclayer").mode(mode).options(**write_options(**options)).save(path)
 
@@ -350,7 +354,7 @@ class Layer:
 
     def __init__(self, spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None,
                  _open_mode="index"):
-        self.path = path
+        self.path = _check_path(path)
         self._spark = spark
         self._cache = (cache_size, cache_bytes, _open_mode == "index")
         self._pins = threading.Lock()
@@ -511,12 +515,15 @@ class Layer:
         KeyNotFound
             If the layer has no tile at the key (also a KeyError).
         """
+        from ._args import check_int
+
+        col, row = check_int("col", col), check_int("row", row)
         with self._use() as p:
             self._check_time(time, p.space_time)
             micros = _micros(time) if p.space_time else 0
-            record = p.client.get(int(col), int(row), micros)
+            record = p.client.get(col, row, micros)
             if record is None:
-                raise KeyNotFound(self._not_found(p, int(col), int(row), micros))
+                raise KeyNotFound(self._not_found(p, col, row, micros))
             return p.decode(record)
 
     def _not_found(self, p, col, row, micros):
@@ -547,15 +554,13 @@ class Layer:
         list
             A value dict per key, in the keys' order; None where the layer has no tile.
         """
+        from ._args import check_key
+
         with self._use() as p:
             packed = bytearray()
             for key in keys:
-                if p.space_time:
-                    col, row, time = key
-                    packed += struct.pack(">iiq", int(col), int(row), _micros(time))
-                else:
-                    col, row = key[:2]
-                    packed += struct.pack(">iiq", int(col), int(row), 0)
+                col, row, time = check_key(key, p.space_time)
+                packed += struct.pack(">iiq", col, row, _micros(time) if p.space_time else 0)
             records = p.client.get_many(bytes(packed), errors_as_values=errors_as_values)
             return [r if r is None or isinstance(r, Exception) else p.decode(r) for r in records]
 

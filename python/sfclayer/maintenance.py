@@ -206,8 +206,9 @@ def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=
 
     Parameters
     ----------
-    retain : datetime.timedelta
-        At least 7 days unless ``enforce_retention=False``.
+    retain : datetime.timedelta, str or float
+        At least 7 days unless ``enforce_retention=False``: a timedelta, ``"7d"``, ``"12 hours"``,
+        ``"PT1H"`` (as the CLI and SQL take it) or seconds.
     dry_run : bool
         Only report what would go.
 
@@ -218,8 +219,8 @@ def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=
         (temporary documents, stray files and empty directories), ``bytesFreed`` (all of it), ``dryRun``,
         and ``pyramidLevels``: per zoom level of a pyramid (as a string), the same report for it.
     """
-    if not isinstance(retain, _dt.timedelta):
-        raise InvalidArgument(f"retain: {retain!r} is not a duration (a datetime.timedelta, at least 7 days unless "
-                              f"enforce_retention=False)")
+    from ._args import check_duration
+
+    retain = check_duration("retain", retain)
     millis = retain // _dt.timedelta(milliseconds=1)
     return _jvm.command(spark, "vacuum", path, int(millis), bool(dry_run), bool(enforce_retention))

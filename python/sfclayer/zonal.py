@@ -124,6 +124,10 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
     --------
     >>> sfclayer.zonal_stats(spark, "/layers/dem", ["POLYGON ((...))"], stats=["mean"])  # doctest: +SKIP
     """
+    from ._extras import require
+
+    for module in ("shapely", "pandas"):  # pandas: Spark's mapInPandas runs the zones' pixels
+        require(module, "geo", "sfclayer.zonal_stats")
     from pyspark.sql import DataFrame, functions as F
     from pyspark.sql.types import BinaryType, DoubleType, IntegerType, LongType, StructType
 
@@ -199,6 +203,24 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
         from .raster import to_numpy, unpack_mask
 
         g = TileGrid(extent, bounds)
+        b0 = g.bounds
+
+        def in_pixels(shape, t):
+            """``shape`` in the layer's pixel space (x right, y up, as map units, so that GDAL's rule for
+            centres on horizontal edges is the north-up source's; one unit a pixel, centres at
+            half-integers), with coordinates within 1e-6 px of a half-integer put on it: an edge through
+            pixel centres in the source stays exactly there (the layer's grid repeats the source's transform
+            up to rounding), so GDAL's half-open rule for centres on an edge is applied as on the source
+            (rasterstats), not to whichever side the last bit of a tile's origin puts them."""
+            rx, ry = g.tile_width / t.width, g.tile_height / t.height
+
+            def convert(xy):
+                px = np.column_stack([(xy[:, 0] - g.xmin(b0.col_min)) / rx, (g.ymax(b0.row_min) - xy[:, 1]) / ry])
+                half = np.round(px * 2) / 2
+                return np.where(np.abs(px - half) < 1e-6, half, px) * [1, -1]
+
+            return shapely.transform(shape, convert)
+
         for pdf in batches:
             out = {k: [] for k in ("id", "band", "n", "s", "m2", "lo", "hi")}
             for t in pdf.itertuples(index=False):
@@ -213,12 +235,12 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
                     valid &= ~np.isnan(a)
                 if mask is None and t.nodata is not None and not np.isnan(t.nodata):
                     valid &= a != a.dtype.type(t.nodata)
-                x0, y1 = g.xmin(t.col), g.ymax(t.row)
-                transform = Affine(g.tile_width / t.width, 0, x0, 0, -g.tile_height / t.height, y1)
+                # the tile's place in the layer's pixel space: integer offsets, so exact
+                transform = Affine(1, 0, (t.col - b0.col_min) * t.width, 0, -1, -(t.row - b0.row_min) * t.height)
                 for zone in t.zones:
                     zid, wkb = zone["id"], zone["wkb"]
-                    inside = geometry_mask([shapely.from_wkb(wkb)], out_shape=(t.height, t.width), transform=transform,
-                                           all_touched=all_touched, invert=True)
+                    inside = geometry_mask([in_pixels(shapely.from_wkb(wkb), t)], out_shape=(t.height, t.width),
+                                           transform=transform, all_touched=all_touched, invert=True)
                     for b in range(a.shape[0]):
                         v = a[b][inside & valid[b]].astype("float64")
                         if v.size == 0:

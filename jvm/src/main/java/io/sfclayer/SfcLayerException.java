@@ -3,32 +3,59 @@ package io.sfclayer;
 import java.util.Map;
 
 import org.apache.spark.BreakingChangeInfo;
-import org.apache.spark.SparkThrowable;
+import org.apache.spark.QueryContext;
+import org.apache.spark.SparkException;
+import org.apache.spark.SparkRuntimeException;
 
 /**
  * Root of sfclayer's errors. Every error sfclayer raises on purpose is one of these, so callers
  * (and the Python translation layer, which matches on the class name) can tell them from bugs.
  *
- * <p>Each class carries a Spark error condition ({@code SFCLAYER_...}) and a SQLSTATE: Spark shows
- * them to SQL users and sends them to Spark Connect clients, which get no Java class to catch
- * (python/sfclayer/_jvm.py maps the conditions back to sfclayer.errors). The price is that loading
- * these classes needs Spark's {@code SparkThrowable} interface (spark-common-utils) on the class
- * path, though no SparkSession: the core stays free of Spark's engine.
+ * <p>Each class carries a Spark error condition ({@code SFCLAYER_...}) and a SQLSTATE, listed in the
+ * jar's {@code io/sfclayer/error-conditions.json} (read by {@link ErrorConditions}, in the format of
+ * Spark's own table): Spark shows them to SQL users and sends them to Spark Connect clients, which
+ * get no Java class to catch (python/sfclayer/_jvm.py maps the conditions back to sfclayer.errors).
+ *
+ * <p>Why a {@link SparkRuntimeException}: pyspark turns a Java error into its own short captured
+ * exception (one line, no Java frames) only for the Spark classes it knows, and Spark's scheduler
+ * rethrows a task's SparkThrowable as it is, not wrapped in "Job aborted". So a user's own
+ * {@code df.collect()} or SQL that fails in sfclayer shows {@code [SFCLAYER_INVALID_ARGUMENT] bbox: ...}
+ * on one line, without a patch to pyspark. Spark's constructor formats a message from Spark's own
+ * table, which has no SFCLAYER_ entries; it is given {@code USER_RAISED_EXCEPTION} (the condition of
+ * SQL's {@code raise_error}, the message as its only parameter) and every accessor is overridden.
+ * {@link #getMessage()} is {@code [CONDITION] reason}, as Spark's own errors read; {@link #reason()} is
+ * the reason alone, for messages that quote another error.
+ *
+ * <p>Loading these classes needs Spark's spark-common-utils on the class path, though no SparkSession:
+ * the core stays free of Spark's engine.
  */
-public class SfcLayerException extends RuntimeException implements SparkThrowable {
+public class SfcLayerException extends SparkRuntimeException {
     private static final long serialVersionUID = 1L;
+    private static final QueryContext[] NO_CONTEXT = new QueryContext[0];
+
+    private final String reason;
 
     /** The condition of errors with no more precise class. */
     @Override
     public String getCondition() { return "SFCLAYER_ERROR"; }
 
-    /** SQLSTATE class HY, general error. */
+    /** The condition's SQLSTATE, from the jar's error table. */
     @Override
-    public String getSqlState() { return "HY000"; }
+    public String getSqlState() { return ErrorConditions.sqlState(getCondition()); }
+
+    @SuppressWarnings("deprecation")
+    @Override
+    public String getErrorClass() { return getCondition(); }
 
     // Spark's defaults look these up in its own error table, which has no SFCLAYER_ conditions.
     @Override
     public Map<String, String> getMessageParameters() { return Map.of(); }
+
+    @Override
+    public String getDefaultMessageTemplate() { return ErrorConditions.template(getCondition()); }
+
+    @Override
+    public QueryContext[] getQueryContext() { return NO_CONTEXT; }
 
     @Override
     public BreakingChangeInfo getBreakingChangeInfo() { return null; }
@@ -36,19 +63,32 @@ public class SfcLayerException extends RuntimeException implements SparkThrowabl
     @Override
     public boolean isInternalError() { return false; }
 
+    /** {@code [SFCLAYER_...] reason}: what pyspark, Spark SQL and logs show on one line. */
+    @Override
+    public String getMessage() { return "[" + getCondition() + "] " + reason; }
+
+    /** The message without its condition. */
+    public String reason() { return reason; }
+
+    /** {@code t}'s message without an sfclayer condition in front: for messages quoting another error. */
+    public static String reason(Throwable t) {
+        return t instanceof SfcLayerException ? ((SfcLayerException) t).reason() : t.getMessage();
+    }
+
     public SfcLayerException(String message) {
-        super(message);
+        this(message, null);
     }
 
     public SfcLayerException(String message, Throwable cause) {
-        super(message, cause);
+        super("USER_RAISED_EXCEPTION", SparkException.constructMessageParams(
+            Map.of("errorMessage", String.valueOf(message))), cause, NO_CONTEXT, "");
+        this.reason = message;
     }
 
     /** A key (col, row[, time]) that lies outside the layer's key bounds. */
     public static class KeyOutOfBounds extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_KEY_OUT_OF_BOUNDS"; }
-        @Override public String getSqlState() { return "22003"; } // numeric value out of range
         public KeyOutOfBounds(String message) { super(message); }
     }
 
@@ -56,7 +96,6 @@ public class SfcLayerException extends RuntimeException implements SparkThrowabl
     public static class KeyNotFound extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_KEY_NOT_FOUND"; }
-        @Override public String getSqlState() { return "02000"; } // no data
         public KeyNotFound(String message) { super(message); }
     }
 
@@ -70,7 +109,6 @@ public class SfcLayerException extends RuntimeException implements SparkThrowabl
     public static class InvalidArgument extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_INVALID_ARGUMENT"; }
-        @Override public String getSqlState() { return "22023"; } // invalid parameter value
         public InvalidArgument(String message) { super(message); }
     }
 
@@ -78,7 +116,6 @@ public class SfcLayerException extends RuntimeException implements SparkThrowabl
     public static class InvalidInput extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_INVALID_INPUT"; }
-        @Override public String getSqlState() { return "22000"; } // data exception
         public InvalidInput(String message) { super(message); }
     }
 
@@ -86,7 +123,6 @@ public class SfcLayerException extends RuntimeException implements SparkThrowabl
     public static class LayerNotFound extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_LAYER_NOT_FOUND"; }
-        @Override public String getSqlState() { return "42P01"; } // as Spark's TABLE_OR_VIEW_NOT_FOUND
         public LayerNotFound(String message) { super(message); }
     }
 
@@ -94,7 +130,6 @@ public class SfcLayerException extends RuntimeException implements SparkThrowabl
     public static class LayerExists extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_LAYER_EXISTS"; }
-        @Override public String getSqlState() { return "42P07"; } // as Spark's TABLE_OR_VIEW_ALREADY_EXISTS
         public LayerExists(String message) { super(message); }
     }
 
@@ -105,7 +140,6 @@ public class SfcLayerException extends RuntimeException implements SparkThrowabl
     public static class StorageError extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_STORAGE_ERROR"; }
-        @Override public String getSqlState() { return "58030"; } // I/O error
         public StorageError(String message, Throwable cause) { super(message, cause); }
     }
 
@@ -113,7 +147,6 @@ public class SfcLayerException extends RuntimeException implements SparkThrowabl
     public static class CorruptLayer extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_CORRUPT_LAYER"; }
-        @Override public String getSqlState() { return "XX001"; } // data corrupted
         public CorruptLayer(String message) { super(message); }
         public CorruptLayer(String message, Throwable cause) { super(message, cause); }
     }
@@ -125,7 +158,6 @@ public class SfcLayerException extends RuntimeException implements SparkThrowabl
     public static class UnsupportedFormat extends CorruptLayer {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_UNSUPPORTED_FORMAT"; }
-        @Override public String getSqlState() { return "0A000"; } // feature not supported
         public UnsupportedFormat(String message) { super(message); }
     }
 
@@ -136,7 +168,6 @@ public class SfcLayerException extends RuntimeException implements SparkThrowabl
     public static class ConcurrentUpdate extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_CONCURRENT_UPDATE"; }
-        @Override public String getSqlState() { return "40001"; } // serialization failure
         public ConcurrentUpdate(String message) { super(message); }
     }
 
@@ -149,7 +180,6 @@ public class SfcLayerException extends RuntimeException implements SparkThrowabl
     public static class CommitStateUnknown extends SfcLayerException {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_COMMIT_STATE_UNKNOWN"; }
-        @Override public String getSqlState() { return "40003"; } // statement completion unknown
         public CommitStateUnknown(String message, Throwable cause) { super(message, cause); }
     }
 }

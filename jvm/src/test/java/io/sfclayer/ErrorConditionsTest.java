@@ -51,7 +51,8 @@ public class ErrorConditionsTest {
             assertTrue(t.getMessageParameters().isEmpty());
             assertNull(t.getBreakingChangeInfo());
             assertFalse(t.isInternalError());
-            assertEquals("the message", e.getValue().getMessage());
+            assertEquals("the message", e.getValue().reason());
+            assertEquals("[" + condition + "] the message", e.getValue().getMessage());
         }
         assertEquals("SFCLAYER_KEY_NOT_FOUND", new SfcLayerException.KeyNotFound("k").getCondition());
         assertEquals("42P01", new SfcLayerException.LayerNotFound("p").getSqlState());

@@ -212,7 +212,7 @@ public final class BloomFilter {
         try {
             return parse(bytes, expectedCrc);
         } catch (IOException e) {
-            throw damaged(p, layer, e.getMessage(), e);
+            throw damaged(p, layer, SfcLayerException.reason(e), e);
         }
     }
 

@@ -532,7 +532,7 @@ public final class DataFileReader implements Closeable {
         } catch (ChecksumException e) {
             indexDamaged("unreadable (" + e.getMessage() + ")");
         } catch (DataFileIndex.BadIndex e) {
-            indexDamaged(e.getMessage());
+            indexDamaged(SfcLayerException.reason(e));
         } catch (IOException e) { // the file system failed: the index may be intact
             throw failure("cannot read index file " + ip, e);
         }

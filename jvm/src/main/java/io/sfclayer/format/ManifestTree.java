@@ -236,7 +236,7 @@ public final class ManifestTree {
         try {
             m.check("new manifest of write " + writeId);
         } catch (SfcLayerException.CorruptLayer e) {
-            throw new SfcLayerException("refusing to publish: " + e.getMessage() + "; nothing was published");
+            throw new SfcLayerException("refusing to publish: " + SfcLayerException.reason(e) + "; nothing was published");
         }
         return store.write(writeId, m);
     }

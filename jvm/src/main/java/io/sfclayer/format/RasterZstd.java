@@ -145,7 +145,7 @@ final class RasterZstd {
         try {
             got = DCTX.get().decompressByteArray(out, 0, n, b, frame, end - frame);
         } catch (RuntimeException e) { // ZstdException, or bounds errors for malformed frames
-            throw new SfcLayerException.CorruptLayer("corrupt compressed tile group (zstd-raster): " + e.getMessage(), e);
+            throw new SfcLayerException.CorruptLayer("corrupt compressed tile group (zstd-raster): " + SfcLayerException.reason(e), e);
         }
         if (got != n) throw corrupt("frame holds " + got + " bytes but the declared length is " + n);
         byte[] tmp = null;

@@ -189,7 +189,7 @@ public final class TileCursor {
                 }
             }
         } catch (SfcLayerException.CorruptLayer e) {
-            throw new SfcLayerException.CorruptLayer(e.getMessage() + " (in value column '" + ns[j].path
+            throw new SfcLayerException.CorruptLayer(SfcLayerException.reason(e) + " (in value column '" + ns[j].path
                     + "' of the record at offset " + recStart + ")", e);
         }
         recEnd = pos;
@@ -210,7 +210,7 @@ public final class TileCursor {
         try {
             for (; j < ns.length; j++) skipField(ns[j]);
         } catch (SfcLayerException.CorruptLayer e) {
-            throw new SfcLayerException.CorruptLayer(e.getMessage() + " (in value column '" + ns[j].path
+            throw new SfcLayerException.CorruptLayer(SfcLayerException.reason(e) + " (in value column '" + ns[j].path
                     + "' of the record at offset " + recStart + ")", e);
         }
         recEnd = pos;

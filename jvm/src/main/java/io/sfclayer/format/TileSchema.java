@@ -138,7 +138,7 @@ public final class TileSchema implements Serializable {
         try {
             dt = DataType.fromJson(sparkValueSchemaJson);
         } catch (Exception e) { // json4s also throws Jackson's checked exceptions
-            throw new SfcLayerException.CorruptLayer("invalid value schema JSON: " + e.getMessage(), e);
+            throw new SfcLayerException.CorruptLayer("invalid value schema JSON: " + SfcLayerException.reason(e), e);
         }
         if (!(dt instanceof StructType)) {
             throw new SfcLayerException.CorruptLayer(

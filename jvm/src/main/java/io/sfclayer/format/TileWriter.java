@@ -121,7 +121,7 @@ public final class TileWriter {
         if (src.isNullAt(ord)) {
             if (!n.nullable) {
                 throw new SfcLayerException.InvalidInput("value column '" + n.path
-                        + "' holds a null but its type is not nullable");
+                        + "' holds a null but the layer's column is NOT NULL");
             }
             ensure(1);
             buf[pos++] = 0; // union branch 0: null
@@ -326,7 +326,7 @@ public final class TileWriter {
 
     private static SfcLayerException.InvalidInput nullElement(Node e) {
         return new SfcLayerException.InvalidInput("value column '" + e.path
-                + "' holds a null but its type is not nullable");
+                + "' holds a null but the layer's column is NOT NULL");
     }
 
     private static boolean noNulls(UnsafeArrayData a, int n) {

@@ -247,7 +247,7 @@ public enum ValueCompression {
         try {
             got = ZSTD_DCTX.get().decompressByteArray(out, 0, n, b, off + 4, len - 4);
         } catch (RuntimeException e) { // ZstdException, or bounds errors for malformed frames
-            throw new SfcLayerException.CorruptLayer("corrupt compressed tile group (zstd): " + e.getMessage(), e);
+            throw new SfcLayerException.CorruptLayer("corrupt compressed tile group (zstd): " + SfcLayerException.reason(e), e);
         }
         if (got != n) {
             throw corrupt("zstd", "frame holds " + got + " bytes but the declared length is " + n);

@@ -189,7 +189,7 @@ public final class VersionLog {
         } catch (SfcLayerException.UnsupportedFormat e) {
             throw e; // not damage: a newer sfclayer reads it
         } catch (SfcLayerException.CorruptLayer e) {
-            throw new SfcLayerException.CorruptLayer(e.getMessage() + ". Other versions of the layer are not affected"
+            throw new SfcLayerException.CorruptLayer(SfcLayerException.reason(e) + ". Other versions of the layer are not affected"
                 + (version > 1 ? " (read version " + (version - 1) + " with option versionAsOf=" + (version - 1) + ")" : "")
                 + "; `sfclayer verify " + layer + "` checks the whole layer", e);
         }

@@ -58,7 +58,7 @@ public final class GtRecordCodec {
         try {
             schema = new Schema.Parser().setValidateDefaults(false).parse(json);
         } catch (RuntimeException e) {
-            throw new SfcLayerException.CorruptLayer(where + ": the stored Avro schema does not parse: " + e.getMessage(), e);
+            throw new SfcLayerException.CorruptLayer(where + ": the stored Avro schema does not parse: " + SfcLayerException.reason(e), e);
         }
         synchronized (SCHEMAS) {
             SCHEMAS.put(json, schema);

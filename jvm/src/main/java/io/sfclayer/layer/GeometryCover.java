@@ -55,7 +55,7 @@ public final class GeometryCover {
         } catch (ParseException | RuntimeException e) {
             String shown = t.length() > 80 ? t.substring(0, 80) + "..." : t;
             throw new SfcLayerException.InvalidArgument("geometry: '" + shown + "' is not a geometry ("
-                + "WKT, or WKB as hexadecimal: " + e.getMessage() + ")");
+                + "WKT, or WKB as hexadecimal: " + SfcLayerException.reason(e) + ")");
         }
         if (!g.isValid() && g.getDimension() == 2) {
             // Intersection tests on an invalid polygon (self-crossing ring) have no defined answer.

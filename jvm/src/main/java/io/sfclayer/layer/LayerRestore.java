@@ -85,7 +85,7 @@ public final class LayerRestore {
             return log.asOf(asOfMillis);
         } catch (SfcLayerException.LayerNotFound e) {
             throw new SfcLayerException.LayerNotFound("cannot restore layer " + layer + " as of "
-                + Instant.ofEpochMilli(asOfMillis) + ": " + e.getMessage()
+                + Instant.ofEpochMilli(asOfMillis) + ": " + SfcLayerException.reason(e)
                 + (vs.get(0) > 1 ? " (versions before " + vs.get(0) + " were removed by vacuum)" : ""));
         }
     }

@@ -132,7 +132,7 @@ public final class LayerVerifier {
             }
             md = version == null ? log.current() : log.read(version);
         } catch (SfcLayerException.CorruptLayer e) {
-            problems.add(e.getMessage());
+            problems.add(SfcLayerException.reason(e));
             report.put("documentDamaged", true);
             report.put("version", version);
             report.put("problems", problems);
@@ -150,7 +150,7 @@ public final class LayerVerifier {
             try {
                 all = layer.files();
             } catch (SfcLayerException.CorruptLayer e) {
-                problems.add(e.getMessage());
+                problems.add(SfcLayerException.reason(e));
                 report.put("manifestsDamaged", true); // repair rebuilds them from the data files (ManifestRepair)
                 report.put("problems", problems);
                 report.put("files", List.of());
@@ -245,7 +245,7 @@ public final class LayerVerifier {
                 try {
                     bloom = BloomFilter.read(file.getFileSystem(conf), file, entry.bloomCrc32c, entry.layer);
                 } catch (SfcLayerException.CorruptLayer e) {
-                    r.problems.add(e.getMessage());
+                    r.problems.add(SfcLayerException.reason(e));
                 }
             }
             long first = -1;
@@ -289,7 +289,7 @@ public final class LayerVerifier {
                 } catch (SfcLayerException | IllegalArgumentException | IndexOutOfBoundsException e) {
                     sink.damaged(new DataFileReader.Damage(file.toString(), reader.recordOffset(), index, null, -1, 1,
                         "the group at SFC index " + index + " (byte " + reader.recordOffset() + ") does not decode: "
-                            + e.getMessage()));
+                            + SfcLayerException.reason(e)));
                 }
             }
             if (r.damagedRecords > 0 && entry.indexes > r.groups + r.damagedRecords) {

@@ -184,7 +184,7 @@ public final class LayerWriteOptions implements Serializable {
             try {
                 o.extent = new LayerMetadata.Extent(e[0], e[1], e[2], e[3]);
             } catch (SfcLayerException e2) {
-                throw new SfcLayerException.InvalidArgument("option extent: " + e2.getMessage());
+                throw new SfcLayerException.InvalidArgument("option extent: " + SfcLayerException.reason(e2));
             }
         }
         if ((v = lower.get("crs")) != null) {

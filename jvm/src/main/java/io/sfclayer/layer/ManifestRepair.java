@@ -148,7 +148,7 @@ public final class ManifestRepair {
         if (suspects.isEmpty() && one) {
             return chains.get(0);
         }
-        throw new SfcLayerException.CorruptLayer("cannot repair layer " + log.layerPath() + ": " + why.getMessage()
+        throw new SfcLayerException.CorruptLayer("cannot repair layer " + log.layerPath() + ": " + SfcLayerException.reason(why)
             + ", and its " + ref.fileCount + " data files cannot be told from the whole data files on disk in SFC"
             + " indexes " + ref.firstIndex + ".." + ref.lastIndex + " (" + candidates.size() + " whole candidates, "
             + (chains.isEmpty() ? "no set" : "several sets") + " matching its records, index groups and bytes"

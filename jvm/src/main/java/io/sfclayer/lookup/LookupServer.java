@@ -433,7 +433,7 @@ public final class LookupServer implements Closeable {
                 failed.incrementAndGet();
                 LOG.info("sfclayer look-up server on port {}: closing a connection: {}", port(), e.getMessage());
                 try {
-                    writeError(out, SfcLayerException.InvalidArgument.class.getName(), e.getMessage());
+                    writeError(out, SfcLayerException.InvalidArgument.class.getName(), SfcLayerException.reason(e));
                     out.flush();
                 } catch (IOException ignored) {
                     // closing anyway
@@ -640,7 +640,7 @@ public final class LookupServer implements Closeable {
 
     private static void writeError(DataOutputStream out, Exception e) throws IOException {
         String cls = e instanceof SfcLayerException ? e.getClass().getName() : SfcLayerException.class.getName();
-        String msg = e instanceof SfcLayerException ? e.getMessage() : e.toString();
+        String msg = e instanceof SfcLayerException ? SfcLayerException.reason(e) : e.toString();
         writeError(out, cls, msg);
     }
 

@@ -586,7 +586,7 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
         } catch (SfcLayerException.CorruptLayer e) {
             // name the pinned version: its files may have been vacuumed since it was opened
             throw new SfcLayerException.CorruptLayer("layer " + layer.path() + " version " + md.version + ": "
-                + e.getMessage() + " (a reader pinned to an old version loses it when vacuum removes its"
+                + SfcLayerException.reason(e) + " (a reader pinned to an old version loses it when vacuum removes its"
                 + " files; refresh to the newest version)", e);
         }
     }

@@ -149,7 +149,7 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
 
     private SfcLayerException.CorruptLayer corrupt(SfcLayerException.CorruptLayer e) {
         return new SfcLayerException.CorruptLayer("data file " + file.path() + ", group at index " + file.index()
-            + ": " + e.getMessage(), e);
+            + ": " + SfcLayerException.reason(e), e);
     }
 
     @Override

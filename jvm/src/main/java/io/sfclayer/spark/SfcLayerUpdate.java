@@ -219,6 +219,7 @@ public final class SfcLayerUpdate {
         } finally {
             jsc.setJobDescription(previous);
         }
+        job.throwIfRefused(); // the input's encoding refused a tile
         List<IndexRange> all = new ArrayList<>();
         parts.forEach(all::addAll);
         return TouchedFiles.union(all, MAX_APPEND_RANGES);
@@ -292,6 +293,7 @@ public final class SfcLayerUpdate {
         } finally {
             jsc.setJobDescription(previous);
         }
+        job.throwIfRefused(); // the input's encoding refused a tile
         List<Tuple2<Long, byte[]>> all = new ArrayList<>();
         long bytes = 0;
         for (ArrayList<Tuple2<Long, byte[]>> p : parts) {

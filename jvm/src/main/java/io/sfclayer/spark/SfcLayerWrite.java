@@ -154,6 +154,7 @@ public final class SfcLayerWrite {
                 layerValues);
             opts.checkBloomAgainst(io.sfclayer.format.BloomFilter.layerFpp(md0), log.layerPath().toString());
             UpdateJob job = new UpdateJob(spark, log, conf);
+            encode.reportingTo(job);
             job.maxGroupBytes = opts.maxGroupBytes;
             long small = opts.smallAppendBytes > 0 && estimatedBytes(data) <= opts.smallAppendBytes ? opts.smallAppendBytes : 0;
             return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting, small);
@@ -175,7 +176,7 @@ public final class SfcLayerWrite {
         UpdateJob job = new UpdateJob(spark, log, conf);
         JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(conf));
-        Encode encode = new Encode(keyIndex, tileSchema, schema, valueNames);
+        Encode encode = new Encode(keyIndex, tileSchema, schema, valueNames).reportingTo(job);
         UpdateTask task = new UpdateTask(confB, log.layerPath().toString(), job.dataDirName, blockSize,
             opts.indexInterval, job.writeId, compression, keyIndex, valueSchema.json(), null, Set.of(),
             MergeWriter.OnExisting.REPLACE, List.of()).withFormatVersion(opts.formatVersion);
@@ -264,7 +265,9 @@ public final class SfcLayerWrite {
                     + " value column '" + f.name() + "' (" + f.dataType().simpleString() + ") that the layer has");
             }
             StructField g = values.apply(f.name());
-            if (!g.dataType().sameType(f.dataType()) || (g.nullable() && !f.nullable())) {
+            // A nullable column may feed a NOT NULL one (Spark marks most computed columns nullable): its
+            // values are checked as they are written, and a null fails the write naming column and key.
+            if (!g.dataType().sameType(f.dataType())) {
                 throw new SfcLayerException.InvalidInput("cannot append to layer " + layer + ": value column '"
                     + f.name() + "' is " + g.dataType().simpleString() + (g.nullable() ? " (nullable)" : "")
                     + " in the DataFrame but " + f.dataType().simpleString() + (f.nullable() ? "" : " (not null)")
@@ -392,18 +395,55 @@ public final class SfcLayerWrite {
             this.valueOrds = valueNames.stream().mapToInt(input::fieldIndex).toArray();
         }
 
+        /**
+         * Where an input error is reported instead of failing the task (UpdateJob.refusals): the task stops
+         * there and the driver fails the write with it. Null: thrown.
+         */
+        org.apache.spark.util.CollectionAccumulator<String> refusals;
+
+        Encode reportingTo(UpdateJob job) {
+            this.refusals = job.refusals;
+            return this;
+        }
+
         @Override
         public Iterator<Tuple2<Long, byte[]>> call(Iterator<InternalRow> it) {
             TileWriter writer = new TileWriter(tileSchema, colOrd, rowOrd, timeOrd, valueOrds);
             return new Iterator<Tuple2<Long, byte[]>>() {
+                private Tuple2<Long, byte[]> ahead;
+                private boolean done;
+
                 @Override
                 public boolean hasNext() {
-                    return it.hasNext();
+                    if (ahead == null && !done) {
+                        if (!it.hasNext()) {
+                            done = true;
+                        } else {
+                            try {
+                                ahead = encode(it.next());
+                            } catch (SfcLayerException.InvalidInput e) {
+                                if (refusals == null) {
+                                    throw e;
+                                }
+                                refusals.add(e.reason());
+                                done = true;
+                            }
+                        }
+                    }
+                    return ahead != null;
                 }
 
                 @Override
                 public Tuple2<Long, byte[]> next() {
-                    InternalRow row = it.next();
+                    if (!hasNext()) {
+                        throw new java.util.NoSuchElementException();
+                    }
+                    Tuple2<Long, byte[]> r = ahead;
+                    ahead = null;
+                    return r;
+                }
+
+                private Tuple2<Long, byte[]> encode(InternalRow row) {
                     if (row.isNullAt(colOrd) || row.isNullAt(rowOrd) || (timeOrd >= 0 && row.isNullAt(timeOrd))) {
                         throw new SfcLayerException.InvalidInput("null key: a row has a null "
                             + (row.isNullAt(colOrd) ? "col" : row.isNullAt(rowOrd) ? "row" : "time")
@@ -412,7 +452,13 @@ public final class SfcLayerWrite {
                     int col = row.getInt(colOrd);
                     int r = row.getInt(rowOrd);
                     long index = timeOrd >= 0 ? keyIndex.index(col, r, row.getLong(timeOrd)) : keyIndex.index(col, r);
-                    return new Tuple2<>(index, writer.encodeRecord(row));
+                    try {
+                        return new Tuple2<>(index, writer.encodeRecord(row));
+                    } catch (SfcLayerException.InvalidInput e) {
+                        throw new SfcLayerException.InvalidInput(e.reason() + " (the tile at key "
+                            + KeyIndex.describeKey(col, r, timeOrd >= 0, timeOrd >= 0 ? row.getLong(timeOrd) : 0)
+                            + "); nothing was written");
+                    }
                 }
             };
         }

@@ -26,6 +26,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.spark.util.CollectionAccumulator;
 
 /** What a job needs besides its input: where it writes and how. */
 final class UpdateJob {
@@ -38,6 +41,14 @@ final class UpdateJob {
     long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
 
     /**
+     * Input errors its tasks met (InvalidInput: a null key, a duplicate key, a null in a NOT NULL column):
+     * a task that meets one stops and reports it here instead of failing, so that Spark neither retries it
+     * (a retry cannot fix the input) nor logs its stack at ERROR; the driver cancels the job and fails
+     * the write with the first, naming it, before anything is committed.
+     */
+    final CollectionAccumulator<String> refusals;
+
+    /**
      * Refuses, before any work, a layer whose filesystem cannot publish a version atomically
      * (CommitPublisher); then marks the write as in progress for vacuum ({@link Vacuum#PENDING} in its
      * data directory, removed with the attempts no result named after the commit, or with the directory).
@@ -47,6 +58,7 @@ final class UpdateJob {
         this.spark = spark;
         this.log = log;
         this.conf = conf;
+        this.refusals = spark.sparkContext().collectionAccumulator("sfclayer: refused input");
         // the write's directory is new (its writeId): no probes first (each is a request on an object store)
         io.sfclayer.format.ObjectStores.create(log.fileSystem(),
             new Path(log.dataDir(dataDirName), io.sfclayer.layer.Vacuum.PENDING), false).close();
@@ -62,6 +74,7 @@ final class UpdateJob {
         String previous = jsc.getLocalProperty("spark.job.description");
         jsc.setJobDescription(description);
         JavaFutureAction<List<UpdateTask.Result>> action;
+        task.refusals = refusals;
         try {
             action = input.mapPartitionsWithIndex(task, true).collectAsync();
         } finally {
@@ -69,13 +82,35 @@ final class UpdateJob {
         }
         jobIds.addAll(action.jobIds());
         try {
-            return action.get();
+            while (true) {
+                try {
+                    List<UpdateTask.Result> results = action.get(REFUSAL_POLL_MS, TimeUnit.MILLISECONDS);
+                    throwIfRefused();
+                    return results;
+                } catch (TimeoutException still) {
+                    if (!refusals.isZero()) { // a task refused its input: no use writing the rest
+                        action.cancel(true);
+                        throwIfRefused();
+                    }
+                }
+            }
         } catch (ExecutionException e) {
+            throwIfRefused();
             throw SfcLayerUpdate.<RuntimeException>rethrow(e.getCause() == null ? e : e.getCause());
         } catch (InterruptedException e) {
             action.cancel(true);
             Thread.currentThread().interrupt();
             throw new SfcLayerException("write to layer " + log.layerPath() + " interrupted", e);
+        }
+    }
+
+    private static final long REFUSAL_POLL_MS = 100;
+
+    /** Fails the write with the first input error a task reported ({@link #refusals}), if any. */
+    void throwIfRefused() {
+        List<String> found = refusals.value();
+        if (!found.isEmpty()) {
+            throw new SfcLayerException.InvalidInput(found.get(0));
         }
     }
 

@@ -101,6 +101,9 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
         return this;
     }
 
+    /** Where an input error is reported instead of failing the task (UpdateJob.refusals); null: thrown. */
+    org.apache.spark.util.CollectionAccumulator<String> refusals;
+
     @Override
     public Iterator<Result> call(Integer partition, Iterator<Tuple2<Long, byte[]>> records) throws IOException {
         Configuration c = conf.value().get();
@@ -140,6 +143,13 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
                 merge.add(r._1(), r._2());
             }
             merge.close();
+        } catch (io.sfclayer.SfcLayerException.InvalidInput e) {
+            merge.abort();
+            if (refusals == null) {
+                throw e;
+            }
+            refusals.add(e.reason()); // UpdateJob fails the write with it: no task retry, no ERROR log
+            return java.util.Collections.emptyIterator();
         } catch (IOException | RuntimeException e) {
             merge.abort();
             throw e;

@@ -22,7 +22,7 @@ public class CurveMessagesTest {
         } catch (SfcLayerException e) {
             assertTrue(e.getClass().getName(), error.isInstance(e));
             Pattern shape = Pattern.compile("^" + Pattern.quote(name + ": " + value) + " \\S.* \\(.+\\)$");
-            assertTrue(e.getMessage(), shape.matcher(e.getMessage()).matches());
+            assertTrue(SfcLayerException.reason(e), shape.matcher(SfcLayerException.reason(e)).matches());
         }
     }
 

@@ -654,8 +654,8 @@ public class TileCodecTest {
                 w.add(inputRow(new Tile(2, 2, 0, bad[i]), false));
                 fail("expected InvalidInput");
             } catch (SfcLayerException.InvalidInput e) {
-                assertTrue(e.getMessage(), e.getMessage().contains(paths[i]));
-                assertTrue(e.getMessage(), e.getMessage().contains("not nullable"));
+                assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).contains(paths[i]));
+                assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).contains("NOT NULL"));
             }
         }
         // the failed adds left no trace
@@ -667,7 +667,7 @@ public class TileCodecTest {
             w.add(new GenericInternalRow(new Object[]{1, null, null, "junk", null, 2}));
             fail("expected InvalidInput");
         } catch (SfcLayerException.InvalidInput e) {
-            assertTrue(e.getMessage(), e.getMessage().contains("null"));
+            assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).contains("null"));
         }
     }
 
@@ -684,7 +684,7 @@ public class TileCodecTest {
                 w.add(inputRow(new Tile(0, 0, 0, values), false));
                 fail("expected InvalidInput");
             } catch (SfcLayerException.InvalidInput e) {
-                assertTrue(e.getMessage(), e.getMessage().contains("does not fit decimal("));
+                assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).contains("does not fit decimal("));
             }
         }
         // a value at another scale is rescaled
@@ -722,7 +722,7 @@ public class TileCodecTest {
             readAll(schema, buf, mode);
             fail(what + ": expected CorruptLayer");
         } catch (SfcLayerException.CorruptLayer e) {
-            assertTrue(e.getMessage(), e.getMessage().startsWith("corrupt tile record: "));
+            assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).startsWith("corrupt tile record: "));
         }
     }
 
@@ -763,7 +763,7 @@ public class TileCodecTest {
                 readAll(schema, b, round % 4);
                 ok++;
             } catch (SfcLayerException.CorruptLayer e) {
-                assertTrue(e.getMessage(), e.getMessage().startsWith("corrupt tile record: "));
+                assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).startsWith("corrupt tile record: "));
                 corrupt++;
             } catch (Throwable t) {
                 throw new AssertionError("round " + round + ": " + t + " for " + CodecTestData.hex(b), t);

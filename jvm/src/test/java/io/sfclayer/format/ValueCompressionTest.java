@@ -44,15 +44,15 @@ public class ValueCompressionTest {
                 ValueCompression.parse(bad);
                 fail(bad);
             } catch (SfcLayerException.InvalidArgument e) {
-                assertTrue(e.getMessage(), e.getMessage().contains("'" + bad + "'"));
-                assertTrue(e.getMessage(), e.getMessage().contains("none, deflate, zstd"));
+                assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).contains("'" + bad + "'"));
+                assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).contains("none, deflate, zstd"));
             }
         }
         try {
             ValueCompression.parse(null);
             fail();
         } catch (SfcLayerException.InvalidArgument e) {
-            assertTrue(e.getMessage(), e.getMessage().contains("none, deflate, zstd"));
+            assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).contains("none, deflate, zstd"));
         }
     }
 
@@ -154,7 +154,7 @@ public class ValueCompressionTest {
                     if (c == ValueCompression.ZSTD) assertArrayEquals(data, out);
                     else assertEquals(data.length, out.length);
                 } catch (SfcLayerException.CorruptLayer expected) {
-                    assertTrue(expected.getMessage(), expected.getMessage().startsWith("corrupt compressed tile group ("));
+                    assertTrue(SfcLayerException.reason(expected), SfcLayerException.reason(expected).startsWith("corrupt compressed tile group ("));
                 }
             }
         }
@@ -165,7 +165,7 @@ public class ValueCompressionTest {
             c.decompress(stored, 0, stored.length);
             fail(c + ": expected CorruptLayer for " + stored.length + " bytes");
         } catch (SfcLayerException.CorruptLayer e) {
-            assertTrue(e.getMessage(), e.getMessage().startsWith("corrupt compressed tile group (" + c.optionName() + "): "));
+            assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).startsWith("corrupt compressed tile group (" + c.optionName() + "): "));
         }
     }
 

@@ -52,7 +52,7 @@ public class GroupWriterTest {
             w.add(index, record(3, 4, 123_456, 4));
             fail("duplicate accepted");
         } catch (SfcLayerException.InvalidInput e) {
-            assertTrue(e.getMessage(), e.getMessage().contains("duplicate key (col=3, row=4, time="));
+            assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).contains("duplicate key (col=3, row=4, time="));
         }
         w.abort();
     }
@@ -66,7 +66,7 @@ public class GroupWriterTest {
             w.add(z3.index(2, 1, 0), record(2, 1, 5, 4));
             fail("duplicate accepted");
         } catch (SfcLayerException.InvalidInput e) {
-            assertTrue(e.getMessage(), e.getMessage().contains("duplicate key (col=2, row=1"));
+            assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).contains("duplicate key (col=2, row=1"));
         }
         w.abort();
     }
@@ -80,7 +80,7 @@ public class GroupWriterTest {
             w.add(index, record(5, 6, 99, 60_000));
             fail("a group over the limit was accepted");
         } catch (SfcLayerException.InvalidInput e) {
-            String m = e.getMessage();
+            String m = SfcLayerException.reason(e);
             assertTrue(m, m.contains("SFC index " + index) && m.contains("18 tiles") && m.contains("1048576 bytes"));
             assertTrue(m, m.contains("maxGroupBytes"));
         }
@@ -94,7 +94,7 @@ public class GroupWriterTest {
                 writer(bad);
                 fail("accepted maxGroupBytes " + bad);
             } catch (SfcLayerException.InvalidArgument e) {
-                assertTrue(e.getMessage(), e.getMessage().startsWith("maxGroupBytes: " + bad + " is out of range (1.."));
+                assertTrue(SfcLayerException.reason(e), SfcLayerException.reason(e).startsWith("maxGroupBytes: " + bad + " is out of range (1.."));
             } catch (Exception e) {
                 throw new AssertionError(e);
             }

@@ -24,14 +24,14 @@ public class RetentionTest {
     @Test
     public void badDurationsNameTheArgumentOrTheOption() {
         String m = assertThrows(SfcLayerException.InvalidArgument.class,
-            () -> TimeText.parseDurationMicros("retain", "-1d", "argument ")).getMessage();
+            () -> TimeText.parseDurationMicros("retain", "-1d", "argument ")).reason();
         assertTrue(m, m.startsWith("argument retain: '-1d' is not a duration"));
         m = assertThrows(SfcLayerException.InvalidArgument.class,
-            () -> TimeText.parseDurationMicros("retain", "PT-1H", "argument ")).getMessage();
+            () -> TimeText.parseDurationMicros("retain", "PT-1H", "argument ")).reason();
         assertEquals("argument retain: 'PT-1H' must not be negative", m);
         // an option's duration (a time bin) must stay positive
         m = assertThrows(SfcLayerException.InvalidArgument.class,
-            () -> TimeText.parseDurationMicros("timeResolution", "0s")).getMessage();
+            () -> TimeText.parseDurationMicros("timeResolution", "0s")).reason();
         assertEquals("option timeResolution: '0s' must be positive", m);
     }
 
@@ -41,7 +41,7 @@ public class RetentionTest {
         Vacuum.checkRetention(0, false, "x", "y");                            // the check turned off
         String m = assertThrows(SfcLayerException.InvalidArgument.class,
             () -> Vacuum.checkRetention(Vacuum.DEFAULT_RETAIN_MILLIS - 1, true, "argument retain: '6d'",
-                "pass force => true")).getMessage();
+                "pass force => true")).reason();
         assertTrue(m, m.startsWith("argument retain: '6d' is under the 7-day minimum: "));
         assertTrue(m, m.endsWith("; to do it anyway, pass force => true"));
     }

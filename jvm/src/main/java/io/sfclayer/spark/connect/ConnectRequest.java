@@ -69,7 +69,7 @@ final class ConnectRequest {
             args = JSON.readValue(value, Map.class);
         } catch (IOException e) {
             throw new SfcLayerException.InvalidArgument("sfclayer Connect request: its value is not a JSON object: "
-                + e.getMessage());
+                + SfcLayerException.reason(e));
         }
         Object op = args.get("op");
         if (!(op instanceof String)) {

@@ -152,7 +152,7 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
             });
         } catch (RuntimeException | IOException e) {
             String cls = e instanceof SfcLayerException ? e.getClass().getName() : SfcLayerException.class.getName();
-            String msg = e instanceof SfcLayerException ? e.getMessage() : e.toString();
+            String msg = e instanceof SfcLayerException ? SfcLayerException.reason(e) : e.toString();
             error = (cls + "\t" + msg).getBytes(StandardCharsets.UTF_8);
         }
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();

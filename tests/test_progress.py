@@ -1,0 +1,33 @@
+"""Progress on long work in the CLI (issue 37): Spark's console progress bar, each stage's tasks done of
+total, is on in the ``sfclayer`` command and off with ``--quiet``. Captured from a real run (a child
+process: the bar belongs to the SparkContext the command starts)."""
+
+import os
+import re
+import subprocess
+import sys
+
+from .raster_sources import dem_tif  # noqa: F401 (fixture)
+
+BAR = re.compile(r"\[Stage (\d+):[=> ]*\((\d+) \+ (\d+)\) / (\d+)\]")
+
+
+def _ingest(tif, path, *flags):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, "-m", "sfclayer", *flags, "ingest", tif, path, "--tms", "none",
+                           "--tile-size", "64", "--partitions", "2"], capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
+def test_cli_shows_spark_progress_reaching_the_total_and_quiet_silences_it(dem_tif, tmp_path):  # noqa: F811
+    run = _ingest(dem_tif, str(tmp_path / "a"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "42 tiles planned" in run.stdout
+    bars = [tuple(map(int, m.groups())) for m in BAR.finditer(run.stderr)]
+    assert bars, run.stderr[-2000:]
+    # every stage's bar counts up to its total: tasks done reach the total, or the bar's last state is
+    # cleared when the stage ends; at least one stage shows a state with tasks done
+    assert any(done > 0 and done <= total for _, done, _, total in bars), bars
+    quiet = _ingest(dem_tif, str(tmp_path / "b"), "--quiet")
+    assert quiet.returncode == 0, quiet.stderr[-2000:]
+    assert not BAR.search(quiet.stderr), quiet.stderr[-2000:]
