@@ -1,24 +1,44 @@
-"""Pyramid levels read in-process: ``_pyramid/pyramid.json`` (docs/FORMAT.md section 8) through a byte
-source, with the rules of :mod:`sfclayer._pyramid_levels` (which reads it through the JVM)."""
+"""Pyramid levels read in-process: the newest ``_pyramid/pyramid-<N>.json`` (or the legacy
+``_pyramid/pyramid.json``; docs/FORMAT.md section 8) through a byte source, with the rules of
+:mod:`sfclayer._pyramid_levels` (which reads it through the JVM, ``io.sfclayer.layer.PyramidDocuments``)."""
 
 from __future__ import annotations
 
 import json
+import re
 
 from .._pyramid_levels import PYRAMID_DIR, _DOC_FORMAT, _FIRST_CHECKED, _base_zoom, _checksum, _join
-from ..errors import CorruptLayer, InvalidArgument, LayerNotFound
+from ..errors import CorruptLayer, InvalidArgument, LayerNotFound, StorageError
 from .documents import VersionLog
 
 __all__ = ["level_read", "pyramid_document"]
 
+_NUMBERED = re.compile(r"pyramid-(\d{8,})\.json")
+_LEGACY = "pyramid.json"
+_READ_ATTEMPTS = 5  # as the JVM's: a document removed by a publisher's clean-up after the listing
+
+
+def _newest_text(source):
+    """``(name, text)`` of the newest pyramid document, or ``(None, None)`` when there is none."""
+    for _ in range(_READ_ATTEMPTS):
+        numbers = [int(m.group(1)) for name, _size in source.list(PYRAMID_DIR)
+                   for m in [_NUMBERED.fullmatch(name.rsplit("/", 1)[-1])] if m]
+        name = f"pyramid-{max(numbers):08d}.json" if numbers else _LEGACY
+        try:
+            return name, source.read(f"{PYRAMID_DIR}/{name}")
+        except FileNotFoundError:
+            if not numbers:
+                return None, None
+    raise StorageError(f"the pyramid documents in {PYRAMID_DIR} kept disappearing between listing and reading "
+                       f"({_READ_ATTEMPTS} attempts): are pyramid runs publishing without pause?")
+
 
 def pyramid_document(source, path):
-    """The checked pyramid document of the layer at ``path``, or None."""
-    where = _join(path, PYRAMID_DIR, "pyramid.json")
-    try:
-        text = source.read(f"{PYRAMID_DIR}/pyramid.json")
-    except FileNotFoundError:
+    """The checked newest pyramid document of the layer at ``path``, or None."""
+    name, text = _newest_text(source)
+    if text is None:
         return None
+    where = _join(path, PYRAMID_DIR, name)
     advice = f"rebuild the pyramid with sfclayer pyramid {path} --full"
     try:
         doc = json.loads(text)

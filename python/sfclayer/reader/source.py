@@ -87,8 +87,15 @@ class LocalSource:
             entries = os.scandir(self._abs(prefix.rstrip("/")))
         except (FileNotFoundError, NotADirectoryError):
             return []
+        out = []
         with entries:
-            return [(e.name, e.stat().st_size) for e in entries if e.is_file()]
+            for e in entries:
+                try:
+                    if e.is_file():
+                        out.append((e.name, e.stat().st_size))
+                except FileNotFoundError:  # removed since the listing (a writer's clean-up): not there
+                    pass
+        return out
 
     def exists(self, path: str) -> bool:
         return os.path.exists(self._abs(path))

@@ -289,7 +289,7 @@ def _open_geotrellis(spark, name, spec, cache_size):
 
 def _pyramid_levels(spark, path, base):
     """The layer's zoom levels, ascending (its pyramid's and its own): through the JVM with a session,
-    else read in-process (``_pyramid/pyramid.json``)."""
+    else read in-process (the newest ``_pyramid/pyramid-<N>.json``)."""
     if spark is not None:
         return pyramid_levels(spark, path)
     from .._pyramid_levels import _base_zoom
