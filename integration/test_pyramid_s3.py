@@ -74,7 +74,7 @@ def test_of_two_pyramid_runs_racing_on_s3_exactly_one_builds_and_no_level_is_los
     assert isinstance(failed[0], sfclayer.ConcurrentUpdate) and ".lease" in str(failed[0]), repr(failed[0])
 
     # The loser wrote nothing: each level has the winner's one version, pinned by the document.
-    doc = json.loads(spark.read.text(f"{path}/_pyramid/pyramid.json", wholetext=True).first()[0])
+    doc = json.loads(spark.read.text(f"{path}/_pyramid/pyramid-00000001.json", wholetext=True).first()[0])  # the first numbered document
     assert doc["baseVersion"] == 1 and doc["levelVersions"] == {"0": 1, "1": 1}
     for z in (0, 1):
         assert [v.version for v in sfclayer.history(spark, f"{path}/_pyramid/{z}")] == [1]

@@ -85,6 +85,27 @@ public final class VersionLog {
         return out;
     }
 
+    /**
+     * The versions and their documents' lengths, from one listing of the log: a document read with the
+     * length its listing gave costs an object store no HEAD (the commit reads the newest for its stamp).
+     */
+    private java.util.TreeMap<Long, Long> listedVersions() throws IOException {
+        java.util.TreeMap<Long, Long> out = new java.util.TreeMap<>();
+        FileStatus[] entries;
+        try {
+            entries = fs.listStatus(logDir());
+        } catch (FileNotFoundException e) {
+            return out;
+        }
+        for (FileStatus st : entries) {
+            Matcher m = VERSION_FILE.matcher(st.getPath().getName());
+            if (m.matches()) {
+                out.put(Long.parseLong(m.group(1)), st.getLen());
+            }
+        }
+        return out;
+    }
+
     /** Whether anything is at the layer's path at all (an sfclayer layer or not). */
     public boolean pathExists() throws IOException {
         return fs.exists(layer);
@@ -269,8 +290,8 @@ public final class VersionLog {
         long based = Math.max(0, md.readVersion);
         LayerMetadata candidate = md;
         for (int attempt = 0; ; attempt++) {
-            List<Long> vs = versions();
-            long latest = vs.isEmpty() ? 0 : vs.get(vs.size() - 1);
+            java.util.TreeMap<Long, Long> listed = listedVersions();
+            long latest = listed.isEmpty() ? 0 : listed.lastKey();
             if (latest > based) {
                 List<LayerMetadata> newer = new ArrayList<>();
                 for (long v = based + 1; v <= latest; v++) {
@@ -281,7 +302,7 @@ public final class VersionLog {
             }
             candidate.version = latest + 1;
             candidate = withManifests(candidate, added);
-            candidate.createdAt = stamp(latest);
+            candidate.createdAt = stamp(latest, listed.getOrDefault(latest, -1L));
             CandidateCheck.check(layer.toString(), candidate);
             Durable.directory(fs, logDir()); // its manifests directory's name, before a document lists them
             if (publisher.publishDecided(new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
@@ -328,12 +349,12 @@ public final class VersionLog {
      * it follows ({@code previous}) by at least a microsecond, so stamps increase with the version
      * whatever the writers' clocks say: {@code as_of} and vacuum's ages rely on it (FORMAT.md section 6).
      */
-    private String stamp(long previous) throws IOException {
+    private String stamp(long previous, long previousLength) throws IOException {
         long micros = java.time.temporal.ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
         if (previous > 0) {
             long before;
             try {
-                before = TimeText.parseInstantMicros("createdAt", read(previous).createdAt);
+                before = TimeText.parseInstantMicros("createdAt", read(previous, previousLength).createdAt);
             } catch (SfcLayerException.CorruptLayer e) {
                 // a damaged document (a repair commits over it): its file's time bounds its stamp
                 before = fs.getFileStatus(new Path(logDir(), versionFileName(previous))).getModificationTime() * 1000L;
