@@ -124,6 +124,7 @@ public class SfcLayerException extends SparkRuntimeException {
         private static final long serialVersionUID = 1L;
         @Override public String getCondition() { return "SFCLAYER_LAYER_NOT_FOUND"; }
         public LayerNotFound(String message) { super(message); }
+        public LayerNotFound(String message, Throwable cause) { super(message, cause); }
     }
 
     /** A layer already exists where a write in errorifexists mode was asked for. */
