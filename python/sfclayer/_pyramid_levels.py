@@ -54,21 +54,27 @@ def _numbered_document(spark, path):
     text = found["text"]
     if text is None:
         return -1, None
+    return int(found["number"]), _checked_document(text, where, path)
+
+
+def _checked_document(text, where, path):
+    """The pyramid document ``text`` (read from ``where``, of the layer at ``path``), checked: JSON, an
+    sfclayer-pyramid document, a format this sfclayer reads, its ``sha256`` from formatVersion 3 on. Shared
+    by the JVM path and the in-process reader (:mod:`sfclayer.reader.pyramid`)."""
+    advice = f"rebuild the pyramid with sfclayer pyramid {path} --full"
     try:
         doc = json.loads(text)
     except ValueError as e:
-        raise CorruptLayer(f"pyramid document {where} is damaged (not JSON: {e}); rebuild the pyramid with "
-                           f"sfclayer pyramid {path} --full") from None
+        raise CorruptLayer(f"pyramid document {where} is damaged (not JSON: {e}); {advice}") from None
     if not isinstance(doc, dict) or doc.get("format") != "sfclayer-pyramid":
-        raise CorruptLayer(f"pyramid document {where} is damaged (not an sfclayer-pyramid document); rebuild the "
-                           f"pyramid with sfclayer pyramid {path} --full")
-    if int(doc.get("formatVersion", 1)) > _DOC_FORMAT:
-        raise InvalidArgument(f"pyramid document {where} has format version {doc['formatVersion']}, newer than "
-                              f"this sfclayer reads ({_DOC_FORMAT}): upgrade sfclayer")
-    if int(doc.get("formatVersion", 1)) >= _FIRST_CHECKED and doc.get("sha256") != _checksum(doc):
-        raise CorruptLayer(f"pyramid document {where} is damaged (its sha256 does not match its content); rebuild "
-                           f"the pyramid with sfclayer pyramid {path} --full")
-    return int(found["number"]), doc
+        raise CorruptLayer(f"pyramid document {where} is damaged (not an sfclayer-pyramid document); {advice}")
+    fv = int(doc.get("formatVersion", 1))
+    if fv > _DOC_FORMAT:
+        raise InvalidArgument(f"pyramid document {where} has format version {fv}, newer than this sfclayer reads "
+                              f"({_DOC_FORMAT}): upgrade sfclayer")
+    if fv >= _FIRST_CHECKED and doc.get("sha256") != _checksum(doc):
+        raise CorruptLayer(f"pyramid document {where} is damaged (its sha256 does not match its content); {advice}")
+    return doc
 
 
 def pyramid_levels(spark, path):

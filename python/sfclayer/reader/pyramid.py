@@ -4,11 +4,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 
-from .._pyramid_levels import PYRAMID_DIR, _DOC_FORMAT, _FIRST_CHECKED, _base_zoom, _checksum, _join
-from ..errors import CorruptLayer, InvalidArgument, LayerNotFound, StorageError
+from .._pyramid_levels import PYRAMID_DIR, _base_zoom, _checked_document, _join
+from ..errors import InvalidArgument, LayerNotFound, StorageError
 from .documents import VersionLog
 
 __all__ = ["level_read", "pyramid_document"]
@@ -39,20 +38,7 @@ def pyramid_document(source, path):
     if text is None:
         return None
     where = _join(path, PYRAMID_DIR, name)
-    advice = f"rebuild the pyramid with sfclayer pyramid {path} --full"
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise CorruptLayer(f"pyramid document {where} is damaged (not JSON: {e}); {advice}") from None
-    if not isinstance(doc, dict) or doc.get("format") != "sfclayer-pyramid":
-        raise CorruptLayer(f"pyramid document {where} is damaged (not an sfclayer-pyramid document); {advice}")
-    fv = int(doc.get("formatVersion", 1))
-    if fv > _DOC_FORMAT:
-        raise InvalidArgument(f"pyramid document {where} has format version {fv}, newer than this sfclayer reads "
-                              f"({_DOC_FORMAT}): upgrade sfclayer")
-    if fv >= _FIRST_CHECKED and doc.get("sha256") != _checksum(doc):
-        raise CorruptLayer(f"pyramid document {where} is damaged (its sha256 does not match its content); {advice}")
-    return doc
+    return _checked_document(text, where, path)
 
 
 def level_read(source, path, zoom, version=None, as_of=None):
