@@ -153,24 +153,31 @@ def decode_png(body):
 
 def fetch_coalesced(server, name, keys, hold=0.3):
     """Request ``/layers/<name>/values/<c>/<r>`` for every key at once, a thread each, while the layer's
-    first look-up is held ``hold`` seconds, so the other requests gather behind it into coalesced batches.
+    first look-up is held until every request has been sent and ``hold`` seconds more, so the other
+    requests gather behind it into coalesced batches (on a loaded machine too).
 
     Returns ``(batches, answers)``: the keys of each ``get_many`` call, and each key's
     ``(code, headers, body)``.
     """
     layer = server.served[name].base.layer
     real, batches, answers = layer.get_many, [], {}
+    sent = threading.Semaphore(0)
 
-    def slow_first(keys, **kw):
-        batches.append(list(keys))
+    def slow_first(keys_, **kw):
+        batches.append(list(keys_))
         if len(batches) == 1:
+            for _ in keys:
+                sent.acquire(timeout=30)
             time.sleep(hold)
-        return real(keys, **kw)
+        return real(keys_, **kw)
 
     def fetch(key):
         c = Client(server.url)
         try:
-            answers[key] = c.get(f"/layers/{name}/values/{key[0]}/{key[1]}")
+            c.conn.request("GET", f"/layers/{name}/values/{key[0]}/{key[1]}")
+            sent.release()
+            r = c.conn.getresponse()
+            answers[key] = r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
         finally:
             c.close()
 

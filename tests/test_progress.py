@@ -25,9 +25,11 @@ def test_cli_shows_spark_progress_reaching_the_total_and_quiet_silences_it(dem_t
     assert "42 tiles planned" in run.stdout
     bars = [tuple(map(int, m.groups())) for m in BAR.finditer(run.stderr)]
     assert bars, run.stderr[-2000:]
-    # every stage's bar counts up to its total: tasks done reach the total, or the bar's last state is
-    # cleared when the stage ends; at least one stage shows a state with tasks done
-    assert any(done > 0 and done <= total for _, done, _, total in bars), bars
+    # a bar counts a stage's tasks against its total (done + running, never beyond it); how far a bar got
+    # before its stage ended depends on the machine's speed (Spark redraws every 200 ms), so at least one
+    # state shows tasks under way
+    assert all(done + running <= total for _, done, running, total in bars), bars
+    assert any(done + running > 0 for _, done, running, _ in bars), bars
     quiet = _ingest(dem_tif, str(tmp_path / "b"), "--quiet")
     assert quiet.returncode == 0, quiet.stderr[-2000:]
     assert not BAR.search(quiet.stderr), quiet.stderr[-2000:]
