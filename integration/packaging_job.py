@@ -42,6 +42,14 @@ def main(work):
 
     out["executors"] = sorted(set(spark.sparkContext.parallelize(range(4), 4).mapPartitions(where).map(
         lambda t: (t[0], t[1])).collect()))
+    from sfclayer import _deploy
+    from sfclayer.errors import SfcLayerError
+
+    try:  # executors whose Python lacks a module a feature needs: refused before the feature's job
+        _deploy.check_executors(spark, {"sfclayer_absent_module": "geo"}, "a feature")
+        out["refused"] = None
+    except SfcLayerError as e:
+        out["refused"] = str(e)
     a = (np.arange(60 * 70) % 200).astype("uint8").reshape(1, 60, 70)
     tif = f"{work}/dem.tif"
     with rasterio.open(tif, "w", driver="GTiff", width=70, height=60, count=1, dtype="uint8", crs="EPSG:4326",

@@ -78,6 +78,9 @@ def test_spark_submit_packages_on_workers_without_sfclayer(standalone, maven_rep
     assert f"sfclayer-spark_2.13-{sfclayer.__version__}.jar" in where  # from the repository, by Ivy
     assert "python/sfclayer/jars" not in found["spark.jars"]  # configure left the package's jar out
     assert found["count"] == 256
+    refused = found["refused"]  # the probe: a module the workers' Python lacks, named with the Python and the fix
+    assert refused and "lacks sfclayer_absent_module (" in refused and bare_python in refused, refused  # only it:
+    assert "pip install 'sfclayer[geo]'" in refused, refused  # sfclayer itself reached them (shipped)
     assert found["bbox"] == sorted(r * 16 + c for c in range(10, 13) for r in range(3, 6))
     assert {python for python, _ in found["executors"]} == {bare_python}
     assert all(".zip" in mine for _, mine in found["executors"]), found["executors"]  # the shipped package

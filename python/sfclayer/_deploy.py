@@ -16,12 +16,14 @@ import zipfile
 
 from .errors import SfcLayerError
 
-__all__ = ["MAVEN_PREFIX", "jar_version", "check_version", "submitted_conf", "package_zip", "ship_package"]
+__all__ = ["MAVEN_PREFIX", "jar_version", "check_version", "submitted_conf", "package_zip", "ship_package",
+           "check_executors"]
 
 #: The connector's Maven coordinates without the version (``spark-submit --packages``).
 MAVEN_PREFIX = "io.sfclayer:sfclayer-spark_"
 
 _ZIP = {}  # the package zip of this process, made once
+_CHECKED = set()  # (application id, modules) whose executors were found to have them
 
 
 def jar_version(path):
@@ -98,3 +100,59 @@ def ship_package(master, existing):
             continue
         conf[key] = f"{old},{path}" if old else path
     return conf
+
+
+def check_executors(spark, needs, feature):
+    """Refuse ``feature`` before its job when the executors' Python lacks one of ``needs`` (module name ->
+    the extra that installs it; ``sfclayer`` itself is always checked): a probe of a few tasks, once per
+    application and set of modules, on any master but ``local`` (whose workers run the driver's
+    interpreter, checked where the feature imports them). Without it the job would fail in its Python
+    workers with a ``ModuleNotFoundError`` buried in a long trace, after the time spent until then.
+
+    Raises :class:`~sfclayer.errors.SfcLayerError` naming the modules, the extras, the executors' hosts and
+    Python, and how to fix it.
+    """
+    master = str(spark.conf.get("spark.master", "") or "")
+    if master.startswith("local"):
+        return
+    modules = tuple(sorted({"sfclayer", *needs}))
+    key = (spark.conf.get("spark.app.id", "") or master, modules)
+    if key in _CHECKED:
+        return
+    import json
+
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
+    def probe(_):  # defined here so that cloudpickle ships it by value: the probe needs no sfclayer
+        import importlib
+        import json as j
+        import socket
+        import sys
+
+        missing = []
+        for m in modules:
+            try:
+                importlib.import_module(m)
+            except ImportError:
+                missing.append(m)
+        return j.dumps([socket.gethostname(), sys.executable, missing])
+
+    slices = 8  # a few tasks: they spread over the executors the job will use (not a proof for all of them)
+    rows = spark.range(0, slices, 1, slices).select(F.udf(probe, StringType())("id").alias("p")).distinct().collect()
+    lacking = {}
+    for row in rows:
+        host, python, missing = json.loads(row["p"])
+        for m in missing:
+            lacking.setdefault(m, set()).add(f"{python} on {host}")
+    if not lacking:
+        _CHECKED.add(key)
+        return
+    extras = sorted({needs.get(m, "") for m in lacking if m != "sfclayer"} - {""})
+    install = "pip install " + (" ".join(f"'sfclayer[{e}]'" for e in extras) if extras else "sfclayer")
+    where = "; ".join(f"{m}: {', '.join(sorted(ps))}" for m, ps in sorted(lacking.items()))
+    raise SfcLayerError(
+        f"{feature} runs Python on the executors, and their Python lacks {', '.join(sorted(lacking))} ({where}): "
+        f"{install} into that Python on every worker, or point spark.pyspark.python at one that has it"
+        + (" (sfclayer itself reaches executors when the session comes from sfclayer.session or "
+           "sfclayer.configure)" if "sfclayer" in lacking else ""))

@@ -46,7 +46,7 @@ import time
 
 import numpy as np
 
-from . import _jvm, raster
+from . import _deploy, _jvm, raster
 from . import layer as _layer
 from .errors import InvalidArgument, InvalidInput
 from .raster_sources import HADOOP_SCHEMES, Source, _dataset_path, _open_sources, _ship  # noqa: F401 (public here too)
@@ -195,6 +195,7 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     uris = [sources] if isinstance(sources, str) else [str(s) for s in sources]
     if not uris:
         raise InvalidArgument(f"sources: {sources!r} is empty (at least one source raster)")
+    _deploy.check_executors(spark, {"rasterio": "spark", "numpy": "spark", "pyarrow": "spark"}, "sfclayer.ingest")
     srcs = _open_sources(spark, uris)
     _ship(spark, srcs)
     first = srcs[0]

@@ -131,11 +131,14 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
     from pyspark.sql import DataFrame, functions as F
     from pyspark.sql.types import BinaryType, DoubleType, IntegerType, LongType, StructType
 
+    from . import _deploy
     from ._args import check_path
     from .grid import TileGrid
     from .layer import read
 
     path = check_path(path)
+    _deploy.check_executors(spark, {"shapely": "geo", "pandas": "spark", "pyarrow": "spark", "rasterio": "spark"},
+                            "sfclayer.zonal_stats")
     stats = _check_stats(stats)
     if zoom is not None:
         from ._pyramid_levels import level_path
