@@ -65,7 +65,7 @@ test-jvm: setup
 	$(GRADLE) test
 
 test-py: setup hdfs-jars s3-jars | chromium-installed
-	$(PY) -m pytest -q tests integration
+	$(PY) -m pytest -q --durations=30 tests integration
 
 test: test-jvm test-py
 

@@ -6,8 +6,8 @@
   session, or the cluster named by ``SFCLAYER_HDFS_URL``. See integration/hdfs.py and
   integration/README.md.
 - ``connect``: a Spark Connect session (a thin ``sc://`` client, no py4j) on a Connect server in its own
-  process, started once for the session from pyspark's wheel and set up by ``sfclayer.configure``; see
-  tests/scripts/connect_server.py.
+  process, started once for the session with ``start-connect-server.sh`` from pyspark's wheel and the
+  settings the README gives users.
 - ``s3``: a real S3 server (moto) on loopback, reached through S3A, for tests marked
   ``@pytest.mark.s3``; ``s3_race``: S3Proxy (atomic conditional writes) behind a fault-injecting
   proxy. Each started once for the session; see integration/s3.py.
@@ -101,18 +101,20 @@ def spark(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def connect_url(tmp_path_factory):
-    """The ``sc://`` URL (with its token) of the run's own Connect server (pyspark's ``remote("local[2]")`` server,
-    configured by ``sfclayer.configure``, in a child process: a classic session and a local Connect
-    server cannot share one Python process)."""
-    import json
+    """The ``sc://`` URL (with its token) of the run's own Connect server, started as the README tells users
+    to (``$SPARK_HOME/sbin/start-connect-server.sh --jars <the jar> --conf ...`` with the catalog and the two
+    plugins; pyspark's own directory as ``$SPARK_HOME``), in the foreground (``--wait``) of a child process,
+    local[2], on loopback with a token."""
     import secrets
     import socket
     import subprocess
-    import threading
+    import time
 
     pytest.importorskip("grpc", reason="the Spark Connect client needs pyspark[connect] (make setup)")
     if _PYTHON_SRC not in sys.path:
         sys.path.append(_PYTHON_SRC)
+    import pyspark
+
     import sfclayer
 
     tmp_dir = str(tmp_path_factory.mktemp("connect"))
@@ -121,36 +123,61 @@ def connect_url(tmp_path_factory):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     token = secrets.token_hex(16)
+    home = os.path.dirname(pyspark.__file__)
     conf = {k: v for k, v in _spark_conf(tmp_dir).items() if not k.startswith("spark.hadoop.dfs")}
-    env = dict(os.environ, SFCLAYER_JAR=snapshot, SPARK_CONNECT_AUTHENTICATE_TOKEN=token, SPARK_LOCAL_IP="127.0.0.1",
+    conf.update({  # the README's settings ("Spark Connect"), then the run's own
+        "spark.sql.catalog.sfclayer": sfclayer.CATALOG,
+        sfclayer.RELATION_PLUGINS: sfclayer._connect.PLUGIN,
+        sfclayer.COMMAND_PLUGINS: sfclayer._connect.COMMAND_PLUGIN,
+        "spark.connect.grpc.binding.port": str(port), "spark.connect.grpc.binding.address": "127.0.0.1",
+        "spark.app.name": "sfclayer-connect-tests", "spark.driver.memory": "1g"})
+    cmd = [os.path.join(home, "sbin", "start-connect-server.sh"), "--wait", "--master", "local[2]", "--jars", snapshot]
+    for key, value in conf.items():
+        cmd += ["--conf", f"{key}={value}"]
+    env = dict(os.environ, SPARK_HOME=home, SPARK_LOG_DIR=tmp_dir, SPARK_PID_DIR=tmp_dir,
+               SPARK_CONNECT_AUTHENTICATE_TOKEN=token, SPARK_LOCAL_IP="127.0.0.1",
                PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable),
                PYTHONPATH=os.pathsep.join([_PYTHON_SRC, os.environ.get("PYTHONPATH", "")]))
-    for var in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE"):
+    for var in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE", "SFCLAYER_JAR", "PYSPARK_SUBMIT_ARGS"):
         env.pop(var, None)
     log = open(os.path.join(tmp_dir, "server.log"), "w")
-    server = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "scripts", "connect_server.py"),
-                               str(port), json.dumps(conf)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=log, text=True, env=env, cwd=tmp_dir)
-    ready = threading.Event()
-    def wait_ready():
-        for line in server.stdout:
-            if line.strip() == "ready":
-                ready.set()
+    server = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                              cwd=tmp_dir, start_new_session=True)
 
-    threading.Thread(target=wait_ready, daemon=True).start()
-    if not ready.wait(240) or server.poll() is not None:
-        server.kill()
+    def listening():
+        with socket.socket() as s:
+            s.settimeout(1)
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    deadline = time.monotonic() + 240
+    while not listening() and server.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if server.poll() is not None or not listening():
+        _stop_group(server)
         log.close()
         with open(log.name) as f:
             tail = f.read()[-3000:]
         pytest.fail(f"the Spark Connect server did not start (log {log.name}):\n{tail}", pytrace=False)
     yield f"sc://localhost:{port}/;token={token}"
-    server.stdin.close()
-    try:
-        server.wait(60)
-    except subprocess.TimeoutExpired:
-        server.kill()
+    _stop_group(server)
     log.close()
+
+
+def _stop_group(proc):
+    """SIGTERM the process group of ``proc`` (spark-submit's JVM under the scripts), then SIGKILL if need be."""
+    import signal
+    import subprocess
+
+    for sig, wait in ((signal.SIGTERM, 60), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 @pytest.fixture(scope="session")

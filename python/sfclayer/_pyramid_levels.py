@@ -142,7 +142,11 @@ def _level_read(spark, path, zoom, version=None, as_of=None):
     LayerNotFound
         As :func:`level_path`.
     """
-    layer, doc, md = _level(spark, path, zoom)
+    return _pinned(*_level(spark, path, zoom), path, zoom, version, as_of)
+
+
+def _pinned(layer, doc, md, path, zoom, version, as_of):
+    """:func:`_level_read`'s answer from :func:`_resolved`'s (shared with the in-process reader)."""
     if doc is None:  # the base's own zoom: its versions are the base's
         return layer, version, as_of
     if as_of is not None:
@@ -158,12 +162,17 @@ def _level_read(spark, path, zoom, version=None, as_of=None):
 
 def _level(spark, path, zoom):
     """``(layer path, pyramid document or None at the base zoom, base metadata)``."""
-    md = _base_metadata(spark, path)
+    return _resolved(_base_metadata(spark, path), lambda: _document(spark, path), path, zoom)
+
+
+def _resolved(md, document, path, zoom):
+    """:func:`_level`'s answer from the base's metadata ``md`` and ``document()``, the newest pyramid
+    document (read only above the base zoom); shared with the in-process reader."""
     base = _base_zoom(md, path)
     zoom = int(zoom)
     if zoom == base:
         return path, None, md
-    doc = _document(spark, path)
+    doc = document()
     if doc is None or zoom not in doc.get("levels", []):
         have = sorted(set(doc["levels"] if doc else []) | {base})
         raise LayerNotFound(f"layer {path} has no zoom level {zoom}; it has {have}"

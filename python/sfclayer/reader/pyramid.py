@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from .._pyramid_levels import PYRAMID_DIR, _base_zoom, _checked_document, _join
-from ..errors import InvalidArgument, LayerNotFound, StorageError
+from .._pyramid_levels import PYRAMID_DIR, _checked_document, _join, _pinned, _resolved
+from ..errors import StorageError
 from .documents import VersionLog
 
 __all__ = ["level_read", "pyramid_document"]
@@ -42,26 +42,6 @@ def pyramid_document(source, path):
 
 
 def level_read(source, path, zoom, version=None, as_of=None):
-    """``(layer path, version, as_of)`` of zoom level ``zoom`` (as ``_pyramid_levels._level_read``)."""
+    """``(layer path, version, as_of)`` of zoom level ``zoom`` (the rules of ``_pyramid_levels._level_read``)."""
     md = VersionLog(source, path).current().doc
-    base = _base_zoom(md, path)
-    zoom = int(zoom)
-    if zoom == base:
-        return path, version, as_of
-    doc = pyramid_document(source, path)
-    if doc is None or zoom not in doc.get("levels", []):
-        have = sorted(set(doc["levels"] if doc else []) | {base})
-        raise LayerNotFound(f"layer {path} has no zoom level {zoom}; it has {have}"
-                            + ("" if doc else " (build the coarser ones with sfclayer pyramid PATH)"))
-    if doc.get("baseVersion") != md["version"]:
-        raise LayerNotFound(f"the pyramid of {path} was built from version {doc.get('baseVersion')} and the "
-                            f"layer is at version {md['version']}: rebuild it with sfclayer pyramid PATH")
-    if as_of is not None:
-        raise InvalidArgument(f"as_of: zoom level {zoom} of {path} is a pyramid level, which holds only the base's "
-                              f"newest version ({md['version']}); give version= or read the base zoom")
-    if version is not None and int(version) != int(doc["baseVersion"]):
-        raise InvalidArgument(f"version: {version} is not the version of {path} its pyramid was built from "
-                              f"({doc['baseVersion']}): zoom level {zoom} exists only for that version (version "
-                              f"{version} can be read at the base zoom {base})")
-    pinned = (doc.get("levelVersions") or {}).get(str(zoom))
-    return _join(path, PYRAMID_DIR, zoom), pinned, None
+    return _pinned(*_resolved(md, lambda: pyramid_document(source, path), path, zoom), path, zoom, version, as_of)
