@@ -74,7 +74,7 @@ test: test-jvm test-py
 crash-points: setup
 	$(GRADLE) test --tests 'io.sfclayer.spark.CrashPointsTest' -Dsfclayer.crashpoints.all=true
 
-# The dependency ranges at their ends, each in a fresh virtualenv (tests/scripts/ranges.sh); not in `make test`
+# The dependency ranges at their ends, each in a fresh virtualenv (tests/scripts/ranges.sh); `make test` runs the lowest
 test-ranges: dist
 	bash tests/scripts/ranges.sh dist/sfclayer-$$(sed -n 's/^version = "\(.*\)".*/\1/p' pyproject.toml)-py3-none-any.whl
 

@@ -212,3 +212,17 @@ def test_the_connect_extra_without_pyspark_or_java(dist, connect_url, tmp_path_f
     assert found == {"read": 16, "get": 30, "get_many": [27, None], "query": [0, 3, 24, 27], "count": 9,
                      "missing": "KeyNotFound", "history": ["write", "append"], "vacuumed": [1], "verified": True,
                      "gateway": False, "connect": "pyspark.sql.connect.session"}
+
+
+@pytest.mark.packaging
+def test_the_lowest_ends_of_the_dependency_ranges(dist):
+    """The wheel with [spark,geo] in a fresh virtualenv at the ranges' lowest ends (pyspark 4.0.0, numpy 1.x,
+    pandas 2.x, pyarrow 11): write, read, get, ingest, a PNG tile and zonal statistics give the answers of
+    the suite's own virtualenv, which is the newest end (pyspark 4.3, numpy 2, pandas 3)."""
+    out, files = dist
+    wheel = next(f for f in files if f.endswith(".whl"))
+    proc = subprocess.run(["bash", os.path.join(ROOT, "tests", "scripts", "ranges.sh"), str(out / wheel), "lowest"],
+                          capture_output=True, text=True, timeout=1500, env=_clean_env())
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1].split(" ", 1)[1])
+    assert found["pyspark"] == "4.0.0" and found["numpy"].startswith("1.") and found["pandas"].startswith("2."), found
