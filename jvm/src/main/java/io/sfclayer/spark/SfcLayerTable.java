@@ -32,9 +32,12 @@ import java.util.Set;
 /**
  * A layer as a Spark table. Opens the layer lazily: Spark also builds a table on the write path,
  * only to ask its capabilities, when there may be no layer yet. No {@code BATCH_WRITE}, on purpose
- * (writes take the V1 fallback, see {@link SfcLayerWrite}).
+ * (writes take the V1 fallback, see {@link SfcLayerWrite}); {@code STREAMING_WRITE} for streaming
+ * queries ({@link SfcLayerStreamingWrite}).
  */
-public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumns, SupportsDelete {
+public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumns, SupportsDelete,
+        org.apache.spark.sql.connector.catalog.SupportsWrite,
+        org.apache.spark.sql.connector.read.streaming.ReportsSinkMetrics {
     public static final String INDEX_COLUMN = "_sfc_index";
     public static final String FILE_COLUMN = "_file";
 
@@ -146,7 +149,26 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
 
     @Override
     public Set<TableCapability> capabilities() {
-        return EnumSet.of(TableCapability.BATCH_READ);
+        return EnumSet.of(TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE);
+    }
+
+    /** A streaming query's write ({@code writeStream}); batch writes take the V1 fallback. */
+    @Override
+    public org.apache.spark.sql.connector.write.WriteBuilder newWriteBuilder(
+            org.apache.spark.sql.connector.write.LogicalWriteInfo info) {
+        return new SfcLayerStreamWrite(this, info);
+    }
+
+    /** What the last micro-batch's commit did (a streaming query's progress shows it under sink.metrics). */
+    private volatile Map<String, String> sinkMetrics = Map.of();
+
+    void sinkMetrics(Map<String, String> m) {
+        sinkMetrics = Map.copyOf(m);
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+        return sinkMetrics;
     }
 
     /**
