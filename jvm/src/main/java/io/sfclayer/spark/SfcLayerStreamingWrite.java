@@ -70,6 +70,8 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
     /** Whether the layer existed when the current batch started. */
     private boolean layerExisted;
     private int partitions = 1;
+    /** Whether the current batch's commit found it in the layer already. */
+    private boolean skipped;
 
     SfcLayerStreamingWrite(SfcLayerTable table, LogicalWriteInfo info) {
         this.table = table;
@@ -186,8 +188,9 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
         String outcome;
         LayerMetadata out;
         try {
+            skipped = false;
             out = commitBatch(txn, sorted);
-            outcome = out == null ? "skipped" : "committed";
+            outcome = skipped ? "skipped" : sorted.isEmpty() ? "empty" : "committed";
         } catch (Transactions.AlreadyCommitted e) {
             out = e.newest;
             outcome = "skipped";
@@ -215,6 +218,7 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
         Configuration conf = conf();
         Layer base = newest(conf);
         if (base != null && Transactions.holds(base.metadata(), txn)) {
+            skipped = true;
             return base.metadata(); // a replay of a committed batch
         }
         if (sorted.isEmpty()) {

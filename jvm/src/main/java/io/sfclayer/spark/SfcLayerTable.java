@@ -45,8 +45,19 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
     private Layer layer;
 
     SfcLayerTable(Map<String, String> options) {
-        this.options = options;
+        this(options, null);
     }
+
+    /**
+     * {@code given}: the schema Spark passed (a streaming write's input), which the table shows while there
+     * is no layer yet (the query's first batch creates it); null: none.
+     */
+    SfcLayerTable(Map<String, String> options, StructType given) {
+        this.options = options;
+        this.given = given;
+    }
+
+    private final StructType given;
 
     Map<String, String> options() {
         return options;
@@ -124,6 +135,13 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
 
     @Override
     public StructType schema() {
+        if (given != null) {
+            try {
+                return schemaOf(layer().metadata());
+            } catch (SfcLayerException.LayerNotFound e) {
+                return given; // a streaming write's target before its first batch
+            }
+        }
         return schemaOf(layer().metadata());
     }
 
