@@ -32,6 +32,7 @@ STUDIES = {
     "compression": ("compression", "codecs x rasters: size, codec speed, look-ups; GDAL's tiled GeoTIFF alongside (issue 23)"),
     "cog": ("cog", "a COG read with rasterio against the same raster as a layer, JVM look-up path and in-process reader; S3 rows on moto (issue 33)"),
     "object_stores": ("object_stores", "obstore against s3fs for the in-process reader: requests and latency of a cold look-up on moto with 20 ms per request (issue 33)"),
+    "streaming": ("streaming", "the Structured Streaming sink: micro-batches of 1,000 tiles of 1 KiB, tiles/s and the commit's share (issue 38)"),
     "metadata": ("metadata", "metadata at scale: open, plan, one-tile append and heap by number of file entries, 10 to 10^6 (issue 20)"),
 }
 

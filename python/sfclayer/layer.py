@@ -47,6 +47,8 @@ _OPTION_NAMES = {
     "bloom_fpp": "bloomFpp",
     "single_writer": "singleWriter",
     "small_append_bytes": "smallAppendBytes",
+    "txn_app_id": "txnAppId",
+    "txn_version": "txnVersion",
 }
 # read()'s own arguments that become read options.
 _READ_ARGUMENTS = {"bbox": "bbox", "version": "versionAsOf", "as_of": "timestampAsOf", "geometry": "geometry"}
@@ -97,7 +99,9 @@ def write_options(**options):
         ``bloom_filter`` (bool, default True: a bloom filter per data file, so look-up misses skip it),
         ``bloom_fpp`` (its false-positive probability, default 0.01),
         ``single_writer`` (bool: only one writer at a time writes the layer, which allows commits on a store
-        without atomic create-if-absent; docs/FORMAT.md section 6);
+        without atomic create-if-absent; docs/FORMAT.md section 6),
+        ``txn_app_id`` and ``txn_version`` (together: an idempotent write, e.g. from ``foreachBatch``; a batch
+        number the layer already holds for that application is not written again, docs/FORMAT.md section 6);
         connector names (``keyIndex``) are accepted as they are.
 
     Examples

@@ -80,6 +80,7 @@ public final class Conflicts {
         r.removedFiles = new ArrayList<>(mine.removedFiles);
         r.changedRanges = new ArrayList<>(mine.changedRanges);
         r.metrics = mine.metrics;
+        r.txn = mine.txn; // newest's transactions are carried; Transactions.record adds mine
         Set<String> removed = new HashSet<>(mine.removedFiles);
         List<DataFile> files = new ArrayList<>();
         for (DataFile f : newest.files) {

@@ -44,7 +44,7 @@ public final class LayerMetadata implements Serializable {
     private static final Set<String> KNOWN = Set.of("format", "formatVersion", "version", "writeId", "createdAt",
         "dataDir", "keyIndex", "keyColumns", "compression", "blockSize", "indexInterval", "extent", "crs",
         "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation",
-        "checksum", "manifests");
+        "checksum", "manifests", "transactions");
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -120,6 +120,13 @@ public final class LayerMetadata implements Serializable {
     public List<long[]> changedRanges = new ArrayList<>();
     /** Counts for history: files and records added and removed, bytes written, tiles written/deleted. */
     public Map<String, Object> metrics = new LinkedHashMap<>();
+    /**
+     * The newest batch committed by each application that writes idempotently (streaming queries,
+     * {@code txnAppId}), carried into every version ({@link Transactions}); empty for other layers.
+     */
+    public java.util.SortedMap<String, Long> transactions = new java.util.TreeMap<>();
+    /** This version's own batch ({@code operation.transaction}); null for writes without one. */
+    public Transactions.Txn txn;
     /** Fields this class does not know (e.g. {@code raster}), kept verbatim. */
     public Map<String, Object> extras = new LinkedHashMap<>();
 
@@ -197,7 +204,16 @@ public final class LayerMetadata implements Serializable {
             op.put("removedFiles", removedFiles);
             op.put("changedRanges", changedRanges);
             op.put("metrics", metrics);
+            if (txn != null) {
+                Map<String, Object> t = new LinkedHashMap<>();
+                t.put("appId", txn.appId);
+                t.put("txnVersion", txn.version);
+                op.put("transaction", t);
+            }
             m.put("operation", op);
+            if (!transactions.isEmpty()) {
+                m.put("transactions", transactions);
+            }
             m.putAll(extras);
             m.remove(CHECKSUM);
             if (!RecordFrame.checked(formatVersion)) {
@@ -438,6 +454,16 @@ public final class LayerMetadata implements Serializable {
                 if (metrics != null) {
                     md.metrics.putAll(metrics);
                 }
+                @SuppressWarnings("unchecked")
+                Map<String, Object> t = (Map<String, Object>) op.get("transaction");
+                if (t != null) {
+                    md.txn = new Transactions.Txn(String.valueOf(t.get("appId")), ((Number) t.get("txnVersion")).longValue());
+                }
+            }
+            @SuppressWarnings("unchecked")
+            Map<String, Number> txns = (Map<String, Number>) m.getOrDefault("transactions", Map.of());
+            for (Map.Entry<String, Number> e : txns.entrySet()) {
+                md.transactions.put(e.getKey(), e.getValue().longValue());
             }
             for (Map.Entry<String, Object> e : m.entrySet()) {
                 if (!KNOWN.contains(e.getKey())) {
@@ -458,7 +484,9 @@ public final class LayerMetadata implements Serializable {
 
     /** A deep copy (through the JSON form), to rebuild a version from a previous one. */
     public LayerMetadata copy() {
-        return fromJsonBytes(toJsonBytes(), "copy of version " + version);
+        LayerMetadata c = fromJsonBytes(toJsonBytes(), "copy of version " + version);
+        c.txn = null; // a rebuilt version is another operation: its batch, if any, is its writer's to set
+        return c;
     }
 
     /** Sets the manifests (format 6) and the totals from them; the files are then listed by the manifests only. */

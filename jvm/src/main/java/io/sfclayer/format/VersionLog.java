@@ -289,6 +289,9 @@ public final class VersionLog {
         syncNames(added);
         long based = Math.max(0, md.readVersion);
         LayerMetadata candidate = md;
+        if (md.txn != null && md.readVersion > 0) {
+            Transactions.check(layer.toString(), md, md); // the version it read (whose transactions md carries)
+        }
         for (int attempt = 0; ; attempt++) {
             java.util.TreeMap<Long, Long> listed = listedVersions();
             long latest = listed.isEmpty() ? 0 : listed.lastKey();
@@ -297,9 +300,13 @@ public final class VersionLog {
                 for (long v = based + 1; v <= latest; v++) {
                     newer.add(read(v));
                 }
+                // a batch a newer version holds is not written twice (a replay, or a concurrent duplicate
+                // that won the race for this number): decided here, before anything is published
+                Transactions.check(layer.toString(), md, newer.get(newer.size() - 1));
                 Conflicts.check(layer.toString(), md, newer);
                 candidate = Conflicts.rebase(md, added, newer.get(newer.size() - 1));
             }
+            Transactions.record(candidate);
             candidate.version = latest + 1;
             candidate = withManifests(candidate, added);
             candidate.createdAt = stamp(latest, listed.getOrDefault(latest, -1L));

@@ -30,6 +30,7 @@ public final class LayerWriteOptions implements Serializable {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
         "compression", "extent", "crs", "indexInterval", "onExisting", "raster",
         "maxGroupBytes", "formatVersion", "repair", "bloomFilter", "bloomFpp", "singleWriter", "smallAppendBytes",
+        "txnAppId", "txnVersion",
     };
     /** Appends whose input Spark estimates at most this size skip the shuffle (bench/updates.py). */
     public static final long DEFAULT_SMALL_APPEND_BYTES = 16L << 20;
@@ -62,6 +63,8 @@ public final class LayerWriteOptions implements Serializable {
     public long maxGroupBytes = GroupWriter.DEFAULT_MAX_GROUP_BYTES;
     /** An append of at most this many input bytes (Spark's estimate) is sorted on the driver, not shuffled; 0: never. */
     public long smallAppendBytes = DEFAULT_SMALL_APPEND_BYTES;
+    /** Options txnAppId and txnVersion: a batch written at most once (docs/FORMAT.md, "Application transactions"). */
+    public io.sfclayer.format.Transactions.Txn txn;
     /** The options the caller gave, by their names in {@link #KNOWN}, with the values as given. */
     public final Map<String, String> given = new LinkedHashMap<>();
 
@@ -201,6 +204,23 @@ public final class LayerWriteOptions implements Serializable {
         }
         if ((v = lower.get("smallappendbytes")) != null) {
             o.smallAppendBytes = v.trim().equals("0") ? 0 : parseBytes("smallAppendBytes", v);
+        }
+        String appId = lower.get("txnappid");
+        String txnVersion = lower.get("txnversion");
+        if ((appId == null) != (txnVersion == null)) {
+            throw new SfcLayerException.InvalidArgument("options txnAppId and txnVersion go together (an idempotent"
+                + " write names its application and its batch number); only " + (appId == null ? "txnVersion" : "txnAppId")
+                + " was given");
+        }
+        if (appId != null) {
+            long n;
+            try {
+                n = Long.parseLong(txnVersion.trim());
+            } catch (NumberFormatException e) {
+                throw new SfcLayerException.InvalidArgument("option txnVersion: '" + txnVersion
+                    + "' is not a batch number (0, 1, 2, ...)");
+            }
+            o.txn = new io.sfclayer.format.Transactions.Txn(appId.trim(), n);
         }
         if ((v = lower.get("onexisting")) != null) {
             o.onExisting = MergeWriter.OnExisting.parse(v);

@@ -67,7 +67,7 @@ public final class SfcLayerSource implements TableProvider, DataSourceRegister, 
         if (table != null && table.options().equals(properties)) {
             return table;
         }
-        return new SfcLayerTable(properties);
+        return new SfcLayerTable(properties, schema);
     }
 
     @Override

@@ -32,9 +32,12 @@ import java.util.Set;
 /**
  * A layer as a Spark table. Opens the layer lazily: Spark also builds a table on the write path,
  * only to ask its capabilities, when there may be no layer yet. No {@code BATCH_WRITE}, on purpose
- * (writes take the V1 fallback, see {@link SfcLayerWrite}).
+ * (writes take the V1 fallback, see {@link SfcLayerWrite}); {@code STREAMING_WRITE} for streaming
+ * queries ({@link SfcLayerStreamingWrite}).
  */
-public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumns, SupportsDelete {
+public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumns, SupportsDelete,
+        org.apache.spark.sql.connector.catalog.SupportsWrite,
+        org.apache.spark.sql.connector.read.streaming.ReportsSinkMetrics {
     public static final String INDEX_COLUMN = "_sfc_index";
     public static final String FILE_COLUMN = "_file";
 
@@ -42,8 +45,19 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
     private Layer layer;
 
     SfcLayerTable(Map<String, String> options) {
-        this.options = options;
+        this(options, null);
     }
+
+    /**
+     * {@code given}: the schema Spark passed (a streaming write's input), which the table shows while there
+     * is no layer yet (the query's first batch creates it); null: none.
+     */
+    SfcLayerTable(Map<String, String> options, StructType given) {
+        this.options = options;
+        this.given = given;
+    }
+
+    private final StructType given;
 
     Map<String, String> options() {
         return options;
@@ -121,6 +135,13 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
 
     @Override
     public StructType schema() {
+        if (given != null) {
+            try {
+                return schemaOf(layer().metadata());
+            } catch (SfcLayerException.LayerNotFound e) {
+                return given; // a streaming write's target before its first batch
+            }
+        }
         return schemaOf(layer().metadata());
     }
 
@@ -146,7 +167,26 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
 
     @Override
     public Set<TableCapability> capabilities() {
-        return EnumSet.of(TableCapability.BATCH_READ);
+        return EnumSet.of(TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE);
+    }
+
+    /** A streaming query's write ({@code writeStream}); batch writes take the V1 fallback. */
+    @Override
+    public org.apache.spark.sql.connector.write.WriteBuilder newWriteBuilder(
+            org.apache.spark.sql.connector.write.LogicalWriteInfo info) {
+        return new SfcLayerStreamWrite(this, info);
+    }
+
+    /** What the last micro-batch's commit did (a streaming query's progress shows it under sink.metrics). */
+    private volatile Map<String, String> sinkMetrics = Map.of();
+
+    void sinkMetrics(Map<String, String> m) {
+        sinkMetrics = Map.copyOf(m);
+    }
+
+    @Override
+    public Map<String, String> metrics() {
+        return sinkMetrics;
     }
 
     /**

@@ -151,7 +151,7 @@ public final class SfcLayerUpdate {
                 breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
                 perPartition = assign(breaks, files);
             }
-            return shuffled(job, base, encoded, breaks, perPartition, spans, small, onExisting);
+            return shuffled(job, base, encoded, breaks, perPartition, spans, small, onExisting, null);
         } catch (IOException | RuntimeException e) {
             job.discard(); // the first pass failed (e.g. a tile its encoding refused): nothing was written
             throw e;
@@ -165,7 +165,8 @@ public final class SfcLayerUpdate {
     /** The shuffled append itself: each partition's records merged with its files ({@link #append}). */
     private static LayerMetadata shuffled(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> encoded, long[] breaks,
                                           List<List<DataFile>> perPartition, long[][] spans, long small,
-                                          MergeWriter.OnExisting onExisting) throws IOException {
+                                          MergeWriter.OnExisting onExisting, List<Tuple2<Long, byte[]>> sorted)
+            throws IOException {
         LayerMetadata md0 = base.metadata();
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
@@ -178,6 +179,9 @@ public final class SfcLayerUpdate {
         task.baseFormat = md0.formatVersion;
         task.spans = spans;
         Results run = () -> {
+            if (sorted != null) {
+                return onDriver(sorted, breaks, task);
+            }
             List<Tuple2<Long, byte[]>> collected = small > 0 ? collectSmall(job, encoded, small, base) : null;
             return collected != null ? onDriver(collected, breaks, task)
                 : job.run(IndexShuffle.sortedBy(encoded, new IndexPartitioner(breaks)), task,
@@ -188,6 +192,25 @@ public final class SfcLayerUpdate {
         LayerMetadata out = runAndCommit(job, base, run, "append",
             results -> results.stream().allMatch(r -> r.counts[0] == 0 && r.counts[1] == 0), confB, perTask);
         return out == null ? md0 : out;
+    }
+
+    /**
+     * Appends records already on the driver, sorted by index (a streaming micro-batch's), without a
+     * Spark job: the merges run on the driver under the same breaks and commit rules as {@link #append}'s.
+     */
+    static LayerMetadata appendSorted(UpdateJob job, Layer base, List<Tuple2<Long, byte[]>> sorted, int partitions,
+                                      MergeWriter.OnExisting onExisting) throws IOException {
+        LayerMetadata md0 = base.metadata();
+        if (md0.manifests != null) {
+            return appendOnDriver(job, base, sorted, partitions, onExisting);
+        }
+        if (sorted.isEmpty()) {
+            job.discard();
+            return md0;
+        }
+        List<DataFile> files = base.files();
+        long[] breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
+        return shuffled(job, base, null, breaks, assign(breaks, files), null, 0, onExisting, sorted);
     }
 
     /** At most this many index ranges describe a shuffled append's new records (more are coarsened). */

@@ -71,6 +71,8 @@ public final class SfcLayerWrite {
                                     Map<String, String> options) {
         try {
             return write(spark, data, path, mode, options);
+        } catch (io.sfclayer.format.Transactions.AlreadyCommitted e) {
+            return e.newest; // its batch is in the layer already (a concurrent duplicate committed it first)
         } catch (IOException e) {
             throw new SfcLayerException.StorageError("cannot write layer " + path + ": " + e, e);
         } catch (RuntimeException e) {
@@ -144,6 +146,9 @@ public final class SfcLayerWrite {
         }
 
         Layer base = versions.isEmpty() ? null : Layer.open(conf, path);
+        if (base != null && io.sfclayer.format.Transactions.holds(base.metadata(), opts.txn)) {
+            return base.metadata(); // a replayed batch (txnAppId, txnVersion): in the layer already, not written twice
+        }
         if (mode == SaveMode.Append && base != null) {
             LayerMetadata md0 = base.metadata();
             opts.checkAppendTo(md0, log.layerPath().toString());
@@ -156,6 +161,7 @@ public final class SfcLayerWrite {
             UpdateJob job = new UpdateJob(spark, log, conf);
             encode.reportingTo(job);
             job.maxGroupBytes = opts.maxGroupBytes;
+            job.txn = opts.txn;
             long small = opts.smallAppendBytes > 0 && estimatedBytes(data) <= opts.smallAppendBytes ? opts.smallAppendBytes : 0;
             return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting, small);
         }
@@ -184,32 +190,13 @@ public final class SfcLayerWrite {
         task.bloomFpp = opts.bloomFppForNewLayer();
         job.formatVersion = opts.formatVersion;
         job.repair = opts.repair;
+        job.txn = opts.txn;
         boolean committed = false;
         try {
             List<UpdateTask.Result> results = job.run(IndexShuffle.sortedBy(rows.mapPartitionsToPair(encode),
                 new IndexPartitioner(breaks)), task, "sfclayer: write " + path);
-            LayerMetadata md = new LayerMetadata();
-            md.keyIndex = keyIndex;
-            md.valueSchemaJson = valueSchema.json();
-            md.tileSchemaJson = tileSchema.avroSchemaJson();
-            md.compression = compression.optionName();
-            md.blockSize = blockSize;
-            md.indexInterval = opts.indexInterval;
-            md.extent = opts.extent;
-            md.crs = opts.crs;
-            if (opts.raster != null) {
-                md.extras.put("raster", opts.raster);
-            }
-            io.sfclayer.format.BloomFilter.setLayerFpp(md, task.bloomFpp);
-            md.operation = base == null ? "write" : "overwrite";
-            md.readVersion = base == null ? -1 : base.metadata().version;
-            // an overwrite replaces every file: a version with manifests is not read (the history counts its
-            // files from its totals; its removedFiles stay empty, docs/FORMAT.md section 10)
-            if (base != null && base.metadata().manifests != null) {
-                job.replaced = base.metadata();
-            }
-            LayerMetadata out = job.commit(md, base == null || job.replaced != null ? List.of() : base.files(),
-                results, true);
+            LayerMetadata out = commitNew(job, base, results, keyIndex, valueSchema, tileSchema, compression,
+                blockSize, task.bloomFpp, opts);
             committed = true;
             return out;
         } finally {
@@ -218,6 +205,40 @@ public final class SfcLayerWrite {
                 job.discard();
             }
         }
+    }
+
+    /**
+     * Commits what a first write or an overwrite of {@code base} (null: none) wrote as a new layer: the
+     * version document of its shape (key index, schemas, compression, ...) listing {@code results}' files.
+     * An overwrite keeps the replaced layer's {@code transactions} (a stream's batches stay written once).
+     */
+    static LayerMetadata commitNew(UpdateJob job, Layer base, List<UpdateTask.Result> results, KeyIndex keyIndex,
+                                   StructType valueSchema, TileSchema tileSchema, ValueCompression compression,
+                                   long blockSize, double bloomFpp, LayerWriteOptions opts) throws IOException {
+        LayerMetadata md = new LayerMetadata();
+        md.keyIndex = keyIndex;
+        md.valueSchemaJson = valueSchema.json();
+        md.tileSchemaJson = tileSchema.avroSchemaJson();
+        md.compression = compression.optionName();
+        md.blockSize = blockSize;
+        md.indexInterval = opts.indexInterval;
+        md.extent = opts.extent;
+        md.crs = opts.crs;
+        if (opts.raster != null) {
+            md.extras.put("raster", opts.raster);
+        }
+        io.sfclayer.format.BloomFilter.setLayerFpp(md, bloomFpp);
+        md.operation = base == null ? "write" : "overwrite";
+        md.readVersion = base == null ? -1 : base.metadata().version;
+        if (base != null) {
+            md.transactions.putAll(base.metadata().transactions);
+        }
+        // an overwrite replaces every file: a version with manifests is not read (the history counts its
+        // files from its totals; its removedFiles stay empty, docs/FORMAT.md section 10)
+        if (base != null && base.metadata().manifests != null) {
+            job.replaced = base.metadata();
+        }
+        return job.commit(md, base == null || job.replaced != null ? List.of() : base.files(), results, true);
     }
 
     /** Spark's estimate of the input's size in bytes (its optimizer's statistics; huge when unknown). */
@@ -312,7 +333,7 @@ public final class SfcLayerWrite {
         return data;
     }
 
-    private static KeyIndex buildKeyIndex(Dataset<Row> data, LayerWriteOptions opts, boolean spaceTime) {
+    static KeyIndex buildKeyIndex(Dataset<Row> data, LayerWriteOptions opts, boolean spaceTime) {
         if (spaceTime && !opts.keyIndex.equals("z")) {
             throw new SfcLayerException.InvalidArgument("option keyIndex: " + opts.keyIndex
                 + " has no space-time form; space-time layers use z (Z3)");
@@ -408,7 +429,7 @@ public final class SfcLayerWrite {
 
         @Override
         public Iterator<Tuple2<Long, byte[]>> call(Iterator<InternalRow> it) {
-            TileWriter writer = new TileWriter(tileSchema, colOrd, rowOrd, timeOrd, valueOrds);
+            TileWriter writer = newWriter();
             return new Iterator<Tuple2<Long, byte[]>>() {
                 private Tuple2<Long, byte[]> ahead;
                 private boolean done;
@@ -444,23 +465,33 @@ public final class SfcLayerWrite {
                 }
 
                 private Tuple2<Long, byte[]> encode(InternalRow row) {
-                    if (row.isNullAt(colOrd) || row.isNullAt(rowOrd) || (timeOrd >= 0 && row.isNullAt(timeOrd))) {
-                        throw new SfcLayerException.InvalidInput("null key: a row has a null "
-                            + (row.isNullAt(colOrd) ? "col" : row.isNullAt(rowOrd) ? "row" : "time")
-                            + "; every tile needs a complete key");
-                    }
-                    int col = row.getInt(colOrd);
-                    int r = row.getInt(rowOrd);
-                    long index = timeOrd >= 0 ? keyIndex.index(col, r, row.getLong(timeOrd)) : keyIndex.index(col, r);
-                    try {
-                        return new Tuple2<>(index, writer.encodeRecord(row));
-                    } catch (SfcLayerException.InvalidInput e) {
-                        throw new SfcLayerException.InvalidInput(e.reason() + " (the tile at key "
-                            + KeyIndex.describeKey(col, r, timeOrd >= 0, timeOrd >= 0 ? row.getLong(timeOrd) : 0)
-                            + "); nothing was written");
-                    }
+                    return Encode.this.encode(writer, row);
                 }
             };
+        }
+
+        /** The writer {@link #encode} takes (one per task: it reuses its buffers). */
+        TileWriter newWriter() {
+            return new TileWriter(tileSchema, colOrd, rowOrd, timeOrd, valueOrds);
+        }
+
+        /** One row as (SFC index, encoded tile record); InvalidInput naming the key when the row cannot be a tile. */
+        Tuple2<Long, byte[]> encode(TileWriter writer, InternalRow row) {
+            if (row.isNullAt(colOrd) || row.isNullAt(rowOrd) || (timeOrd >= 0 && row.isNullAt(timeOrd))) {
+                throw new SfcLayerException.InvalidInput("null key: a row has a null "
+                    + (row.isNullAt(colOrd) ? "col" : row.isNullAt(rowOrd) ? "row" : "time")
+                    + "; every tile needs a complete key");
+            }
+            int col = row.getInt(colOrd);
+            int r = row.getInt(rowOrd);
+            long index = timeOrd >= 0 ? keyIndex.index(col, r, row.getLong(timeOrd)) : keyIndex.index(col, r);
+            try {
+                return new Tuple2<>(index, writer.encodeRecord(row));
+            } catch (SfcLayerException.InvalidInput e) {
+                throw new SfcLayerException.InvalidInput(e.reason() + " (the tile at key "
+                    + KeyIndex.describeKey(col, r, timeOrd >= 0, timeOrd >= 0 ? row.getLong(timeOrd) : 0)
+                    + "); nothing was written");
+            }
         }
     }
 }

@@ -182,6 +182,8 @@ final class UpdateJob {
      * the history's files and records removed; {@code removedFiles} stays empty). Null otherwise.
      */
     LayerMetadata replaced;
+    /** The batch this write commits idempotently (a stream's, or options txnAppId/txnVersion); null: none. */
+    io.sfclayer.format.Transactions.Txn txn;
 
     LayerMetadata commit(LayerMetadata md, List<DataFile> baseFiles, List<UpdateTask.Result> results,
                          boolean replaceAll) throws IOException {
@@ -235,11 +237,12 @@ final class UpdateJob {
             m.put("dropped", repair);
         }
         md.metrics = m;
+        md.txn = txn;
         LayerMetadata committed;
         try {
             committed = log.commit(md, added);
         } catch (SfcLayerException.ConcurrentUpdate | SfcLayerException.StorageError
-                 | SfcLayerException.InvalidArgument e) {
+                 | SfcLayerException.InvalidArgument | io.sfclayer.format.Transactions.AlreadyCommitted e) {
             throw e; // decided: nothing was published (VersionLog#commit), the data may go
         } catch (Throwable t) {
             // anything else (CommitStateUnknown, and any Throwable, an Error too, thrown once the publish was
