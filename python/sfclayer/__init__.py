@@ -48,6 +48,7 @@ from . import _quiet
 _quiet.filter_warnings()  # pyspark's pandas-3 FutureWarning, harmless here (sfclayer._quiet says why)
 from .zonal import zonal_stats
 from .arrays import to_xarray
+from ._progress import track as progress
 
 __version__ = "0.1.0"
 
@@ -90,6 +91,7 @@ __all__ = [
     "pyramid_levels",
     "zonal_stats",
     "to_xarray",
+    "progress",
     "SfcLayerError",
     "KeyNotFound",
     "KeyOutOfBounds",
@@ -251,8 +253,9 @@ def session(master="local[*]", app_name="sfclayer", s3=None, **conf):
         # UDFs can import what the driver imports, sfclayer included. pyspark reads the variable
         # when the SparkContext starts (and ships it with every Python function to executors).
         os.environ["PYSPARK_PYTHON"] = sys.executable
-    # Spark's console progress bar shows how far long writes and scans are.
-    builder = builder.config("spark.ui.showConsoleProgress", "true")
+    # Spark's console bar off: sfclayer's operations draw their own (sfclayer._progress), which Spark's
+    # would overwrite; sfclayer.progress(spark, ...) shows any other action's the same way.
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
     conf = {key if "." in key else key.replace("_", "."): str(value) for key, value in conf.items()}
     for key, value in _quiet.spark_conf(master, conf).items():  # a quiet start (sfclayer._quiet)
         conf.setdefault(key, value)

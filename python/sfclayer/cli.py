@@ -80,9 +80,6 @@ def _log4j2_file():
     return path
 
 
-_QUIET = False  # sfclayer --quiet: set by main() before a session is made
-
-
 def _builder(args=None):
     """The SparkSession builder of the command line's Spark options (``--master``, ``--conf``,
     ``--packages``, ``--remote``), with sfclayer's quiet defaults, configured by sfclayer.configure."""
@@ -99,8 +96,8 @@ def _builder(args=None):
     master = getattr(args, "master", None) or "local[*]"
     conf = {
         "spark.ui.enabled": "false",
-        # Spark's progress bar (tasks done of total, per stage) on long work, unless --quiet
-        "spark.ui.showConsoleProgress": "false" if _QUIET else "true",
+        # Spark's bar off: the long commands draw sfclayer's (sfclayer._progress), unless --quiet
+        "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "4",
         "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{_log4j2_file()}",
     }
@@ -684,7 +681,8 @@ def build_parser():
                     "Commands run on a local Spark (local[*]) unless --master or --remote says otherwise.",
         epilog="Paths are any Hadoop filesystem path: /tmp/dem, file:///data/dem, hdfs://nn:8020/layers/dem.")
     p.add_argument("-q", "--quiet", action="store_true",
-                   help="no progress bars (Spark's, of each stage: tasks done of total)")
+                   help="no progress bars (of ingest, pyramid, convert, compact, verify: Spark's tasks done of "
+                        "total, rate, time left)")
     spark = p.add_argument_group("Spark (before the command)")
     spark.add_argument("--master", metavar="URL", help="Spark master (default local[*]): spark://host:7077, yarn, ...")
     spark.add_argument("--conf", action="append", type=_conf_pair, default=[], metavar="KEY=VALUE",
@@ -921,11 +919,10 @@ def main(argv=None, spark_factory=None):
     """
     from .errors import SfcLayerError
 
-    global _QUIET
+    from . import _progress
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    _QUIET = args.quiet
     if getattr(args, "time_text", None) is not None:
         try:
             args.time = _parse_time(args.time_text)
@@ -935,6 +932,8 @@ def main(argv=None, spark_factory=None):
         args.time = None
     if args.remote and (args.master or args.packages):
         parser.error("--remote runs on the Connect server's Spark: no --master or --packages with it")
+    # progress on long work (tasks done of total, rate, time left) unless --quiet, on a terminal or not
+    default, _progress.DEFAULT_QUIET = _progress.DEFAULT_QUIET, bool(args.quiet)
     try:
         return args.func(args, spark_factory or (lambda: _session(args)))
     except SfcLayerError as e:
@@ -951,6 +950,8 @@ def main(argv=None, spark_factory=None):
     except KeyboardInterrupt:
         print("sfclayer: interrupted", file=sys.stderr)
         return 130
+    finally:
+        _progress.DEFAULT_QUIET = default
 
 
 if __name__ == "__main__":

@@ -328,7 +328,7 @@ def _as_sfclayer(spark, catalog, name, zoom):
     return df, _geotrellis_layout.layout_options(meta["metadata"], bands=bands)
 
 
-def convert(spark, catalog, name, zoom, dest, zooms=None, **write_options):
+def convert(spark, catalog, name, zoom, dest, zooms=None, quiet=None, **write_options):
     """Write a GeoTrellis layer as an sfclayer raster layer: same keys, pixels, nodata, extent and CRS.
 
     The CRS becomes an EPSG code where GeoTrellis' proj4 string is one; a layout that is exactly
@@ -344,6 +344,10 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, **write_options):
     zooms : iterable of int, optional
         Lower zoom levels of the same GeoTrellis layer name, written as the result's pyramid levels
         (``dest/_pyramid/<z>``, read with ``sfclayer.read(..., zoom=z)``), as GeoTrellis resampled them.
+    quiet : bool, optional
+        Each zoom's progress (tasks done of total, rate, time left) on stderr: None shows it in a terminal or a
+        notebook (``SFCLAYER_QUIET=1`` turns that off), False always, True never (module
+        :mod:`sfclayer._progress`).
     **write_options
         sfclayer write options (``mode``, ``partitions``, ``compression``...); they override those the
         GeoTrellis metadata gives (``bounds``, ``extent``, ``crs``, ``raster``, ``time_bounds``).
@@ -371,7 +375,7 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, **write_options):
     mode = write_options.pop("mode", "errorifexists")
     df, options = _as_sfclayer(spark, catalog, name, zoom)
     options.update(write_options)
-    write(df, dest, mode=mode, **options)
+    write(df, dest, mode=mode, quiet=quiet, **options)
     counts = {zoom: int(_base_metadata(spark, dest)["recordCount"])}
     if not levels:
         return {"tiles": counts, "options": options}
@@ -386,7 +390,7 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, **write_options):
             level_df, level_options = _as_sfclayer(spark, catalog, name, z)
             level_options.update({k: v for k, v in write_options.items() if k not in level_options})
             level = _join(dest, PYRAMID_DIR, z)
-            write(level_df, level, mode="overwrite", **level_options)
+            write(level_df, level, mode="overwrite", quiet=quiet, **level_options)
             md = _base_metadata(spark, level)
             counts[z] = int(md["recordCount"])
             level_versions[str(z)] = int(md["version"])

@@ -46,7 +46,7 @@ import time
 
 import numpy as np
 
-from . import _deploy, _jvm, raster
+from . import _deploy, _jvm, _progress, raster
 from . import layer as _layer
 from .errors import InvalidArgument, InvalidInput
 from .raster_sources import HADOOP_SCHEMES, Source, _dataset_path, _open_sources, _ship  # noqa: F401 (public here too)
@@ -133,7 +133,7 @@ class IngestReport:
 
 
 def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="bilinear", tile_size=256,
-           nodata=None, mode="errorifexists", plan=None, **write_options):
+           nodata=None, mode="errorifexists", plan=None, quiet=None, **write_options):
     """Write raster files as a layer of raster tiles on a standard tile grid.
 
     Parameters
@@ -171,6 +171,10 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
         Called with the planned tile count (the target tiles the sources' footprints touch) and the
         grid once they are known, before any Spark job: it may print them, or raise to stop (the CLI
         asks for ``--yes`` above a bound).
+    quiet : bool, optional
+        Progress (tasks done of total, rate, time left) on stderr: None shows it in a terminal or a
+        notebook (``SFCLAYER_QUIET=1`` turns that off), False always, True never (module
+        :mod:`sfclayer._progress`).
     **write_options
         Other write options (``key_index``, ``block_size``, ``partitions``, ``compression``...);
         ``bounds``, ``extent``, ``crs`` and ``raster`` come from the grid.
@@ -224,8 +228,9 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
     if plan is not None:
         plan(len(tasks), grid)
     df = _tile_frame(spark, grid, srcs, resampling, first.dtype, nodata, tasks)
-    _layer.write(df, path, mode=mode, bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
-                 raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)
+    with _progress.track(spark, f"ingest {len(tasks)} tiles", quiet):
+        _layer.write(df, path, mode=mode, bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
+                     raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)
     # The committed version's count, not the tasks' (a retried task would count twice); on Spark Connect
     # through sfclayer's relation plugin.
     tiles = int(json.loads(_jvm.layer_metadata_json(spark, path, files=0))["recordCount"])

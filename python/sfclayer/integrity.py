@@ -175,7 +175,7 @@ class RepairReport:
         return "\n".join(self.lines())
 
 
-def verify(spark, path, version=None):
+def verify(spark, path, version=None, quiet=None):
     """Check every byte of a layer version in one Spark job.
 
     Parameters
@@ -184,6 +184,10 @@ def verify(spark, path, version=None):
     path : str
     version : int, optional
         The version to check (default: the newest).
+    quiet : bool, optional
+        Progress (tasks done of total, rate, time left) on stderr: None shows it in a terminal or a
+        notebook (``SFCLAYER_QUIET=1`` turns that off), False always, True never (module
+        :mod:`sfclayer._progress`).
 
     Returns
     -------
@@ -197,7 +201,10 @@ def verify(spark, path, version=None):
     >>> report.clean                                 # doctest: +SKIP
     True
     """
-    return VerifyReport.from_json(_jvm.verify_layer(spark, path, version))
+    from . import _progress
+
+    with _progress.track(spark, f"verify {path}", quiet):
+        return VerifyReport.from_json(_jvm.verify_layer(spark, path, version))
 
 
 def repair(spark, path, report=None):

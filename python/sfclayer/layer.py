@@ -118,7 +118,7 @@ def write_options(**options):
     return out
 
 
-def write(df, path, mode="errorifexists", **options):
+def write(df, path, mode="errorifexists", quiet=None, **options):
     """Write a DataFrame of tiles as an sfclayer layer.
 
     Parameters
@@ -129,6 +129,10 @@ def write(df, path, mode="errorifexists", **options):
     path : str
         Layer directory, on any Hadoop filesystem (``/tmp/x``, ``hdfs://nn:8020/layers/x``).
     mode : {'errorifexists', 'overwrite', 'ignore', 'append'}
+    quiet : bool, optional
+        Progress (tasks done of total, rate, time left) on stderr: None shows it in a terminal or a
+        notebook (``SFCLAYER_QUIET=1`` turns that off), False always, True never (module
+        :mod:`sfclayer._progress`).
     **options
         See :func:`write_options`.
 
@@ -149,7 +153,9 @@ def write(df, path, mode="errorifexists", **options):
         from ._args import check_crs
 
         check_crs("crs", options["crs"])
-    with _jvm.translated():
+    from . import _progress
+
+    with _progress.track(df.sparkSession, f"write {path}", quiet), _jvm.translated():
         df.write.format("sfclayer").mode(mode).options(**write_options(**options)).save(path)
 
 

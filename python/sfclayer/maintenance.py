@@ -139,16 +139,28 @@ def delete(spark, path, keys=None, bbox=None, time=None):
                                           _box(bbox, 4, "bbox"), time))
 
 
-def compact(spark, path):
+def compact(spark, path, quiet=None):
     """Rewrite runs of adjacent small data files (under a quarter of the block size) into
     block-sized ones, as a new version; nothing else is touched.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    path : str
+    quiet : bool, optional
+        Progress (tasks done of total, rate, time left) on stderr: None shows it in a terminal or a
+        notebook (``SFCLAYER_QUIET=1`` turns that off), False always, True never (module
+        :mod:`sfclayer._progress`).
 
     Returns
     -------
     Version
         The new version, or the newest one unchanged when there was nothing to compact.
     """
-    return Version.from_json(_jvm.command(spark, "compact", path))
+    from . import _progress
+
+    with _progress.track(spark, f"compact {path}", quiet):
+        return Version.from_json(_jvm.command(spark, "compact", path))
 
 
 def restore(spark, path, version=None, as_of=None):

@@ -48,7 +48,7 @@ import time
 
 import numpy as np
 
-from . import _jvm, raster
+from . import _jvm, _progress, raster
 from . import layer as _layer
 from .ingestion import Grid, _tms
 from ._pyramid_changes import _boxes_condition, _changed_base_keys, _merge_boxes, _sql
@@ -102,7 +102,8 @@ def _level_grids(md, path):
     return base, grid, 0
 
 
-def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, note=None, **write_options):
+def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, note=None, quiet=None,
+            **write_options):
     """Build the coarser zoom levels of a raster layer, each from the level below; or bring them up
     to date with the base's newest version, rewriting only the parents of the changed tiles.
 
@@ -141,6 +142,10 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
         Called with one sentence saying what the call does: an incremental update (from which base
         version, how many changed tiles) or a full build and why. The sentence also goes to the
         ``sfclayer.pyramids`` logger.
+    quiet : bool, optional
+        Each level's progress (tasks done of total, rate, time left) on stderr: None shows it in a terminal or a
+        notebook (``SFCLAYER_QUIET=1`` turns that off), False always, True never (module
+        :mod:`sfclayer._progress`).
     **write_options
         Write options of every level (``key_index``, ``block_size``, ``compression``...) on a full
         build; an incremental update keeps each level's.
@@ -165,12 +170,12 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     lease = _join(path, PYRAMID_DIR, _LEASE)
     token = _jvm.take_lease(spark, lease, f"build the pyramid of {path}")
     try:
-        return _run(spark, path, min_zoom, resampling, log, full, note, write_options)
+        return _run(spark, path, min_zoom, resampling, log, full, note, quiet, write_options)
     finally:
         _jvm.release_lease(spark, lease, token)
 
 
-def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
+def _run(spark, path, min_zoom, resampling, log, full, note, quiet, write_options):
     """:func:`pyramid` under its lease."""
     md = _base_metadata(spark, path)
     base, grid_at, lowest = _level_grids(md, path)
@@ -229,14 +234,15 @@ def _run(spark, path, min_zoom, resampling, log, full, note, write_options):
         tile = functools.partial(_parent_tile, grid, r["bands"], r["dtype"], nodata, resampling)
         _describe_jobs(spark, f"sfclayer: pyramid level {z} of {path}")
         try:
-            if changed is None:
-                out = _parents(_children(spark, child_path, child_version, None), tile)
-                _layer.write(out, level, mode="overwrite", bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
-                             raster=desc, **write_options)
-            else:
-                changed = {(c // 2, rw // 2) for c, rw in changed}
-                counts[z] = _update_level(spark, level, _children(spark, child_path, child_version, changed),
-                                          changed, tile)
+            with _progress.track(spark, f"pyramid level {z}", quiet):
+                if changed is None:
+                    out = _parents(_children(spark, child_path, child_version, None), tile)
+                    _layer.write(out, level, mode="overwrite", bounds=grid.bounds, extent=grid.extent, crs=grid.crs,
+                                 raster=desc, **write_options)
+                else:
+                    changed = {(c // 2, rw // 2) for c, rw in changed}
+                    counts[z] = _update_level(spark, level, _children(spark, child_path, child_version, changed),
+                                              changed, tile)
         finally:
             _describe_jobs(spark, None)
         built.append(z)

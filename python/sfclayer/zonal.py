@@ -119,6 +119,8 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
     pyspark.sql.DataFrame
         One row per zone (per zone and ``band``, 1-based, for multiband layers), ``id_column`` and
         a column per statistic; ``count`` 0 and null statistics for a zone over no valid pixel.
+        Lazy: the work runs at its action, whose progress ``with sfclayer.progress(spark, "zonal
+        statistics"):`` shows (tasks done of total, rate, time left).
 
     Examples
     --------

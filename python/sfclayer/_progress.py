@@ -1,0 +1,243 @@
+"""Progress of sfclayer's long operations (issue 37): Spark's tasks done of total, with rate and time
+left, as a tqdm bar in a terminal or a notebook.
+
+One bar per operation (ingest, a pyramid level, a GeoTrellis conversion, zonal statistics, compact,
+verify, write): it follows the Spark jobs the operation starts and counts their stages' tasks, the
+total growing as stages are submitted (a stage Spark skips, its output already computed, is never
+counted). Where the jobs come from:
+
+* classic sessions: the operation's jobs carry a job group (the caller's own if the thread has one,
+  else sfclayer's for the operation's time; local properties are per thread, pyspark pins Python
+  threads to JVM threads) and a daemon thread polls ``SparkContext.statusTracker()`` for them;
+* Spark Connect: a handler given to ``spark.registerProgressHandler`` receives the stages of each
+  operation the server reports (every ``spark.connect.progress.reportInterval``, 2 s by default).
+
+When it shows, ``quiet`` decides: ``True`` never; ``False`` always, from the first task (a log file
+gets the bar too, redrawn at most every 10 s there); ``None`` (every operation's default) as the
+process says: the ``sfclayer`` command's ``--quiet`` (:data:`DEFAULT_QUIET`), else ``SFCLAYER_QUIET=1``
+silences every operation whose caller did not say otherwise, else the bar shows when stderr is a
+terminal or the code runs in a Jupyter kernel, once the operation has run for a second (a quick one
+prints nothing), and not in pipes, scripts' logs and test runs, where a redrawn line is noise. Inside
+an operation's bar, the operations it calls (ingest's write) draw no bar of their own. A classic
+session whose own ``spark.ui.showConsoleProgress`` is on already has Spark's bar on stderr: sfclayer
+then draws none (two bars would overwrite each other); :func:`sfclayer.session` and the ``sfclayer``
+command leave Spark's off.
+
+tqdm (not rich): a dependency without dependencies, whose ``tqdm.notebook`` bar is a Jupyter widget
+(with ipywidgets; a text line otherwise) and whose text bar is the same in a terminal and a log.
+"""
+
+import os
+import sys
+import threading
+import uuid
+from contextlib import contextmanager
+
+__all__ = ["DEFAULT_QUIET", "enabled", "track", "Tracker"]
+
+_POLL = 0.25  # seconds between two looks at the status tracker (a few py4j calls each)
+_DELAY = 1.0  # seconds before a bar shows by default (quiet=None): operations quicker than that print nothing
+
+#: What ``quiet=None`` means in this process before the environment is asked: None (ask it), or a
+#: bool the ``sfclayer`` command sets from ``--quiet``.
+DEFAULT_QUIET = None
+
+_active = threading.local()  # inside an operation's track(): nested operations draw no bar of their own
+
+
+def _in_notebook():
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    try:
+        ip = shell.get_ipython()
+    except Exception:  # noqa: BLE001 - an IPython without a shell
+        return False
+    return ip is not None and "IPKernelApp" in getattr(ip, "config", {})
+
+
+def _is_tty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def enabled(quiet=None):
+    """Whether an operation called with ``quiet`` shows progress (module docstring)."""
+    if quiet is None:
+        quiet = DEFAULT_QUIET
+    if quiet is not None:
+        return not quiet
+    if os.environ.get("SFCLAYER_QUIET", "").strip().lower() in ("1", "true", "yes", "on"):
+        return False
+    return _is_tty(sys.stderr) or _in_notebook()
+
+
+def _bar_class():
+    if _in_notebook():
+        try:
+            import ipywidgets  # noqa: F401 - tqdm.notebook's widget needs it
+            from tqdm.notebook import tqdm
+            return tqdm
+        except ImportError:
+            pass
+    from tqdm import tqdm
+    return tqdm
+
+
+class Tracker:
+    """A tqdm bar of the tasks of the stages that ran since it started (see :func:`track`)."""
+
+    def __init__(self, what, delay=0.0):
+        tqdm = _bar_class()
+        out = sys.stderr
+        self.bar = tqdm(total=0, desc=what, unit="task", file=out, leave=True, dynamic_ncols=True,
+                        mininterval=0.2 if _is_tty(out) else 10.0, smoothing=0.1, delay=delay)
+        self._stages = {}  # (key, stage id) -> [done, total]
+        self._lock = threading.Lock()
+
+    def stages(self, key, stages):
+        """Record the latest ``(stage id, tasks done, tasks)`` of the stages of ``key`` (a job, an
+        operation) and redraw."""
+        with self._lock:
+            for sid, done, total in stages:
+                self._stages[(key, sid)] = [min(done, total), total]
+            done = sum(d for d, _ in self._stages.values())
+            total = sum(t for _, t in self._stages.values())
+            if total != self.bar.total:
+                self.bar.total = total  # drawn with the next update (tqdm keeps to its mininterval)
+            if done != self.bar.n:
+                self.bar.update(done - self.bar.n)
+
+    def close(self, ok):
+        with self._lock:
+            if ok and self.bar.total:  # a finished stage may not have reported its last tasks yet
+                self.bar.update(self.bar.total - self.bar.n)
+            self.bar.close()
+
+
+def _spark_bar_on(spark):
+    try:
+        return spark.sparkContext.getConf().get("spark.ui.showConsoleProgress", "false").lower() == "true"
+    except Exception:  # noqa: BLE001 - not a classic session
+        return False
+
+
+@contextmanager
+def track(spark, what, quiet=None):
+    """Show the progress of the Spark jobs run inside the ``with`` block on stderr, as
+    ``what: 40%|████ | 12/30 [00:05<00:07, 2.41task/s]`` (tasks done of total, elapsed, time left,
+    rate); ``sfclayer.progress`` publicly, for actions sfclayer does not run itself (a zonal statistics
+    DataFrame's ``collect``, a user's own write).
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+        Classic or Spark Connect.
+    what : str
+        The bar's label.
+    quiet : bool, optional
+        None: shown in a terminal or a notebook after a second, unless ``SFCLAYER_QUIET=1``; False:
+        always, at once; True: never (module docstring).
+
+    Yields
+    ------
+    Tracker or None
+        The bar, or None when none is drawn.
+
+    Examples
+    --------
+    >>> stats = sfclayer.zonal_stats(spark, "/layers/dem", zones)  # doctest: +SKIP
+    >>> with sfclayer.progress(spark, "zonal statistics"):         # doctest: +SKIP
+    ...     rows = stats.collect()
+    """
+    from . import _jvm
+
+    if getattr(_active, "inside", False):  # an operation's inner one: its bar (or its silence) covers it
+        yield None
+        return
+    _active.inside = True
+    try:
+        if not enabled(quiet) or spark is None or (not _jvm.is_connect(spark) and _spark_bar_on(spark)):
+            yield None
+            return
+        explicit = quiet is False or (quiet is None and DEFAULT_QUIET is False)
+        tracker = Tracker(what, delay=0.0 if explicit else _DELAY)
+        ok = False
+        try:
+            follow = _connect_handler if _jvm.is_connect(spark) else _status_poller
+            with follow(spark, tracker):
+                yield tracker
+            ok = True
+        finally:
+            tracker.close(ok)
+    finally:
+        _active.inside = False
+
+
+@contextmanager
+def _connect_handler(spark, tracker):
+    def handler(stages, inflight_tasks, operation_id, done):
+        if stages:
+            tracker.stages(operation_id, [(s.stage_id, s.num_completed_tasks, s.num_tasks) for s in stages])
+
+    register = getattr(spark, "registerProgressHandler", None)
+    if register is None:  # a pyspark-client without the API: no bar, the work goes on
+        yield
+        return
+    register(handler)
+    try:
+        yield
+    finally:
+        spark.removeProgressHandler(handler)
+
+
+@contextmanager
+def _status_poller(spark, tracker):
+    sc = spark.sparkContext
+    group = sc.getLocalProperty("spark.jobGroup.id")
+    ours = group is None
+    if ours:
+        group = f"sfclayer-{uuid.uuid4().hex[:12]}"
+        sc.setLocalProperty("spark.jobGroup.id", group)
+    status = sc._jsc.sc().statusTracker()  # the JVM's: one py4j call per question
+    before = set(status.getJobIdsForGroup(group))  # a caller's group may hold earlier jobs
+    stop = threading.Event()
+
+    def poll():
+        for job in status.getJobIdsForGroup(group):
+            if job in before:
+                continue
+            info = status.getJobInfo(job)
+            if info.isEmpty():
+                continue
+            rows = []
+            for sid in info.get().stageIds():
+                stage = status.getStageInfo(sid)
+                if stage.isEmpty() or stage.get().submissionTime() <= 0:  # pending, or skipped
+                    continue
+                s = stage.get()
+                rows.append((sid, s.numCompletedTasks(), s.numTasks()))
+            tracker.stages(job, rows)
+
+    def loop():
+        while not stop.wait(_POLL):
+            try:
+                poll()
+            except Exception:  # noqa: BLE001 - the gateway closing with the session: the bar just stops
+                return
+
+    thread = threading.Thread(target=loop, name="sfclayer-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        try:
+            poll()  # the last tasks, so a finished operation's bar shows its true count
+        except Exception:  # noqa: BLE001
+            pass
+        if ours:
+            sc.setLocalProperty("spark.jobGroup.id", None)
