@@ -106,3 +106,14 @@ def test_a_users_own_action_and_an_enclosing_quiet(spark, tmp_path, capsys):
         sfclayer.write(spark.range(4).selectExpr("int(id) AS col", "0 AS row", "id AS v"), str(tmp_path / "x"),
                        bounds=(0, 0, 3, 0), quiet=False)
     assert capsys.readouterr().err == ""
+
+
+def test_connect_bar_follows_the_servers_progress_reports(connect, tmp_path, capsys):
+    # a job long enough for the server's progress reports (every 2 s): the bar reaches its total
+    df = connect.range(0, 8, 1, 8).selectExpr("int(id) AS col", "0 AS row",
+                                              "reflect('java.lang.Thread', 'sleep', bigint(700)) AS v")
+    path = str(tmp_path / "c")
+    sfclayer.write(df, path, bounds=(0, 0, 7, 0), quiet=False)
+    err = capsys.readouterr().err
+    bars = _bars(err)
+    assert list(bars) == [f"write {path}"] and bars[f"write {path}"][0] == bars[f"write {path}"][1] >= 8, err

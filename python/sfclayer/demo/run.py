@@ -351,7 +351,8 @@ def run_demo(spark, out_dir="demo-output", *, source="bluemarble", tile_size=90,
             log("      skipped: needs shapely (pip install 'sfclayer[geo]')")
         else:
             zdf = sfclayer.zonal_stats(spark, layer_path, hexes, stats=("count", "mean"))
-            zonal_rows = [r.asDict() for r in zdf.collect()]
+            with sfclayer.progress(spark, "zonal statistics"):  # a bar like ingest's (the CLI's, a terminal's)
+                zonal_rows = [r.asDict() for r in zdf.collect()]
             with_pixels = {r["id"] for r in zonal_rows if r["count"]}
             log(f"      {len(hexes)} hexagons → {len(zonal_rows)} rows ({len(with_pixels)} hexagons over pixels) "
                 f"in {done(t0, 'zonal'):.2f} s")
