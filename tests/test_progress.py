@@ -117,3 +117,25 @@ def test_connect_bar_follows_the_servers_progress_reports(connect, tmp_path, cap
     err = capsys.readouterr().err
     bars = _bars(err)
     assert list(bars) == [f"write {path}"] and bars[f"write {path}"][0] == bars[f"write {path}"][1] >= 8, err
+
+
+def test_demo_prints_its_report_lines_whole_with_complete_bars_between_them(spark, tmp_path):
+    # `make demo` (sfclayer demo): stdout and stderr in one stream, as a terminal shows them; every line,
+    # as the terminal leaves it (the text after its last carriage return), is a report line or a
+    # finished bar, never a bar cut into a report line
+    import contextlib
+    import io
+
+    from sfclayer import cli
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        assert cli.main(["demo", "--source", "jacksboro", "--tile-size", "48", "--out", str(tmp_path)],
+                        spark_factory=lambda: (spark, False)) == 0
+    lines = [line.split("\r")[-1] for line in out.getvalue().split("\n") if line.strip()]
+    bars = [line for line in lines if "task" in line and "|" in line]
+    assert [b.split(":")[0] for b in bars] == [f"ingest {9 * 8} tiles", "zonal statistics"], lines
+    assert all(d == t > 0 for d, t in _bars("\n".join(bars)).values()), bars
+    report = [line for line in lines if line not in bars]
+    assert all(re.match(r"(\[\d/\d\] |      |done in )", line) for line in report), report
+    assert report[-1].startswith("done in ") and "matches the source" in report[-1]

@@ -63,6 +63,17 @@ def _is_tty(stream):
         return False
 
 
+def _columns(stream):
+    """The terminal's width; 0 for a terminal of unknown size (``script``, some CI runners: tqdm would
+    draw an empty line there); None for a file."""
+    if not _is_tty(stream):
+        return None
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
 def enabled(quiet=None):
     """Whether an operation called with ``quiet`` shows progress (module docstring)."""
     if quiet is None:
@@ -92,8 +103,10 @@ class Tracker:
     def __init__(self, what, delay=0.0):
         tqdm = _bar_class()
         out = sys.stderr
-        self.bar = tqdm(total=0, desc=what, unit="task", file=out, leave=True, dynamic_ncols=True,
-                        mininterval=0.2 if _is_tty(out) else 10.0, smoothing=0.1, delay=delay)
+        width = _columns(out)
+        self.bar = tqdm(total=0, desc=what, unit="task", file=out, leave=True, dynamic_ncols=bool(width),
+                        ncols=None if width != 0 else 80, nrows=None if width != 0 else 24, mininterval=0.2 if _is_tty(out) else 10.0,
+                        smoothing=0.1, delay=delay)
         self._stages = {}  # (key, stage id) -> [done, total]
         self._lock = threading.Lock()
 
