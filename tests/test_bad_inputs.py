@@ -186,6 +186,24 @@ API = [
      "cols 3..1"),
     ("delete time on spatial", lambda s, p, L: sfclayer.delete(s, p["L"], keys=(0, 0, 1, 1), time=(0, 1)),
      InvalidArgument, "time"),
+    # zooms, checked before any source is opened or layer read (the source here does not exist)
+    ("ingest zoom above the tms", lambda s, p, L: sfclayer.ingest(s, p["root"] + "/no.tif", p["new"], zoom=30),
+     InvalidArgument, "zoom: 30 is outside WebMercatorQuad's zooms (0..24)"),
+    ("ingest zoom negative", lambda s, p, L: sfclayer.ingest(s, p["root"] + "/no.tif", p["new"],
+                                                             tms="WorldCRS84Quad", zoom=-1),
+     InvalidArgument, "zoom: -1 is outside WorldCRS84Quad's zooms (0..23)"),
+    ("ingest zoom float", lambda s, p, L: sfclayer.ingest(s, p["root"] + "/no.tif", p["new"], zoom=12.5),
+     InvalidArgument, "zoom: 12.5"),
+    ("ingest zoom str", lambda s, p, L: sfclayer.ingest(s, p["root"] + "/no.tif", p["new"], zoom="12"),
+     InvalidArgument, "zoom: '12'"),
+    ("read zoom float", lambda s, p, L: sfclayer.read(s, p["L"], zoom=1.5), InvalidArgument, "zoom: 1.5"),
+    ("open zoom str", lambda s, p, L: sfclayer.open(s, p["L"], zoom="1"), InvalidArgument, "zoom: '1'"),
+    ("zonal zoom float", lambda s, p, L: sfclayer.zonal_stats(s, p["L"], ["POINT (1 1)"], zoom=0.5),
+     InvalidArgument, "zoom: 0.5"),
+    ("pyramid min_zoom str", lambda s, p, L: sfclayer.pyramid(s, p["L"], min_zoom="1"), InvalidArgument,
+     "min_zoom: '1'"),
+    ("pyramid min_zoom bool", lambda s, p, L: sfclayer.pyramid(s, p["L"], min_zoom=True), InvalidArgument,
+     "min_zoom: True"),
 ]
 
 

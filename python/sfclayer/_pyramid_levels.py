@@ -162,14 +162,19 @@ def _pinned(layer, doc, md, path, zoom, version, as_of):
 
 def _level(spark, path, zoom):
     """``(layer path, pyramid document or None at the base zoom, base metadata)``."""
+    from ._args import check_int
+
+    zoom = check_int("zoom", zoom)  # not int(): 1.5, "3" or True would name another level
     return _resolved(_base_metadata(spark, path), lambda: _document(spark, path), path, zoom)
 
 
 def _resolved(md, document, path, zoom):
     """:func:`_level`'s answer from the base's metadata ``md`` and ``document()``, the newest pyramid
     document (read only above the base zoom); shared with the in-process reader."""
+    from ._args import check_int
+
+    zoom = check_int("zoom", zoom)
     base = _base_zoom(md, path)
-    zoom = int(zoom)
     if zoom == base:
         return path, None, md
     doc = document()

@@ -196,6 +196,11 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
                                   f"(leave it out)")
     if resampling not in RESAMPLING:
         raise InvalidArgument(f"resampling: {resampling!r} is unknown ({', '.join(RESAMPLING)})")
+    if zoom is not None and tms is not None:  # at the door: before any source is opened
+        from ._args import check_int
+
+        zoom = check_int("zoom", zoom)
+        Grid.from_tms(tms, zoom)  # InvalidArgument naming the zoom and the tile matrix set's zooms
     uris = [sources] if isinstance(sources, str) else [str(s) for s in sources]
     if not uris:
         raise InvalidArgument(f"sources: {sources!r} is empty (at least one source raster)")

@@ -164,6 +164,10 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     """
     if resampling is not None and resampling not in DOWNSAMPLING:
         raise InvalidArgument(f"resampling: {resampling!r} is unknown for a pyramid ({', '.join(DOWNSAMPLING)})")
+    if min_zoom is not None:
+        from ._args import check_int
+
+        min_zoom = check_int("min_zoom", min_zoom)  # its range (the layer's zooms) once the layer is read
     _base_zoom(_base_metadata(spark, path), path)  # not a raster layer: refused before anything is written
     # One run at a time: two runs from different base versions could otherwise leave parents of the
     # older one under a document claiming the newer.
