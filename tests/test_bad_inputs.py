@@ -200,6 +200,11 @@ API = [
     ("open zoom str", lambda s, p, L: sfclayer.open(s, p["L"], zoom="1"), InvalidArgument, "zoom: '1'"),
     ("zonal zoom float", lambda s, p, L: sfclayer.zonal_stats(s, p["L"], ["POINT (1 1)"], zoom=0.5),
      InvalidArgument, "zoom: 0.5"),
+    ("zonal bad zone", lambda s, p, L: sfclayer.zonal_stats(s, p["L"], ["POINT (1 1)", "POLYGON (("]),
+     InvalidArgument, "zones[1]"),
+    ("zonal geometry_crs words", lambda s, p, L: sfclayer.zonal_stats(
+        s, p["L"], s.createDataFrame([(1, "POINT (1 1)")], "id long, geometry string"), geometry_crs="WGS 84 please"),
+     InvalidArgument, "geometry_crs: 'WGS 84 please'"),
     ("pyramid min_zoom str", lambda s, p, L: sfclayer.pyramid(s, p["L"], min_zoom="1"), InvalidArgument,
      "min_zoom: '1'"),
     ("pyramid min_zoom bool", lambda s, p, L: sfclayer.pyramid(s, p["L"], min_zoom=True), InvalidArgument,

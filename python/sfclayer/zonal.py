@@ -134,7 +134,7 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
     from pyspark.sql.types import BinaryType, DoubleType, IntegerType, LongType, StructType
 
     from . import _deploy
-    from ._args import check_path
+    from ._args import check_crs, check_path
     from .grid import TileGrid
     from .layer import read
 
@@ -142,6 +142,11 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
     _deploy.check_executors(spark, {"shapely": "geo", "pandas": "spark", "pyarrow": "spark", "rasterio": "spark"},
                             "sfclayer.zonal_stats")
     stats = _check_stats(stats)
+    if geometry_crs is not None:  # at the door: the executors reproject with it, every task would fail
+        check_crs("geometry_crs", geometry_crs)
+    # zones given here are parsed before the layer is read (a DataFrame's, on the executors)
+    zdf, zcrs = _zones_frame(spark, zones, id_column, geometry_column, geometry_crs)
+    zdf_local = None if isinstance(zones, DataFrame) else _envelopes(zones)
     if zoom is not None:
         from ._pyramid_levels import level_path
 
@@ -155,8 +160,6 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
                               "(read one time with sfclayer.read(time=...) and write it as its own layer)")
     bands = int(md["raster"].get("bands", 1))
     layer_crs = md.get("crs")
-    zdf, zcrs = _zones_frame(spark, zones, id_column, geometry_column, geometry_crs)
-    zdf_local = None if isinstance(zones, DataFrame) else _envelopes(zones)
     if zcrs is not None and layer_crs is None:
         raise InvalidArgument(f"geometry_crs: {zcrs!r} given, but the layer at {path} has no CRS")
     id_type = zdf.schema["id"].dataType
