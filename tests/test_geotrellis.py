@@ -330,7 +330,13 @@ def test_cli_convert_geotrellis(spark, tmp_path, capsys):
 
     dest = str(tmp_path / "int16")
     assert cli.main(["convert-geotrellis", CATALOG, "int16_ud", "0", dest], spark_factory=lambda: (spark, False)) == 0
-    assert "converted" in capsys.readouterr().out
+    out = capsys.readouterr()
+    assert "converted" in out.out
+    # the command's progress bar (issue 37): the tasks of the write, done of total
+    from .test_progress import _bars
+
+    assert list(_bars(out.err)) == ["convert int16_ud zoom 0"], out.err
+    assert len({*_bars(out.err).values()}) == 1 and all(d == t > 0 for d, t in _bars(out.err).values()), out.err
     layer = next(l for l in LAYERS if l["name"] == "int16_ud")
     assert read(spark, dest).count() == len(expected(layer))
     assert cli.main(["convert-geotrellis", CATALOG, "nosuch", "0", dest], spark_factory=lambda: (spark, False)) == 1

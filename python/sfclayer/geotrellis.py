@@ -21,7 +21,7 @@ import datetime as _dt
 import json
 import struct
 
-from . import _jvm
+from . import _jvm, _progress
 from ._lookup import LookupClient
 from ._args import check_box as _check_box, check_time_range as _check_time_range
 from .curves import to_micros as _micros
@@ -375,7 +375,8 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, quiet=None, **write_op
     mode = write_options.pop("mode", "errorifexists")
     df, options = _as_sfclayer(spark, catalog, name, zoom)
     options.update(write_options)
-    write(df, dest, mode=mode, quiet=quiet, **options)
+    with _progress.track(spark, f"convert {name} zoom {zoom}", quiet):
+        write(df, dest, mode=mode, **options)
     counts = {zoom: int(_base_metadata(spark, dest)["recordCount"])}
     if not levels:
         return {"tiles": counts, "options": options}
@@ -390,7 +391,8 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, quiet=None, **write_op
             level_df, level_options = _as_sfclayer(spark, catalog, name, z)
             level_options.update({k: v for k, v in write_options.items() if k not in level_options})
             level = _join(dest, PYRAMID_DIR, z)
-            write(level_df, level, mode="overwrite", quiet=quiet, **level_options)
+            with _progress.track(spark, f"convert {name} zoom {z}", quiet):
+                write(level_df, level, mode="overwrite", **level_options)
             md = _base_metadata(spark, level)
             counts[z] = int(md["recordCount"])
             level_versions[str(z)] = int(md["version"])
