@@ -258,12 +258,7 @@ def test_space_time_get_needs_a_time_and_accepts_iso(capsys, spark, tmp_path):
     assert code == 0, err
 
 
-def test_demo_command_on_the_small_dem(capsys, tmp_path):
-    code, out, err = _run(capsys, "demo", "--out", str(tmp_path / "d"), "--source", "jacksboro", "--tile-size", "64")
-    assert code == 0, err + out
-    assert "[0/6] start Spark" in out and "[6/6] draw the pictures" in out
-    assert "identical to the source pixels" in out
-    assert os.path.exists(tmp_path / "d" / "region.png") and os.path.exists(tmp_path / "d" / "layout.png")
+# the demo command: tests/test_progress.py (its report lines and its progress bars, in one run)
 
 
 def test_value_text():

@@ -138,4 +138,8 @@ def test_demo_prints_its_report_lines_whole_with_complete_bars_between_them(spar
     assert all(d == t > 0 for d, t in _bars("\n".join(bars)).values()), bars
     report = [line for line in lines if line not in bars]
     assert all(re.match(r"(\[\d/\d\] |      |done in )", line) for line in report), report
+    assert report[0].startswith("[0/6] start Spark") and any(line.startswith("[6/6] draw the pictures")
+                                                             for line in report)
+    assert any("identical to the source pixels" in line for line in report)
     assert report[-1].startswith("done in ") and "matches the source" in report[-1]
+    assert os.path.exists(tmp_path / "region.png") and os.path.exists(tmp_path / "layout.png")

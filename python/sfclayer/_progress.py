@@ -104,9 +104,9 @@ class Tracker:
         tqdm = _bar_class()
         out = sys.stderr
         width = _columns(out)
+        sized = {} if width != 0 else {"ncols": 80, "nrows": 24}  # tqdm draws nothing in 0 columns
         self.bar = tqdm(total=0, desc=what, unit="task", file=out, leave=True, dynamic_ncols=bool(width),
-                        ncols=None if width != 0 else 80, nrows=None if width != 0 else 24, mininterval=0.2 if _is_tty(out) else 10.0,
-                        smoothing=0.1, delay=delay)
+                        mininterval=0.2 if _is_tty(out) else 10.0, smoothing=0.1, delay=delay, **sized)
         self._stages = {}  # (key, stage id) -> [done, total]
         self._lock = threading.Lock()
 
@@ -216,15 +216,18 @@ def _status_poller(spark, tracker):
         sc.setLocalProperty("spark.jobGroup.id", group)
     status = sc._jsc.sc().statusTracker()  # the JVM's: one py4j call per question
     before = set(status.getJobIdsForGroup(group))  # a caller's group may hold earlier jobs
+    ended = set()  # jobs whose last counts the tracker has: not asked again
     stop = threading.Event()
 
     def poll():
         for job in status.getJobIdsForGroup(group):
-            if job in before:
+            if job in before or job in ended:
                 continue
             info = status.getJobInfo(job)
             if info.isEmpty():
                 continue
+            if str(info.get().status()) in ("SUCCEEDED", "FAILED"):
+                ended.add(job)
             rows = []
             for sid in info.get().stageIds():
                 stage = status.getStageInfo(sid)
