@@ -63,12 +63,34 @@ public class DelayFs extends FilterFileSystem {
         super();
     }
 
+    /**
+     * The wrapped filesystems, one per class and store, shared by every wrapper (the cache is off for the
+     * wrapper so it takes effect in a running session: an S3A client per call would be slow and leak).
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<String, FileSystem> INNERS =
+        new java.util.concurrent.ConcurrentHashMap<>();
+
     @Override
     public void initialize(URI name, Configuration conf) throws IOException {
         Class<? extends FileSystem> inner = conf.getClass(INNER, LocalFileSystem.class, FileSystem.class);
-        this.fs = ReflectionUtils.newInstance(inner, conf);
-        fs.initialize(name, conf); // newInstance set its conf, so FilterFileSystem would not initialize it
+        String key = inner.getName() + " " + name.getScheme() + "://" + name.getAuthority();
+        FileSystem shared = INNERS.get(key);
+        if (shared == null) {
+            shared = ReflectionUtils.newInstance(inner, conf);
+            shared.initialize(name, conf); // newInstance set its conf, so FilterFileSystem would not initialize it
+            FileSystem raced = INNERS.putIfAbsent(key, shared);
+            if (raced != null) {
+                shared.close();
+                shared = raced;
+            }
+        }
+        this.fs = shared;
         super.initialize(name, conf);
+    }
+
+    @Override
+    public void close() {
+        // the shared wrapped filesystem stays open for the other wrappers
     }
 
     @Override

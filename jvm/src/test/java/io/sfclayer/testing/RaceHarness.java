@@ -64,8 +64,8 @@ public final class RaceHarness {
     public static String run(SparkSession spark, String path, long seed, int threads, int opsPerThread,
                              long budgetMillis, double delayProbability, int delayMaxMillis) throws Exception {
         RaceHarness h = new RaceHarness(spark, path, seed);
-        long started = System.currentTimeMillis();
         h.create();
+        long started = System.currentTimeMillis(); // the budget counts from the layer's creation (Spark's first job)
         Configuration sc = spark.sparkContext().hadoopConfiguration();
         String scheme = new Path(path).toUri().getScheme() == null ? "file" : new Path(path).toUri().getScheme();
         String[] keys = {"fs." + scheme + ".impl", "fs." + scheme + ".impl.disable.cache", DelayFs.INNER};
@@ -152,40 +152,106 @@ public final class RaceHarness {
     }
 
     private void worker(int thread, Random r, int ops, long deadline) {
-        for (int i = 0; i < ops && System.currentTimeMillis() < deadline; i++) {
-            int pick = r.nextInt(20);
-            RaceOp.Kind kind = pick < 9 ? RaceOp.Kind.APPEND : pick < 13 ? RaceOp.Kind.DELETE
-                : pick < 15 ? RaceOp.Kind.COMPACT : pick < 17 ? RaceOp.Kind.VACUUM : RaceOp.Kind.RESTORE;
-            int[] box = null;
-            long target = -1;
-            if (kind == RaceOp.Kind.APPEND || kind == RaceOp.Kind.DELETE) {
-                int c0 = r.nextInt(16), r0 = r.nextInt(16);
-                box = new int[] {c0, r0, Math.min(15, c0 + r.nextInt(4)), Math.min(15, r0 + r.nextInt(4))};
-            } else if (kind == RaceOp.Kind.RESTORE) {
-                long newest = 1;
-                synchronized (history) {
-                    for (RaceOp o : history) {
-                        newest = Math.max(newest, o.version);
-                    }
-                }
-                target = 1 + (long) r.nextInt((int) newest);
-            }
-            RaceOp op = new RaceOp(ids.getAndIncrement(), thread, kind, box, target);
-            history.add(op);
-            boolean shuffled = r.nextBoolean();
-            try {
-                LayerMetadata md = execute(op, shuffled);
-                if (md == null) { // vacuum: no version
-                    op.endMillis = System.currentTimeMillis();
-                    op.outcome = RaceOp.Outcome.COMMITTED;
-                    continue;
-                }
-                committed(op, md);
-                op.observed = scan(md.version);
-            } catch (Throwable t) {
-                classify(op, t);
-            }
+        for (int i = 0; i < ops && (i == 0 || System.currentTimeMillis() < deadline); i++) { // one at least
+            step(thread, r, null);
         }
+    }
+
+    /** One random operation, recorded; {@code log} (the killed writer's) gets a line at its start and end. */
+    private RaceOp step(int thread, Random r, java.io.PrintStream log) {
+        int pick = r.nextInt(20);
+        RaceOp.Kind kind = pick < 9 ? RaceOp.Kind.APPEND : pick < 13 ? RaceOp.Kind.DELETE
+            : pick < 15 ? RaceOp.Kind.COMPACT : pick < 17 ? RaceOp.Kind.VACUUM : RaceOp.Kind.RESTORE;
+        int[] box = null;
+        long target = -1;
+        if (kind == RaceOp.Kind.APPEND || kind == RaceOp.Kind.DELETE) {
+            int c0 = r.nextInt(16), r0 = r.nextInt(16);
+            box = new int[] {c0, r0, Math.min(15, c0 + r.nextInt(4)), Math.min(15, r0 + r.nextInt(4))};
+        } else if (kind == RaceOp.Kind.RESTORE) {
+            long newest = 1;
+            synchronized (history) {
+                for (RaceOp o : history) {
+                    newest = Math.max(newest, o.version);
+                }
+            }
+            target = 1 + (long) r.nextInt((int) newest);
+        }
+        RaceOp op = new RaceOp(ids.getAndIncrement(), thread, kind, box, target);
+        history.add(op);
+        boolean shuffled = r.nextBoolean();
+        if (log != null) {
+            log.println(KillLog.started(op));
+            log.flush();
+        }
+        try {
+            LayerMetadata md = execute(op, shuffled);
+            if (md == null) { // vacuum: no version
+                op.endMillis = System.currentTimeMillis();
+                op.outcome = RaceOp.Outcome.COMMITTED;
+            } else {
+                committed(op, md);
+                if (log == null) {
+                    op.observed = scan(md.version);
+                }
+            }
+        } catch (Throwable t) {
+            classify(op, t);
+        }
+        if (log != null) {
+            log.println(KillLog.ended(op));
+            log.flush();
+        }
+        return op;
+    }
+
+    /**
+     * The writer a kill test runs in a process of its own ({@code KillTest}): creates the layer at
+     * {@code args[0]}, then runs random operations one after the other (seed {@code args[1]}), a line on
+     * stdout at each one's start and end ({@link KillLog}), until it is killed.
+     */
+    public static void main(String[] args) throws Exception {
+        SparkSession spark = SparkSession.builder().master("local[2]").appName("race-writer")
+            .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate();
+        long seed = Long.parseLong(args[1]);
+        RaceHarness h = new RaceHarness(spark, args[0], seed);
+        h.create();
+        System.out.println(KillLog.started(h.history.get(0)));
+        System.out.println(KillLog.ended(h.history.get(0)));
+        System.out.flush();
+        Random r = new Random(seed);
+        while (true) {
+            h.step(0, r, System.out);
+        }
+    }
+
+    /**
+     * After a writer was killed: its history from its lines (an operation started and never ended has an
+     * unknown outcome) and a next append here, the whole history checked (RaceChecker), then a vacuum
+     * and the check again (what is left).
+     */
+    public static String checkAfterKill(SparkSession spark, String path, long seed, List<String> lines)
+            throws Exception {
+        RaceHarness h = new RaceHarness(spark, path, seed);
+        h.history.addAll(KillLog.parse(lines));
+        h.ids.set(h.history.stream().mapToInt(o -> o.id).max().orElse(0) + 1);
+        RaceOp next = new RaceOp(h.ids.getAndIncrement(), 9, RaceOp.Kind.APPEND, new int[] {12, 12, 15, 15}, -1);
+        h.history.add(next);
+        try {
+            committed(next, h.execute(next, false));
+        } catch (Throwable t) {
+            classify(next, t); // FAILED unless a conflict: the checker says so
+        }
+        String before = RaceChecker.check(h.history, h.reader(), seed); // every version the writer left
+        RaceOp vacuum = new RaceOp(h.ids.getAndIncrement(), 9, RaceOp.Kind.VACUUM, null, -1);
+        h.history.add(vacuum);
+        try {
+            h.execute(vacuum, false);
+            vacuum.endMillis = System.currentTimeMillis();
+            vacuum.outcome = RaceOp.Outcome.COMMITTED;
+        } catch (Throwable t) {
+            classify(vacuum, t);
+        }
+        return before + "; after a vacuum: " + RaceChecker.check(h.history, h.reader(), seed);
     }
 
     private LayerMetadata execute(RaceOp op, boolean shuffled) throws IOException {

@@ -44,13 +44,19 @@ public final class RaceOp {
     /** The full scan of the returned version read right after the commit (key → v), or null (vacuumed since). */
     public Map<Integer, Long> observed;
 
-    RaceOp(int id, int thread, Kind kind, int[] box, long target) {
+    /** An operation beginning now. */
+    public RaceOp(int id, int thread, Kind kind, int[] box, long target) {
+        this(id, thread, kind, box, target, System.currentTimeMillis());
+    }
+
+    /** An operation that began at {@code startMillis} (the checker's own tests). */
+    public RaceOp(int id, int thread, Kind kind, int[] box, long target, long startMillis) {
         this.id = id;
         this.thread = thread;
         this.kind = kind;
         this.box = box;
         this.target = target;
-        this.startMillis = System.currentTimeMillis();
+        this.startMillis = startMillis;
     }
 
     /** The value an append writes at a tile: unique to the operation and the tile. */
