@@ -13,7 +13,8 @@ import java.io.File;
 /**
  * The race model on local files (issue 35, {@link RaceHarness}): threads running appends, deletes,
  * compactions, zero-retention vacuums and restores at once on one layer, delays injected at a third of
- * their filesystem calls, every committed version checked against a dict model. A short sample by
+ * their filesystem calls and an IOException at 1 % of them ({@code -Dsfclayer.races.faults=P}), every
+ * committed version checked against a dict model (an operation failed by a fault: wholly in or out). A short sample by
  * default (a fresh seed each run, printed; about a minute); {@code make races} runs long. Settings:
  * {@code -Dsfclayer.races.seed} (replay), {@code .threads}, {@code .ops} (per thread), {@code .seconds}.
  */
@@ -44,6 +45,7 @@ public class RacesTest {
         long seconds = Long.getLong("sfclayer.races.seconds", 45);
         System.out.println("race seed " + seed + " (replay: -Dsfclayer.races.seed=" + seed + ")");
         String path = new File(tmp.getRoot(), "layer-" + seed).getAbsolutePath();
-        System.out.println(RaceHarness.run(spark, path, seed, threads, ops, seconds * 1000, 0.3, 20));
+        double faults = Double.parseDouble(System.getProperty("sfclayer.races.faults", "0.01"));
+        System.out.println(RaceHarness.run(spark, path, seed, threads, ops, seconds * 1000, 0.3, 20, faults));
     }
 }

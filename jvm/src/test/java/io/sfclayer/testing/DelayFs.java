@@ -35,18 +35,30 @@ public class DelayFs extends FilterFileSystem {
     /** Only calls on paths whose path part starts with this are delayed; null: none. */
     public static volatile String scope;
     public static volatile double probability;
+    /** The fraction of calls that throw an IOException instead ({@link #FAULT} in its message), after the delay. */
+    public static volatile double failProbability;
+    /** What an injected fault's message starts with. */
+    public static final String FAULT = "sfclayer race: injected fault";
     public static volatile int maxMillis;
     private static SplittableRandom random = new SplittableRandom(0);
     private static final AtomicLong CALLS = new AtomicLong();
     private static final AtomicLong DELAYED = new AtomicLong();
+    private static final AtomicLong FAULTS = new AtomicLong();
 
     /** Delays calls under {@code scopePath} from now on. */
     public static synchronized void arm(String scopePath, long seed, double p, int max) {
+        arm(scopePath, seed, p, max, 0);
+    }
+
+    /** Delays calls under {@code scopePath} from now on, and fails a fraction {@code fail} of them. */
+    public static synchronized void arm(String scopePath, long seed, double p, int max, double fail) {
+        failProbability = fail;
         random = new SplittableRandom(seed);
         probability = p;
         maxMillis = max;
         CALLS.set(0);
         DELAYED.set(0);
+        FAULTS.set(0);
         scope = scopePath;
     }
 
@@ -54,9 +66,9 @@ public class DelayFs extends FilterFileSystem {
         scope = null;
     }
 
-    /** Calls seen under the scope since {@link #arm}, and how many of them were delayed. */
+    /** Calls seen under the scope since {@link #arm}, how many of them were delayed, and how many failed. */
     public static long[] counts() {
-        return new long[] {CALLS.get(), DELAYED.get()};
+        return new long[] {CALLS.get(), DELAYED.get(), FAULTS.get()};
     }
 
     public DelayFs() {
@@ -105,11 +117,21 @@ public class DelayFs extends FilterFileSystem {
         }
         CALLS.incrementAndGet();
         int ms;
+        boolean fail;
         synchronized (DelayFs.class) {
+            fail = failProbability > 0 && random.nextDouble() < failProbability;
             if (random.nextDouble() >= probability) {
-                return;
+                ms = -1;
+            } else {
+                ms = random.nextInt(maxMillis + 1);
             }
-            ms = random.nextInt(maxMillis + 1);
+        }
+        if (fail) {
+            FAULTS.incrementAndGet();
+            throw new IOException(FAULT + " at " + p);
+        }
+        if (ms < 0) {
+            return;
         }
         DELAYED.incrementAndGet();
         try {

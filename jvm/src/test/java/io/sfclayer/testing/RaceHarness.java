@@ -63,6 +63,13 @@ public final class RaceHarness {
      */
     public static String run(SparkSession spark, String path, long seed, int threads, int opsPerThread,
                              long budgetMillis, double delayProbability, int delayMaxMillis) throws Exception {
+        return run(spark, path, seed, threads, opsPerThread, budgetMillis, delayProbability, delayMaxMillis, 0);
+    }
+
+    /** {@link #run}, with a fraction {@code failProbability} of the layer's filesystem calls failing too. */
+    public static String run(SparkSession spark, String path, long seed, int threads, int opsPerThread,
+                             long budgetMillis, double delayProbability, int delayMaxMillis, double failProbability)
+            throws Exception {
         RaceHarness h = new RaceHarness(spark, path, seed);
         h.create();
         long started = System.currentTimeMillis(); // the budget counts from the layer's creation (Spark's first job)
@@ -73,12 +80,12 @@ public final class RaceHarness {
         for (int i = 0; i < keys.length; i++) {
             saved[i] = sc.get(keys[i]);
         }
-        if (delayProbability > 0) {
+        if (delayProbability > 0 || failProbability > 0) {
             Class<?> inner = FileSystem.getFileSystemClass(scheme, sc);
             sc.set(keys[2], inner.getName());
             sc.set(keys[0], DelayFs.class.getName());
             sc.set(keys[1], "true");
-            DelayFs.arm(new Path(path).toUri().getPath(), seed, delayProbability, delayMaxMillis);
+            DelayFs.arm(new Path(path).toUri().getPath(), seed, delayProbability, delayMaxMillis, failProbability);
         }
         long deadline = started + budgetMillis;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -114,7 +121,8 @@ public final class RaceHarness {
         String stats = RaceChecker.check(h.history, h.reader(), seed);
         return "race seed " + seed + " on " + scheme + ": " + h.history.size() + " operations by " + threads
             + " threads in " + ran / 1000 + " s (" + (delayProbability > 0 ? delays[1] + " of " + delays[0]
-            + " filesystem calls delayed" : "no injected delays") + "); " + stats;
+            + " filesystem calls delayed" : "no injected delays") + (failProbability > 0 ? ", " + delays[2]
+            + " failed" : "") + "); " + stats;
     }
 
     private Configuration conf() {
@@ -191,7 +199,7 @@ public final class RaceHarness {
             } else {
                 committed(op, md);
                 if (log == null) {
-                    op.observed = scan(md.version);
+                    observe(op);
                 }
             }
         } catch (Throwable t) {
@@ -272,6 +280,32 @@ public final class RaceHarness {
         }
     }
 
+    /** Reads the version an operation committed right away (an injected fault in the read: not observed). */
+    private void observe(RaceOp op) {
+        try {
+            op.observed = scan(op.version);
+        } catch (Throwable t) {
+            if (!injected(t)) {
+                op.error = "reading committed version " + op.version + " failed: " + t;
+                op.outcome = RaceOp.Outcome.FAILED;
+            }
+        }
+    }
+
+    private static boolean injected(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (String.valueOf(c.getMessage()).contains(DelayFs.FAULT)) {
+                return true;
+            }
+            for (Throwable s : c.getSuppressed()) {
+                if (injected(s)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     private static void classify(RaceOp op, Throwable t) {
         if (op.endMillis == 0) {
             op.endMillis = System.currentTimeMillis();
@@ -293,11 +327,9 @@ public final class RaceHarness {
             op.error = c.getClass().getSimpleName() + ": " + c.getMessage();
             return;
         }
-        if (op.outcome == RaceOp.Outcome.COMMITTED) {
-            // the version was committed; reading it right after failed: a committed version is damaged
-            op.error = "reading committed version " + op.version + " failed: " + t;
-            op.observed = null;
-            op.outcome = RaceOp.Outcome.FAILED;
+        if (injected(t)) {
+            op.outcome = RaceOp.Outcome.FAULTED;
+            op.error = String.valueOf(t).replace('\n', ' ');
             return;
         }
         op.outcome = RaceOp.Outcome.FAILED;

@@ -19,6 +19,8 @@ public final class RaceOp {
         CONFLICT,
         /** CommitStateUnknown: wholly present or wholly absent. */
         UNKNOWN,
+        /** Failed by a fault the run injected (DelayFs): wholly present or wholly absent. */
+        FAULTED,
         /** Refused before committing for a reason the run allows (a restore of a vacuumed version). */
         REFUSED,
         /** Anything else: the checker fails the run on it. */
