@@ -74,11 +74,12 @@ test: test-jvm test-py
 crash-points: setup
 	$(GRADLE) test --tests 'io.sfclayer.spark.CrashPointsTest' -Dsfclayer.crashpoints.all=true
 
-# The race model long (issue 35): 10 minutes of racing writers on local files (RACE_SEED=N replays a run), then
-# 5 minutes each on HDFS and S3Proxy; `make test` runs a short sample of each.
+# The race model long (issue 35): 10 minutes of racing writers on local files (RACE_SEED=N replays a run), 20
+# writers killed at random points, then 5 minutes each on HDFS and S3Proxy; `make test` runs a short sample of each.
 races: setup hdfs-jars s3-jars
 	$(GRADLE) test --tests 'io.sfclayer.spark.RacesTest' -Dsfclayer.races.seconds=600 -Dsfclayer.races.ops=1000000 \
 	  $(if $(RACE_SEED),-Dsfclayer.races.seed=$(RACE_SEED))
+	$(GRADLE) test --tests 'io.sfclayer.spark.KillTest' -Dsfclayer.kills.rounds=20
 	SFCLAYER_RACE_SECONDS=300 $(if $(RACE_SEED),SFCLAYER_RACE_SEED=$(RACE_SEED)) $(PY) -m pytest -q -s tests/test_races.py
 
 # The dependency ranges at their ends, each in a fresh virtualenv (tests/scripts/ranges.sh); not in `make test`
