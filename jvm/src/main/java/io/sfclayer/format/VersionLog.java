@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
  * {@code v<8-digit version>.json}. The highest version present is the layer; publishing a version
  * is one atomic create-if-absent of its complete document (how depends on the filesystem:
  * {@link CommitPublisher}), so a reader sees the old layer or the new one and never a partial one
- * (docs/FORMAT.md, section 6).
+ * (docs/FORMAT.md, section 6). Over 500 lines: reading and committing the log are one role, the races
+ * between them (a vacuum removing a version a reader or a commit just listed) handled where they meet.
  */
 public final class VersionLog {
     public static final String LOG_DIR = "_sfclayer";
