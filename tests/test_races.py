@@ -1,8 +1,8 @@
 """The race model on HDFS and S3 (issue 35): the harness of the JUnit RacesTest (io.sfclayer.testing.RaceHarness,
 in the benchmark/test jar) run through the session's Spark on the MiniHdfs fixture and on S3Proxy. Threads run random
 appends, deletes, compactions, zero-retention vacuums and restores on one layer, delays injected at filesystem
-calls (io.sfclayer.testing.DelayFs around the store's own filesystem); every committed version is checked against a
-dict model (see RaceChecker). A short sample each; the seed is printed, and SFCLAYER_RACE_SEED replays it,
+calls and an IOException at 1 % of them (io.sfclayer.testing.DelayFs around the store's own filesystem); every
+committed version is checked against a dict model, an operation failed by a fault wholly in or out (see RaceChecker). A short sample each; the seed is printed, and SFCLAYER_RACE_SEED replays it,
 SFCLAYER_RACE_SECONDS makes the run longer (``make races``)."""
 
 import os
@@ -13,7 +13,7 @@ import pytest
 pytestmark = pytest.mark.usefixtures("spark")
 
 
-def _run(spark, path, seconds=30, threads=3, ops=8, delay_probability=0.3, delay_max_millis=20):
+def _run(spark, path, seconds=30, threads=3, ops=8, delay_probability=0.3, delay_max_millis=20, fail_probability=0.01):
     jvm = spark._jvm
     try:
         harness = jvm.java.lang.Class.forName("io.sfclayer.testing.RaceHarness", False,
@@ -26,7 +26,8 @@ def _run(spark, path, seconds=30, threads=3, ops=8, delay_probability=0.3, delay
     print(f"race seed {seed} (replay: SFCLAYER_RACE_SEED={seed})")
     summary = jvm.io.sfclayer.testing.RaceHarness.run(spark._jsparkSession, path, seed, threads,
                                                       ops if "SFCLAYER_RACE_SECONDS" not in os.environ else 10**6,
-                                                      seconds * 1000, delay_probability, delay_max_millis)
+                                                      seconds * 1000, delay_probability, delay_max_millis,
+                                                      fail_probability)
     print(summary)
     assert "FAILED=0" in summary
     return summary
