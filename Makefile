@@ -8,7 +8,7 @@ BENCH_JAR := build/libs/sfclayer-bench.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
 
-.PHONY: setup jar dist maven-repo test-ranges test crash-points test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest geotrellis-fixtures
+.PHONY: setup jar dist maven-repo test-ranges test crash-points races test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest geotrellis-fixtures
 
 setup: $(VENV)/.installed $(JAR) $(BENCH_JAR)
 
@@ -73,6 +73,14 @@ test: test-jvm test-py
 # vacuum checked at every point (issue 35; `make test` runs the IOException and Error modes, sampled checks).
 crash-points: setup
 	$(GRADLE) test --tests 'io.sfclayer.spark.CrashPointsTest' -Dsfclayer.crashpoints.all=true
+
+# The race model long (issue 35): 10 minutes of racing writers on local files (RACE_SEED=N replays a run), 20
+# writers killed at random points, then 5 minutes each on HDFS and S3Proxy; `make test` runs a short sample of each.
+races: setup hdfs-jars s3-jars
+	$(GRADLE) test --tests 'io.sfclayer.spark.RacesTest' -Dsfclayer.races.seconds=600 -Dsfclayer.races.ops=1000000 \
+	  $(if $(RACE_SEED),-Dsfclayer.races.seed=$(RACE_SEED))
+	$(GRADLE) test --tests 'io.sfclayer.spark.KillTest' -Dsfclayer.kills.rounds=20
+	SFCLAYER_RACE_SECONDS=300 $(if $(RACE_SEED),SFCLAYER_RACE_SEED=$(RACE_SEED)) $(PY) -m pytest -q -s tests/test_races.py
 
 # The dependency ranges at their ends, each in a fresh virtualenv (tests/scripts/ranges.sh); `make test` runs the lowest
 test-ranges: dist

@@ -187,3 +187,20 @@ def test_a_read_pinned_on_a_vacuumed_version_says_it_was_vacuumed(spark, tmp_pat
         with sfclayer._jvm.translated():
             pinned.select("v").collect()
     assert "onCorrupt=skip" not in str(e.value) and "versions are now [2]" in str(e.value)
+
+
+def test_a_read_pinned_on_a_vacuumed_format_6_version_says_it_was_vacuumed(spark, tmp_path):
+    # issue 35: a version listing its files through manifests (format 6) loses its manifests to vacuum before
+    # its data files are opened: the error must say the version was vacuumed, not that a manifest is missing
+    path = _path(tmp_path)
+    with helpers.manifest_capacities(spark):
+        _quadrants(spark, path, (0, 0), (8, 8))
+        assert helpers.metadata(path)["formatVersion"] == 6
+        pinned = sfclayer.read(spark, path, version=1)  # its manifests not read yet (a read plans lazily)
+        sfclayer.write(tiles(spark, 8, 8, 8), path, mode="overwrite")
+    sfclayer.vacuum(spark, path, retain=dt.timedelta(0), enforce_retention=False)
+    with pytest.raises(sfclayer.LayerNotFound, match="version 1 of layer .* was removed by vacuum") as e:
+        with sfclayer._jvm.translated():
+            pinned.select("v").collect()
+    assert "its manifest" in str(e.value) and "is missing" not in str(e.value)
+    assert "versions are now [2]" in str(e.value)

@@ -254,7 +254,20 @@ public final class Manifest {
         private final String dirText;
         private final java.nio.file.Path localDir;
 
+        /** The layer, its settings and the version whose manifests a reader reads (-1: none pinned). */
+        private final Configuration conf;
+        private final Path layer;
+        private final long version;
+
         public Store(Configuration conf, Path layer) throws IOException {
+            this(conf, layer, -1);
+        }
+
+        /** A store reading the manifests of {@code version}: one vacuum removed says so (LayerNotFound). */
+        public Store(Configuration conf, Path layer, long version) throws IOException {
+            this.conf = conf;
+            this.layer = layer;
+            this.version = version;
             this.fs = layer.getFileSystem(conf);
             this.dir = new Path(new Path(fs.makeQualified(layer), VersionLog.LOG_DIR), DIR);
             this.dirText = dir.toString();
@@ -300,10 +313,34 @@ public final class Manifest {
                     return in.readAllBytes();
                 }
             } catch (FileNotFoundException | java.nio.file.NoSuchFileException e) {
+                vacuumed(source, e);
                 throw new SfcLayerException.CorruptLayer("manifest " + source + " is missing (the version lists it for"
                     + " SFC indexes " + ref.firstIndex + ".." + ref.lastIndex + ")");
             } catch (org.apache.hadoop.fs.ChecksumException e) {
                 throw new SfcLayerException.CorruptLayer("manifest " + source + " is damaged: " + e.getMessage(), e);
+            }
+        }
+
+        /**
+         * A manifest of the pinned version is missing: when that version is no longer in the log, vacuum
+         * removed it (no damage: LayerNotFound saying so, as DataFileReader says for its data files).
+         * Returns when the version is still there or cannot be told: the manifest is lost.
+         */
+        private void vacuumed(String source, Exception cause) {
+            if (version < 1) {
+                return;
+            }
+            List<Long> versions;
+            try {
+                versions = new VersionLog(conf, layer).versions();
+            } catch (IOException | RuntimeException e) {
+                return;
+            }
+            if (!versions.isEmpty() && !versions.contains(version)) {
+                throw new SfcLayerException.LayerNotFound("version " + version + " of layer " + layer
+                    + " was removed by vacuum while it was being read (its manifest " + source + " is deleted; nothing"
+                    + " is damaged): read a retained version, the layer's versions are now "
+                    + VersionLog.describe(versions), cause);
             }
         }
 

@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
  * {@code v<8-digit version>.json}. The highest version present is the layer; publishing a version
  * is one atomic create-if-absent of its complete document (how depends on the filesystem:
  * {@link CommitPublisher}), so a reader sees the old layer or the new one and never a partial one
- * (docs/FORMAT.md, section 6).
+ * (docs/FORMAT.md, section 6). Over 500 lines: reading and committing the log are one role, the races
+ * between them (a vacuum removing a version a reader or a commit just listed) handled where they meet.
  */
 public final class VersionLog {
     public static final String LOG_DIR = "_sfclayer";
@@ -135,6 +136,21 @@ public final class VersionLog {
 
     /** The metadata of the newest version; LayerNotFound naming the path if there is none. */
     public LayerMetadata current() throws IOException {
+        // The newest version found can be gone when it is read: a commit made a newer one meanwhile and a
+        // vacuum (which never removes the newest) removed it. Looking again finds the newer one (the race
+        // model found an append failing with "no version 7" while 8 was there).
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return newest();
+            } catch (SfcLayerException.LayerNotFound e) {
+                if (attempt == 3 || versions().isEmpty()) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private LayerMetadata newest() throws IOException {
         // Object stores list the log instead of following the hint: one strongly consistent LIST (per
         // 1000 documents) names the newest document and its length, which is then read in one GET;
         // the hint costs a HEAD and a GET for itself, a HEAD per probed version and a HEAD before the
@@ -229,6 +245,7 @@ public final class VersionLog {
         List<Long> vs = versions();
         if (!vs.contains(version)) {
             throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version " + version
+                + (!vs.isEmpty() && version >= 1 && version < vs.get(0) ? ": it was removed by vacuum" : "")
                 + (vs.isEmpty() ? " (it has no versions)" : "; its versions are " + describe(vs)));
         }
         return read(version);
@@ -295,21 +312,32 @@ public final class VersionLog {
         for (int attempt = 0; ; attempt++) {
             java.util.TreeMap<Long, Long> listed = listedVersions();
             long latest = listed.isEmpty() ? 0 : listed.lastKey();
-            if (latest > based) {
-                List<LayerMetadata> newer = new ArrayList<>();
-                for (long v = based + 1; v <= latest; v++) {
-                    newer.add(read(v));
+            try {
+                if (latest > based) {
+                    List<LayerMetadata> newer = new ArrayList<>();
+                    for (long v = based + 1; v <= latest; v++) {
+                        newer.add(read(v));
+                    }
+                    // a batch a newer version holds is not written twice (a replay, or a concurrent duplicate
+                    // that won the race for this number): decided here, before anything is published
+                    Transactions.check(layer.toString(), md, newer.get(newer.size() - 1));
+                    Conflicts.check(layer.toString(), md, newer);
+                    candidate = Conflicts.rebase(md, added, newer.get(newer.size() - 1));
                 }
-                // a batch a newer version holds is not written twice (a replay, or a concurrent duplicate
-                // that won the race for this number): decided here, before anything is published
-                Transactions.check(layer.toString(), md, newer.get(newer.size() - 1));
-                Conflicts.check(layer.toString(), md, newer);
-                candidate = Conflicts.rebase(md, added, newer.get(newer.size() - 1));
+                Transactions.record(candidate);
+                candidate.version = latest + 1;
+                candidate = withManifests(candidate, added);
+                candidate.createdAt = stamp(latest, listed.getOrDefault(latest, -1L));
+            } catch (SfcLayerException.LayerNotFound e) {
+                // A version listed a moment ago is gone: a vacuum removed it (a newer one was committed
+                // meanwhile, the newest is never removed), so this commit cannot check it for conflicts or
+                // stamp after it. Nothing is published (the race model found appends failing with
+                // LayerNotFound "no version 9" here, which named no cause and no remedy).
+                throw new SfcLayerException.ConcurrentUpdate("concurrent update of layer " + layer + ": this "
+                    + md.operation + " read version " + based + ", and a version committed since was removed by a"
+                    + " vacuum before this commit could check it (" + SfcLayerException.reason(e) + "); nothing was"
+                    + " published, retry the " + md.operation);
             }
-            Transactions.record(candidate);
-            candidate.version = latest + 1;
-            candidate = withManifests(candidate, added);
-            candidate.createdAt = stamp(latest, listed.getOrDefault(latest, -1L));
             CandidateCheck.check(layer.toString(), candidate);
             Durable.directory(fs, logDir()); // its manifests directory's name, before a document lists them
             if (publisher.publishDecided(new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),

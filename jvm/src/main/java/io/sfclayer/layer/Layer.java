@@ -115,7 +115,7 @@ public final class Layer {
         }
         if (manifests == null) {
             try {
-                manifests = new ManifestFiles(new Manifest.Store(conf, path), metadata.manifests);
+                manifests = new ManifestFiles(new Manifest.Store(conf, path, metadata.version), metadata.manifests);
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException("cannot open the manifests of layer " + path, e);
             }

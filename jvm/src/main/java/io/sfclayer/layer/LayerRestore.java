@@ -79,7 +79,14 @@ public final class LayerRestore {
                     + (vacuumed ? ": it was removed by vacuum (its version document is gone)"
                     : ": there is no such version") + "; the versions it has are " + describe(vs));
             }
-            return log.read(version);
+            try {
+                return log.read(version);
+            } catch (SfcLayerException.LayerNotFound e) {
+                // listed a moment ago: a vacuum removed it since (the race model found this message missing)
+                throw new SfcLayerException.LayerNotFound("cannot restore version " + version + " of layer " + layer
+                    + ": it was removed by vacuum (its version document is gone); the versions it has are "
+                    + describe(log.versions()), e);
+            }
         }
         try {
             return log.asOf(asOfMillis);

@@ -31,7 +31,7 @@ import static org.junit.Assert.fail;
 
 /**
  * Every filesystem call of an operation a crash point (issue 35): each operation (a small append, a
- * shuffled append, a delete, a compaction, a vacuum) is run once recording its calls on the layer
+ * shuffled append, a delete, a compaction, a vacuum, a restore of version 1, a repair rewriting a file) is run once recording its calls on the layer
  * ({@link CrashPointFs} as the local filesystem of a Spark local session), then once per call and
  * failure mode with that call failing (an IOException, a java.lang.Error, or an IOException from that
  * call on: a crash), each time on a fresh copy of the same layer. After each run the layer must be
@@ -51,6 +51,8 @@ public class CrashPointsTest {
     /** The pristine layer's newest version and its (count, sum) fingerprint. */
     private static long baseVersion;
     private static String baseDigest;
+    /** The name of the pristine layer's first data file (the file the repair rewrites). */
+    private static String repairName;
     /** Every how many points the next write and vacuum are checked too (all with sfclayer.crashpoints.all). */
     private static final int EVERY = 6;
     private static final boolean ALL = Boolean.getBoolean("sfclayer.crashpoints.all");
@@ -73,6 +75,7 @@ public class CrashPointsTest {
         write(0, 0, 4, 5, path, "append", 2); // version 3 rewrites a file: vacuum then has one to remove
         baseVersion = log(path).current().version;
         baseDigest = log(path).current().digest;
+        repairName = io.sfclayer.layer.Layer.open(conf(), path).files().get(0).name;
     }
 
     @AfterClass
@@ -118,6 +121,9 @@ public class CrashPointsTest {
         OPERATIONS.put("delete", p -> SfcLayerCommands.deleteVersion(spark, p, "0,0,3,3", null, null));
         OPERATIONS.put("compact", p -> SfcLayerUpdate.compact(spark, p));
         OPERATIONS.put("vacuum", p -> Vacuum.run(conf(), p, 0, false, false));
+        OPERATIONS.put("restore", p -> io.sfclayer.layer.LayerRestore.restore(conf(), p, 1, -1));
+        // repair's path (read a named file, rewrite it without its damaged records, commit) on a whole file
+        OPERATIONS.put("repair", p -> SfcLayerUpdate.repair(spark, p, baseVersion, List.of(repairName), Map.of()));
     }
 
     /** A fresh copy of the pristine layer (files keep their times). */

@@ -1,0 +1,418 @@
+package io.sfclayer.testing;
+
+import io.sfclayer.SfcLayerException;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.VersionLog;
+import io.sfclayer.layer.LayerVerifier;
+import io.sfclayer.layer.Vacuum;
+import io.sfclayer.spark.HadoopConfs;
+import io.sfclayer.spark.SfcLayerCommands;
+import io.sfclayer.spark.SfcLayerUpdate;
+import io.sfclayer.spark.SfcLayerWrite;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SaveMode;
+import org.apache.spark.sql.SparkSession;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A Jepsen-style race run (issue 35): several threads of one JVM run random operations (appends on
+ * the driver and shuffled, deletes, compactions, zero-retention vacuums, restores) on one 16 x 16
+ * layer through a Spark session, with random delays at filesystem calls ({@link DelayFs}), each
+ * operation's outcome recorded; then {@link RaceChecker} replays the committed history on a dict model
+ * and checks every version the run read and every version left in the log. The seed fixes each
+ * thread's operations and the delays' distribution (the schedule is the machine's): a failure prints
+ * it, and {@code run} with it replays the same operations. Any filesystem Spark reaches (local files,
+ * HDFS, S3A). Test sources only: the JUnit test and tests/test_races.py call {@link #run}.
+ */
+public final class RaceHarness {
+    private static final String FORMAT = "io.sfclayer.spark.SfcLayerSource";
+
+    private final SparkSession spark;
+    private final String path;
+    private final long seed;
+    private final List<RaceOp> history = Collections.synchronizedList(new ArrayList<>());
+    private final AtomicInteger ids = new AtomicInteger();
+
+    private RaceHarness(SparkSession spark, String path, long seed) {
+        this.spark = spark;
+        this.path = path;
+        this.seed = seed;
+    }
+
+    /**
+     * Runs {@code threads} threads of up to {@code opsPerThread} operations each within {@code budgetMillis},
+     * delaying a fraction {@code delayProbability} of the filesystem calls on the layer by up to
+     * {@code delayMaxMillis} ms (no delaying filesystem at all when 0), then checks. Returns a one-line
+     * summary; throws AssertionError naming the seed and every violation.
+     */
+    public static String run(SparkSession spark, String path, long seed, int threads, int opsPerThread,
+                             long budgetMillis, double delayProbability, int delayMaxMillis) throws Exception {
+        return run(spark, path, seed, threads, opsPerThread, budgetMillis, delayProbability, delayMaxMillis, 0);
+    }
+
+    /** {@link #run}, with a fraction {@code failProbability} of the layer's filesystem calls failing too. */
+    public static String run(SparkSession spark, String path, long seed, int threads, int opsPerThread,
+                             long budgetMillis, double delayProbability, int delayMaxMillis, double failProbability)
+            throws Exception {
+        RaceHarness h = new RaceHarness(spark, path, seed);
+        h.create();
+        long started = System.currentTimeMillis(); // the budget counts from the layer's creation (Spark's first job)
+        Configuration sc = spark.sparkContext().hadoopConfiguration();
+        String scheme = new Path(path).toUri().getScheme() == null ? "file" : new Path(path).toUri().getScheme();
+        String[] keys = {"fs." + scheme + ".impl", "fs." + scheme + ".impl.disable.cache", DelayFs.INNER};
+        String[] saved = new String[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            saved[i] = sc.get(keys[i]);
+        }
+        if (delayProbability > 0 || failProbability > 0) {
+            Class<?> inner = FileSystem.getFileSystemClass(scheme, sc);
+            sc.set(keys[2], inner.getName());
+            sc.set(keys[0], DelayFs.class.getName());
+            sc.set(keys[1], "true");
+            DelayFs.arm(new Path(path).toUri().getPath(), seed, delayProbability, delayMaxMillis, failProbability);
+        }
+        long deadline = started + budgetMillis;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                final int thread = t;
+                done.add(pool.submit(() -> {
+                    h.worker(thread, new Random(seed * 1_000_003L + thread), opsPerThread, deadline);
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get();
+            }
+        } finally {
+            pool.shutdownNow();
+            pool.awaitTermination(60, TimeUnit.SECONDS);
+            DelayFs.disarm();
+            for (int i = 0; i < keys.length; i++) {
+                if (saved[i] == null) {
+                    sc.unset(keys[i]);
+                } else {
+                    sc.set(keys[i], saved[i]);
+                }
+            }
+        }
+        long[] delays = DelayFs.counts();
+        long ran = System.currentTimeMillis() - started;
+        if (Boolean.getBoolean("sfclayer.races.verbose")) {
+            h.history.forEach(o -> System.out.println("  " + o));
+        }
+        String stats = RaceChecker.check(h.history, h.reader(), seed);
+        return "race seed " + seed + " on " + scheme + ": " + h.history.size() + " operations by " + threads
+            + " threads in " + ran / 1000 + " s (" + (delayProbability > 0 ? delays[1] + " of " + delays[0]
+            + " filesystem calls delayed" : "no injected delays") + (failProbability > 0 ? ", " + delays[2]
+            + " failed" : "") + "); " + stats;
+    }
+
+    private Configuration conf() {
+        return HadoopConfs.forOptions(spark, Map.of());
+    }
+
+    /** Version 1: the 8 x 8 tiles at (0, 0), by operation 0. */
+    private void create() throws IOException {
+        RaceOp op = new RaceOp(ids.getAndIncrement(), -1, RaceOp.Kind.APPEND, new int[] {0, 0, 7, 7}, -1);
+        LayerMetadata md = SfcLayerWrite.run(spark, tiles(op), path, SaveMode.ErrorIfExists, options("1m"));
+        committed(op, md);
+        history.add(op);
+    }
+
+    private Map<String, String> options(String small) {
+        return Map.of("bounds", "0,0,15,15", "partitions", "2", "blockSize", "64k", "smallAppendBytes", small);
+    }
+
+    private Dataset<Row> tiles(RaceOp op) {
+        int[] b = op.box;
+        int w = b[2] - b[0] + 1;
+        int n = w * (b[3] - b[1] + 1);
+        String col = "int(id % " + w + ") + " + b[0];
+        String row = "int(id DIV " + w + ") + " + b[1];
+        return spark.range(n).selectExpr(col + " AS col", row + " AS row",
+            op.id + " * 100000L + (" + col + ") * 100L + " + row + " AS v");
+    }
+
+    private static void committed(RaceOp op, LayerMetadata md) {
+        op.endMillis = System.currentTimeMillis();
+        op.outcome = RaceOp.Outcome.COMMITTED;
+        op.version = md.version;
+        op.writeId = md.writeId;
+        op.createdAtMillis = java.time.Instant.parse(md.createdAt).toEpochMilli();
+    }
+
+    private void worker(int thread, Random r, int ops, long deadline) {
+        for (int i = 0; i < ops && (i == 0 || System.currentTimeMillis() < deadline); i++) { // one at least
+            step(thread, r, null);
+        }
+    }
+
+    /** One random operation, recorded; {@code log} (the killed writer's) gets a line at its start and end. */
+    private RaceOp step(int thread, Random r, java.io.PrintStream log) {
+        int pick = r.nextInt(20);
+        RaceOp.Kind kind = pick < 9 ? RaceOp.Kind.APPEND : pick < 13 ? RaceOp.Kind.DELETE
+            : pick < 15 ? RaceOp.Kind.COMPACT : pick < 17 ? RaceOp.Kind.VACUUM : RaceOp.Kind.RESTORE;
+        int[] box = null;
+        long target = -1;
+        if (kind == RaceOp.Kind.APPEND || kind == RaceOp.Kind.DELETE) {
+            int c0 = r.nextInt(16), r0 = r.nextInt(16);
+            box = new int[] {c0, r0, Math.min(15, c0 + r.nextInt(4)), Math.min(15, r0 + r.nextInt(4))};
+        } else if (kind == RaceOp.Kind.RESTORE) {
+            long newest = 1;
+            synchronized (history) {
+                for (RaceOp o : history) {
+                    newest = Math.max(newest, o.version);
+                }
+            }
+            target = 1 + (long) r.nextInt((int) newest);
+        }
+        RaceOp op = new RaceOp(ids.getAndIncrement(), thread, kind, box, target);
+        history.add(op);
+        boolean shuffled = r.nextBoolean();
+        if (log != null) {
+            log.println(KillLog.started(op));
+            log.flush();
+        }
+        try {
+            LayerMetadata md = execute(op, shuffled);
+            if (md == null) { // vacuum: no version
+                op.endMillis = System.currentTimeMillis();
+                op.outcome = RaceOp.Outcome.COMMITTED;
+            } else {
+                committed(op, md);
+                if (log == null) {
+                    observe(op);
+                }
+            }
+        } catch (Throwable t) {
+            classify(op, t);
+        }
+        if (log != null) {
+            log.println(KillLog.ended(op));
+            log.flush();
+        }
+        return op;
+    }
+
+    /**
+     * The writer a kill test runs in a process of its own ({@code KillTest}): creates the layer at
+     * {@code args[0]}, then runs random operations one after the other (seed {@code args[1]}), a line on
+     * stdout at each one's start and end ({@link KillLog}), until it is killed.
+     */
+    public static void main(String[] args) throws Exception {
+        SparkSession spark = SparkSession.builder().master("local[2]").appName("race-writer")
+            .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate();
+        long seed = Long.parseLong(args[1]);
+        RaceHarness h = new RaceHarness(spark, args[0], seed);
+        h.create();
+        System.out.println(KillLog.started(h.history.get(0)));
+        System.out.println(KillLog.ended(h.history.get(0)));
+        System.out.flush();
+        Random r = new Random(seed);
+        while (true) {
+            h.step(0, r, System.out);
+        }
+    }
+
+    /**
+     * After a writer was killed: its history from its lines (an operation started and never ended has an
+     * unknown outcome) and a next append here, the whole history checked (RaceChecker), then a vacuum
+     * and the check again (what is left).
+     */
+    public static String checkAfterKill(SparkSession spark, String path, long seed, List<String> lines)
+            throws Exception {
+        RaceHarness h = new RaceHarness(spark, path, seed);
+        h.history.addAll(KillLog.parse(lines));
+        h.ids.set(h.history.stream().mapToInt(o -> o.id).max().orElse(0) + 1);
+        RaceOp next = new RaceOp(h.ids.getAndIncrement(), 9, RaceOp.Kind.APPEND, new int[] {12, 12, 15, 15}, -1);
+        h.history.add(next);
+        try {
+            committed(next, h.execute(next, false));
+        } catch (Throwable t) {
+            classify(next, t); // FAILED unless a conflict: the checker says so
+        }
+        String before = RaceChecker.check(h.history, h.reader(), seed); // every version the writer left
+        RaceOp vacuum = new RaceOp(h.ids.getAndIncrement(), 9, RaceOp.Kind.VACUUM, null, -1);
+        h.history.add(vacuum);
+        try {
+            h.execute(vacuum, false);
+            vacuum.endMillis = System.currentTimeMillis();
+            vacuum.outcome = RaceOp.Outcome.COMMITTED;
+        } catch (Throwable t) {
+            classify(vacuum, t);
+        }
+        return before + "; after a vacuum: " + RaceChecker.check(h.history, h.reader(), seed);
+    }
+
+    private LayerMetadata execute(RaceOp op, boolean shuffled) throws IOException {
+        int[] b = op.box;
+        switch (op.kind) {
+            case APPEND:
+                return SfcLayerWrite.run(spark, tiles(op), path, SaveMode.Append, options(shuffled ? "0" : "1m"));
+            case DELETE:
+                return SfcLayerCommands.deleteVersion(spark, path, b[0] + "," + b[1] + "," + b[2] + "," + b[3], null,
+                    null);
+            case COMPACT:
+                return SfcLayerUpdate.compact(spark, path);
+            case RESTORE:
+                return SfcLayerCommands.restoreVersion(spark, path, op.target, null);
+            default:
+                Vacuum.run(conf(), path, 0, false, false);
+                return null;
+        }
+    }
+
+    /** Reads the version an operation committed right away (an injected fault in the read: not observed). */
+    private void observe(RaceOp op) {
+        try {
+            op.observed = scan(op.version);
+        } catch (Throwable t) {
+            if (!injected(t)) {
+                op.error = "reading committed version " + op.version + " failed: " + t;
+                op.outcome = RaceOp.Outcome.FAILED;
+            }
+        }
+    }
+
+    private static boolean injected(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (String.valueOf(c.getMessage()).contains(DelayFs.FAULT)) {
+                return true;
+            }
+            for (Throwable s : c.getSuppressed()) {
+                if (injected(s)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static void classify(RaceOp op, Throwable t) {
+        if (op.endMillis == 0) {
+            op.endMillis = System.currentTimeMillis();
+        }
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof SfcLayerException.ConcurrentUpdate) {
+                op.outcome = RaceOp.Outcome.CONFLICT;
+            } else if (c instanceof SfcLayerException.CommitStateUnknown) {
+                op.outcome = RaceOp.Outcome.UNKNOWN;
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile("write (\\S+) to layer")
+                    .matcher(String.valueOf(c.getMessage()));
+                op.writeId = m.find() ? m.group(1) : null;
+            } else if (c instanceof SfcLayerException.LayerNotFound && op.kind == RaceOp.Kind.RESTORE
+                && String.valueOf(c.getMessage()).contains("vacuum")) {
+                op.outcome = RaceOp.Outcome.REFUSED;
+            } else {
+                continue;
+            }
+            op.error = c.getClass().getSimpleName() + ": " + c.getMessage();
+            return;
+        }
+        if (injected(t)) {
+            op.outcome = RaceOp.Outcome.FAULTED;
+            op.error = String.valueOf(t).replace('\n', ' ');
+            return;
+        }
+        op.outcome = RaceOp.Outcome.FAILED;
+        java.io.StringWriter w = new java.io.StringWriter();
+        t.printStackTrace(new java.io.PrintWriter(w));
+        String s = w.toString();
+        op.error = s.length() > 3000 ? s.substring(0, 3000) : s;
+    }
+
+    private Dataset<Row> version(long v) {
+        return spark.read().format(FORMAT).option("versionAsOf", String.valueOf(v)).load(path);
+    }
+
+    /** The full scan of version v, key → v; null when vacuum removed that version (LayerNotFound saying so). */
+    private Map<Integer, Long> scan(long v) {
+        try {
+            return rows(version(v));
+        } catch (RuntimeException e) {
+            if (vacuumed(e)) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    private static boolean vacuumed(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof SfcLayerException.LayerNotFound) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static Map<Integer, Long> rows(Dataset<Row> df) {
+        TreeMap<Integer, Long> out = new TreeMap<>();
+        for (Row row : df.select("col", "row", "v").collectAsList()) {
+            Long prev = out.put(RaceOp.key(row.getInt(0), row.getInt(1)), row.getLong(2));
+            if (prev != null) {
+                throw new AssertionError("tile (" + row.getInt(0) + ", " + row.getInt(1) + ") read twice");
+            }
+        }
+        return out;
+    }
+
+    /** What the checker reads from storage after the run. */
+    private RaceChecker.Reader reader() {
+        return new RaceChecker.Reader() {
+            @Override
+            public List<LayerMetadata> history() throws IOException {
+                return new VersionLog(conf(), new Path(path)).history();
+            }
+
+            @Override
+            public Map<Integer, Long> scan(long v) {
+                return rows(version(v));
+            }
+
+            @Override
+            public long count(long v) {
+                return version(v).count();
+            }
+
+            @Override
+            public Long lookup(long v, int col, int row) {
+                List<Row> rs = version(v).where("col = " + col + " AND row = " + row).select("v").collectAsList();
+                if (rs.size() > 1) {
+                    throw new AssertionError("look-up of (" + col + ", " + row + ") in version " + v + " found "
+                        + rs.size() + " tiles");
+                }
+                return rs.isEmpty() ? null : rs.get(0).getLong(0);
+            }
+
+            @Override
+            public Map<Integer, Long> asOf(long millis) {
+                return rows(spark.read().format(FORMAT).option("timestampAsOf",
+                    java.time.Instant.ofEpochMilli(millis).toString()).load(path));
+            }
+
+            @Override
+            public String verify(long v) throws IOException {
+                return LayerVerifier.run(conf(), path, v);
+            }
+        };
+    }
+}
