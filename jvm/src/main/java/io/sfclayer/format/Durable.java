@@ -60,39 +60,8 @@ public final class Durable {
         if (!local && !hsync) {
             return out; // an object store: the completed upload is durable
         }
-        OutputStream synced = new OutputStream() {
-            private boolean closed;
-
-            @Override
-            public void write(int b) throws IOException {
-                out.write(b);
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) throws IOException {
-                out.write(b, off, len);
-            }
-
-            @Override
-            public void flush() throws IOException {
-                out.flush();
-            }
-
-            @Override
-            public void close() throws IOException {
-                if (closed) {
-                    return;
-                }
-                closed = true;
-                if (hsync) {
-                    out.hsync();
-                }
-                out.close();
-                if (local) {
-                    force(fs, p);
-                }
-            }
-        };
+        OutputStream synced = new ClosingOutputStream(out, hsync ? out::hsync : null,
+            local ? () -> force(fs, p) : null);
         return new FSDataOutputStream(synced, null);
     }
 

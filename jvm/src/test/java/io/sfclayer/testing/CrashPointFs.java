@@ -1,5 +1,7 @@
 package io.sfclayer.testing;
 
+import io.sfclayer.format.ClosingOutputStream;
+
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -130,34 +132,7 @@ public class CrashPointFs extends FilterFileSystem {
                                      short replication, long blockSize, Progressable progress) throws IOException {
         call("create", f);
         FSDataOutputStream out = fs.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
-        OutputStream counted = new OutputStream() {
-            private boolean closed;
-
-            @Override
-            public void write(int b) throws IOException {
-                out.write(b);
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) throws IOException {
-                out.write(b, off, len);
-            }
-
-            @Override
-            public void flush() throws IOException {
-                out.flush();
-            }
-
-            @Override
-            public void close() throws IOException {
-                if (closed) {
-                    return;
-                }
-                call("close", f);
-                closed = true;
-                out.close();
-            }
-        };
+        OutputStream counted = new ClosingOutputStream(out, () -> call("close", f), null);
         return new FSDataOutputStream(counted, statistics);
     }
 

@@ -1,5 +1,7 @@
 package io.sfclayer.testing;
 
+import io.sfclayer.format.ClosingOutputStream;
+
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
@@ -60,34 +62,20 @@ public final class Faults {
             return out;
         }
         long slowMillis = conf.getLong(SLOW_MILLIS, 60_000);
-        OutputStream faulty = new OutputStream() {
-            @Override
-            public void write(int b) throws IOException {
-                out.write(b);
+        OutputStream faulty = new ClosingOutputStream(out, null, () -> {
+            if (fail) {
+                throw new IOException("sfclayer test fault: attempt 0 of task " + partition
+                    + " fails after writing a data file");
             }
-
-            @Override
-            public void write(byte[] b, int off, int len) throws IOException {
-                out.write(b, off, len);
+            try {
+                Thread.sleep(slowMillis);
+            } catch (InterruptedException e) {
+                // killed (another attempt succeeded): end as a killed task does
+                Thread.currentThread().interrupt();
+                throw new IOException("sfclayer test fault: slow attempt 0 of task " + partition
+                    + " was interrupted", e);
             }
-
-            @Override
-            public void close() throws IOException {
-                out.close();
-                if (fail) {
-                    throw new IOException("sfclayer test fault: attempt 0 of task " + partition
-                        + " fails after writing a data file");
-                }
-                try {
-                    Thread.sleep(slowMillis);
-                } catch (InterruptedException e) {
-                    // killed (another attempt succeeded): end as a killed task does
-                    Thread.currentThread().interrupt();
-                    throw new IOException("sfclayer test fault: slow attempt 0 of task " + partition
-                        + " was interrupted", e);
-                }
-            }
-        };
+        });
         return new FSDataOutputStream(faulty, stats);
     }
 
