@@ -357,12 +357,16 @@ def test_the_cli_starts_without_importing_the_server_or_spark(layers):
     import subprocess
     import sys
 
-    from sfclayer import cli, server
+    from sfclayer import cli, demo, ingestion, pyramids, server
 
     assert cli._DEFAULT_COALESCE_MS == server.DEFAULT_COALESCE_MS
+    assert cli.DEMO_SOURCES == tuple(sorted(demo.SOURCES))
+    assert (cli.RESAMPLING, cli.DOWNSAMPLING) == (ingestion.RESAMPLING, pyramids.DOWNSAMPLING)
+    # nor what only writes or the demo need (their imports were most of `sfclayer info`'s 0.75 s)
     script = ("import sys; from sfclayer import cli; cli.main(['info', %r]); "
-              "print(sorted(m for m in ('pyspark', 'py4j', 'uvicorn', 'sfclayer.server') if m in sys.modules))"
-              % layers["z-none"])
+              "print(sorted(m for m in ('pyspark', 'py4j', 'uvicorn', 'sfclayer.server', 'sfclayer.demo', "
+              "'sfclayer.ingestion', 'sfclayer.pyramids', 'sfclayer.zonal', 'sfclayer.integrity') "
+              "if m in sys.modules))" % layers["z-none"])
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     assert out.returncode == 0, out.stderr
