@@ -188,6 +188,43 @@ def test_random_boxes_counts_and_windows(spark, layers, data):
                         np.testing.assert_array_equal(np.ma.getmaskarray(a), np.ma.getmaskarray(b))
 
 
+def test_warm_windows_from_the_tile_directory_equal_fresh_ones_through_evictions(layers):
+    """A window whose tiles an earlier one read is found without a scan (the version's tile directory);
+    it equals a fresh reader's window, also while a tiny cache evicts the blocks its tiles came from
+    (their directory entries go with them, weakly held)."""
+    import gc
+
+    from sfclayer._windows import Window
+
+    path = layers["raster"]
+    rnd = random.Random(33)
+    boxes = []
+    for _ in range(12):
+        x0, y0 = rnd.uniform(0, 60), rnd.uniform(0, 40)
+        boxes.append((x0, y0, x0 + rnd.uniform(1, 12), y0 + rnd.uniform(1, 10)))
+    want = []
+    for b in boxes:
+        with sfclayer.open(path) as fresh:  # nothing cached: each window scans
+            want.append(fresh.to_numpy(b, masked=True))
+    for cache_bytes in (None, 8000):  # 8000 B: a few blocks, evicted and read again by the boxes
+        with sfclayer.open(path, cache_bytes=cache_bytes) as layer:
+            p = layer._use_pinned()
+            hits = 0
+            for _ in range(3):
+                for b, w in zip(boxes * 2, want * 2):
+                    keys = Window(layer._window_metadata(), b).keys
+                    hits += p.window_pixels(*keys) is not None
+                    got = layer.to_numpy(b, masked=True)
+                    np.testing.assert_array_equal(np.ma.getdata(got), np.ma.getdata(w))
+                    np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(w))
+                    gc.collect()
+            assert hits > 0  # boxes without an absent tile, found in the directory (not evicted since)
+            if cache_bytes:  # what the directory points at is what the cache holds: no entry outlives its block
+                alive = {k for k, (ref, _) in list(p._directory.items()) if ref() is not None}
+                assert alive == set(p._directory)
+                assert layer.stats()["cached_bytes"] <= cache_bytes
+
+
 def test_pyramid_levels_and_time_travel(spark, layers):
     path = layers["raster"]
     for zoom in sfclayer.pyramid_levels(spark, path):

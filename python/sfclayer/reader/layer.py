@@ -275,6 +275,9 @@ class LocalLayer(Layer):
             box, ranges, _ = self._box(p, None, keys, None, None, None)
         else:
             c0, r0, c1, r1 = keys
+            found = p.window_pixels(c0, r0, c1, r1)  # every tile seen by an earlier window: no scan
+            if found is not None:
+                return found
             box, ranges = (c0, r0, c1, r1, 0, 0), p.ranges(c0, r0, c1, r1, 0, 0, MAX_RANGES)
         return () if box is None else p.scan(box, ranges, pixels=True)
 

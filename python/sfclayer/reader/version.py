@@ -15,6 +15,7 @@ import io
 import json
 import os
 import threading
+import weakref
 
 import fastavro
 
@@ -67,6 +68,13 @@ class _Block:
         self.nbytes = sum(len(g) for g in self.stored) + 64 * len(records) + 128
 
 
+class _Pixels(list):
+    """A block record's ``(tile, raster.to_numpy(tile))`` pairs, referred to weakly by a version's tile
+    directory: they go when their block leaves the cache, and their directory entries with them."""
+
+    __slots__ = ("ref", "__weakref__")
+
+
 class PinnedVersion:
     """What a reader of one version needs: its document, key index, files, and the caches."""
 
@@ -97,6 +105,9 @@ class PinnedVersion:
         self._firsts = [f.first_index for f in files] if files is not None else None
         self._grid = None
         self._ranges = ByteLRU(1 << 20)  # key box -> its SFC ranges: a warm window or count repeats its box
+        # (col, row) -> (weak reference to a cached _Pixels, position): where a warm window finds its tiles
+        # without a scan, as GDAL's block cache is found by block number; filled by scans for pixels
+        self._directory = {}
 
     @property
     def grid(self):
@@ -288,15 +299,31 @@ class PinnedVersion:
                 out.append(e)
         return out
 
-    def pixels(self, block: _Block, j: int, tiles) -> list:
-        """The pixels of a block's record ``j`` (its decoded ``tiles``) as ``raster.to_numpy`` views, made once."""
-        arrays = block.arrays[j]
-        if arrays is None:
+    def pixels(self, block: _Block, j: int, tiles) -> "_Pixels":
+        """A block's record ``j`` (its decoded ``tiles``) as ``(tile, raster.to_numpy(tile))`` pairs, made once."""
+        pairs = block.arrays[j]
+        if pairs is None:
             from ..raster import to_numpy
 
-            arrays = block.arrays[j] = [to_numpy(t) for _, t in tiles]
-            self.tiles.grow(block.key, 112 * len(arrays))
-        return arrays
+            pairs = _Pixels((t, to_numpy(t)) for _, t in tiles)
+            pairs.ref = weakref.ref(pairs, _forget(self._directory, [k for k, _ in tiles]))
+            block.arrays[j] = pairs
+            self.tiles.grow(block.key, 160 * len(pairs))
+        return pairs
+
+    def window_pixels(self, c0: int, r0: int, c1: int, r1: int) -> list | None:
+        """``(tile, pixels)`` of every key of a spatial key box, row by row, from the tile directory; None
+        when one is not there (not yet scanned, evicted, or not in the layer: the caller scans)."""
+        d = self._directory
+        out = []
+        for r in range(r0, r1 + 1):
+            for c in range(c0, c1 + 1):
+                hit = d.get((c, r))
+                pairs = hit[0]() if hit is not None else None
+                if pairs is None:
+                    return None
+                out.append(pairs[hit[1]])
+        return out
 
     def scan(self, box, ranges, accept=None, pixels=False):
         """Tiles whose key lies in ``box`` ``(c0, r0, c1, r1, t0, t1)`` within the SFC ``ranges``, in index order.
@@ -341,7 +368,7 @@ class PinnedVersion:
                         continue
                     group = block.tiles[j] or self.decoded(entry, block, j)  # (a warm window's tiles: no call)
                     if pixels:
-                        arrays = block.arrays[j] or self.pixels(block, j, group)
+                        pairs = block.arrays[j] or self.pixels(block, j, group)
                     for n, (k, tile) in enumerate(group):
                         if not (c0 <= k[0] <= c1 and r0 <= k[1] <= r1):
                             continue
@@ -349,7 +376,22 @@ class PinnedVersion:
                             continue
                         if accept is not None and not accept(k[0], k[1]):
                             continue
-                        yield (tile, arrays[n]) if pixels else tile
+                        if pixels:
+                            if not st:
+                                self._directory[k] = (pairs.ref, n)
+                            yield pairs[n]
+                        else:
+                            yield tile
+
+
+def _forget(directory, keys):
+    """The callback of a _Pixels' weak reference: its keys leave the directory (unless filled anew since)."""
+    def forget(ref):
+        for k in keys:
+            hit = directory.get(k)
+            if hit is not None and hit[0] is ref:
+                directory.pop(k, None)
+    return forget
 
 
 def _reset_lock():
