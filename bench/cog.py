@@ -339,8 +339,8 @@ def render(cog, jvm, inproc, inproc_note, s3, latency_ms, command, load, note=No
     if inproc and "copies" in inproc:
         lines.append(f"Where a warm window's time goes (in-process): its numpy copies alone (the same slices of "
                      f"the same cached tiles, no reader) take {inproc['copies']:.2f} ms of its "
-                     f"{inproc['window']:.2f} ms; the rest is the reader's Python (key ranges, the decoded-tile "
-                     "cache, the window's geometry). A cold tile: read, CRC32C, zstd, the delta filter undone "
+                     f"{inproc['window']:.2f} ms; the rest is the reader's Python (the window's geometry, its tiles "
+                     "found in the version's tile directory or scanned). A cold tile: read, CRC32C, zstd, the delta filter undone "
                      "(imagecodecs), Avro (fastavro).")
         lines.append("")
     if info:
