@@ -175,6 +175,49 @@ def measure_layer(open_layer, path, cog, reps, reference):
     return out
 
 
+def info_seconds(path, cog, runs=7):
+    """p50 wall seconds of a new process answering `sfclayer info PATH` (in-process reader) and `rio info
+    COG` (rasterio's CLI), run alternately; and of `python -c "import numpy"`, the floor of both."""
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    rio = os.path.join(os.path.dirname(sys.executable), "rio")
+    cmds = {"sfclayer": [sys.executable, "-m", "sfclayer", "info", path], "rio": [rio, "info", cog],
+            "numpy": [sys.executable, "-c", "import numpy"]}
+    times = {k: [] for k in cmds}
+    for _ in range(runs):
+        for k, cmd in cmds.items():
+            t = time.perf_counter()
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+            times[k].append(time.perf_counter() - t)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def copy_floor(layer, bbox, reps):
+    """p50 ms of the window's numpy copies alone (the same slices of the same cached tiles, no reader):
+    what a warm window costs besides the reader's Python."""
+    from sfclayer._windows import Window
+
+    w = Window(layer._window_metadata(), bbox)
+    b = w.grid.bounds
+    jobs = []
+    for t in layer._window_tiles(w.keys):
+        t, a = t if isinstance(t, tuple) else (t, _tile_array(t))
+        x0, y0 = (t["col"] - b.col_min) * w.tw, (t["row"] - b.row_min) * w.th
+        a0, a1, c0, c1 = max(w.i0, x0), min(w.i1, x0 + a.shape[2]), max(w.j0, y0), min(w.j1, y0 + a.shape[1])
+        jobs.append((a, (slice(None), slice(c0 - w.j0, c1 - w.j0), slice(a0 - w.i0, a1 - w.i0)),
+                     (slice(None), slice(c0 - y0, c1 - y0), slice(a0 - x0, a1 - x0))))
+    shape = (jobs[0][0].shape[0], w.j1 - w.j0, w.i1 - w.i0)
+
+    def copies():
+        out = np.empty(shape, jobs[0][0].dtype)
+        for a, dst, src in jobs:
+            out[dst] = a[src]
+
+    copies()
+    return _p50(copies, reps)
+
+
 def inprocess_opener():
     """``sfclayer.open(path)`` without Spark, or the reason it is not there."""
     import sfclayer
@@ -288,7 +331,22 @@ def render(cog, jvm, inproc, inproc_note, s3, latency_ms, command, load, note=No
         lines.append(f"| {label} | {ms(cog, k)} | {ms(jvm, k)} | {ratio(jvm, k)} | {ms(inproc, k)} | {ratio(inproc, k)} |")
     lines.append(f"| bytes on disk (no overviews) | {mib(cog['bytes'])} | {mib(jvm['bytes'])} | "
                  f"{jvm['bytes'] / cog['bytes']:.2f}× | (the same layer) | |")
+    info = (inproc or {}).get("info")
+    if info:
+        lines.append(f"| a new process's `info` (wall; `rio info` for the COG) | {info['rio'] * 1000:.0f} ms | "
+                     f"(starts Spark) | | {info['sfclayer'] * 1000:.0f} ms | {info['sfclayer'] / info['rio']:.1f}× |")
     lines.append("")
+    if inproc and "copies" in inproc:
+        lines.append(f"Where a warm window's time goes (in-process): its numpy copies alone (the same slices of "
+                     f"the same cached tiles, no reader) take {inproc['copies']:.2f} ms of its "
+                     f"{inproc['window']:.2f} ms; the rest is the reader's Python (the window's geometry, its tiles "
+                     "found in the version's tile directory or scanned). A cold tile: read, CRC32C, zstd, the delta filter undone "
+                     "(imagecodecs), Avro (fastavro).")
+        lines.append("")
+    if info:
+        lines.append(f"`info`: a new Python process importing numpy alone takes {info['numpy'] * 1000:.0f} ms here "
+                     f"(the floor of both commands).")
+        lines.append("")
     if inproc_note:
         lines.append(f"In-process column: the reader (`sfclayer.open(path)` without Spark) is {inproc_note}; "
                      "the column fills in when it is merged.")
@@ -358,6 +416,10 @@ def main(argv=None):
     inproc = None
     if opener is not None:
         inproc = measure_layer(opener, path, cog_path, args.reps, cog["reference"])
+        with opener(path) as layer:
+            layer.to_numpy(_window_bbox())
+            inproc["copies"] = copy_floor(layer, _window_bbox(), args.reps * 4)
+        inproc["info"] = info_seconds(path, cog_path)
         log(f"in-process: {json.dumps(inproc)}")
     s3 = None
     if not args.no_s3:

@@ -208,8 +208,12 @@ def run_server(name, cmd, port, url, sets, env=None, document=None):
     probe = url(*sets["warm-up"][0])
     proc, started = start(cmd, port, probe, env=env)
     try:
-        if document:  # each worker process builds its TiTiler app before the measured phases (new
-            load(port, [document] * 8, 8)  # connections land on any process)
+        if document:  # each worker process builds its TiTiler app before the measured phases (sfclayer
+            # imports it in the background after its first tile): rounds of concurrent document requests
+            # (new connections land on any process) until two rounds in a row answer within 250 ms
+            calm, deadline = 0, time.time() + 120
+            while calm < 2 and time.time() < deadline:
+                calm = calm + 1 if load(port, [document] * 16, 16)[2] < 250 else 0
         load(port, [url(*t) for t in sets["warm-up"]], 4)
         rows = {c: load(port, [url(*t) for t in sets[c]], c) for c in CONCURRENCY}
     finally:

@@ -37,31 +37,42 @@ from .errors import (
 
 from .layer import write, read, open, Layer
 from .reader import layer as _reader_layer  # noqa: F401  registers sfclayer.open(path)'s in-process reader
-from .integrity import verify, repair, VerifyReport, RepairReport
-from .maintenance import Version, history, delete, compact, restore, vacuum
 from . import _connect
-from .ingestion import ingest
-from .pyramids import pyramid, pyramid_levels
 from . import _s3a
 from . import _quiet
 
 _quiet.filter_warnings()  # pyspark's pandas-3 FutureWarning, harmless here (sfclayer._quiet says why)
-from .zonal import zonal_stats
-from .arrays import to_xarray
-from ._progress import track as progress
 
 __version__ = "0.1.0"
 
+#: Names imported on first use (PEP 562): the read commands (``sfclayer info``, ``get``) and the tile
+#: server start without the modules that write, maintain or analyse layers.
+_LAZY = {"verify": "integrity", "repair": "integrity", "VerifyReport": "integrity", "RepairReport": "integrity",
+         "Version": "maintenance", "history": "maintenance", "delete": "maintenance", "compact": "maintenance",
+         "restore": "maintenance", "vacuum": "maintenance", "ingest": "ingestion", "pyramid": "pyramids",
+         "pyramid_levels": "pyramids", "zonal_stats": "zonal", "to_xarray": "arrays", "progress": "_progress:track"}
+
 
 def __getattr__(name):
+    import importlib
+
     # sfclayer.pictures moved to sfclayer.viz.pictures; the old spelling keeps working.
     if name == "pictures":
-        import sys
-
         from .viz import pictures
 
         sys.modules.setdefault(__name__ + ".pictures", pictures)
         return pictures
+    module = _LAZY.get(name)
+    if module is not None:
+        module, _, attr = module.partition(":")
+        value = globals()[name] = getattr(importlib.import_module(f".{module}", __name__), attr or name)
+        return value
+    if not name.startswith("__"):  # a submodule not imported yet (sfclayer.raster, ...)
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [

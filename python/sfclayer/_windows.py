@@ -31,13 +31,16 @@ class Window:
         The layer's version document (``raster`` and ``extent`` needed).
     bbox : tuple of float
         ``(xmin, ymin, xmax, ymax)`` in the layer's CRS.
+    grid : sfclayer.grid.TileGrid, optional
+        ``TileGrid.from_metadata(metadata)``, when the caller keeps it.
     """
 
-    def __init__(self, metadata, bbox):
+    def __init__(self, metadata, bbox, grid=None):
         from .grid import TileGrid
 
         raster = metadata.get("raster")
-        grid = TileGrid.from_metadata(metadata)
+        if grid is None:
+            grid = TileGrid.from_metadata(metadata)
         if not raster or grid is None:
             raise InvalidArgument("layer: not a raster layer with an extent (write one with sfclayer.ingest)")
         self.grid, self.raster = grid, raster
@@ -79,6 +82,8 @@ class Window:
 def window_array(metadata, tiles, bbox, bands=None, masked=False, w=None):
     """Mosaic the tiles of a spatial raster layer into ``(bands, height, width)``: the window of ``bbox``.
 
+    ``tiles``: tile dicts, or ``(tile, raster.to_numpy(tile))`` pairs from a reader that keeps the latter.
+
     Missing tiles and pixels hold the fill value of :func:`window` (``nodata``; NaN for floats; 0 for an
     integer layer without nodata); ``masked`` returns a :class:`numpy.ma.MaskedArray` masking them.
     Tiles are copied with numpy slices; a tile's validity is computed only where it can differ from its
@@ -111,17 +116,31 @@ def window_array(metadata, tiles, bbox, bands=None, masked=False, w=None):
     covered = len(tiles) == (c1 - c0 + 1) * (r1 - r0 + 1)
     out = np.empty(shape, dtype=dtype) if covered else np.full(shape, fill, dtype=dtype)
     valid = np.zeros((1,) + out.shape[1:], dtype=bool) if masked else None
+    # Window.place inlined below: besides the copies, this loop's Python is most of a warm window's time
+    col0, row0 = w.grid.bounds.col_min, w.grid.bounds.row_min
+    i0, i1, j0, j1, tw, th = w.i0, w.i1, w.j0, w.j1, w.tw, w.th
+    check = masked or floats
     for t in tiles:
-        a = to_numpy(t)
-        if index is not None:
-            a = a[index]
-        if masked or floats or t.get("mask") is not None:
-            ok = valid_mask(t, to_numpy(t))
+        if t.__class__ is tuple:  # (tile, its pixels) from a reader that keeps them
+            t, full = t
+        else:
+            full = to_numpy(t)
+        a = full if index is None else full[index]
+        if check or t.get("mask") is not None:
+            ok = valid_mask(t, full)
             if not ok.all():
                 a = np.where(ok, a, fill)
             if masked:
                 w.place(valid, t, ok[np.newaxis])
-        w.place(out, t, a)
+        x0 = (t["col"] - col0) * tw
+        y0 = (t["row"] - row0) * th
+        _, h, wd = a.shape
+        a0 = i0 if i0 > x0 else x0
+        a1 = i1 if i1 < x0 + wd else x0 + wd
+        b0 = j0 if j0 > y0 else y0
+        b1 = j1 if j1 < y0 + h else y0 + h
+        if a0 < a1 and b0 < b1:
+            out[:, b0 - j0:b1 - j0, a0 - i0:a1 - i0] = a[:, b0 - y0:b1 - y0, a0 - x0:a1 - x0]
     if not masked:
         return out
     return np.ma.MaskedArray(out, mask=np.broadcast_to(~valid, out.shape).copy())

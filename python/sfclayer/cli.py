@@ -46,6 +46,12 @@ __all__ = ["main", "build_parser"]
 #: ``sfclayer.server.DEFAULT_COALESCE_MS``, repeated so that building the parser does not import the
 #: server (uvicorn, starlette: 0.3 s of every command's start; tests/test_reader.py checks they agree)
 _DEFAULT_COALESCE_MS = 0.0
+#: ``sorted(sfclayer.demo.SOURCES)``, repeated so that building the parser does not import the demo
+#: (0.1 s of every command's start; tests/test_reader.py checks they agree)
+DEMO_SOURCES = ("bluemarble", "etopo", "jacksboro")
+#: ``sfclayer.ingestion.RESAMPLING`` and ``sfclayer.pyramids.DOWNSAMPLING``, repeated for the same reason
+RESAMPLING = ("nearest", "bilinear", "cubic", "cubic_spline", "lanczos", "average", "mode")
+DOWNSAMPLING = ("average", "nearest", "mode")
 
 _LOG4J2 = """\
 # sfclayer CLI: Spark's logs quiet (errors only), on stderr.
@@ -673,8 +679,6 @@ def _cmd_convert_geotrellis(args, spark_factory):
 
 def build_parser():
     """The argparse parser of the ``sfclayer`` command."""
-    from . import demo as _demo
-
     p = argparse.ArgumentParser(
         prog="sfclayer",
         description="Raster tile layers on Spark, stored as space-filling-curve indexed Hadoop MapFiles. "
@@ -705,7 +709,7 @@ def build_parser():
                         "in it is overwritten)")
     d.add_argument("--tile-size", type=_positive_int, default=90, metavar="N",
                    help="tile side in pixels (default: 90, i.e. 6° × 6° tiles of the Blue Marble)")
-    d.add_argument("--source", choices=sorted(_demo.SOURCES), default="bluemarble",
+    d.add_argument("--source", choices=DEMO_SOURCES, default="bluemarble",
                    help="the raster (default: bluemarble; jacksboro needs only matplotlib)")
     d.add_argument("--bbox", type=_floats(4), metavar="XMIN,YMIN,XMAX,YMAX",
                    help="the query box in map units (default: Europe for the world rasters); "
@@ -814,8 +818,6 @@ def build_parser():
     r.add_argument("path", metavar="PATH", help="the layer")
     r.set_defaults(func=_cmd_repair)
 
-    from .ingestion import RESAMPLING
-    from .pyramids import DOWNSAMPLING
 
     ing = sub.add_parser(
         "ingest", help="write raster files (GeoTIFF...) as a layer on a standard tile grid",

@@ -718,11 +718,14 @@ class Layer:
         if self.space_time:
             raise InvalidArgument(f"layer {self.path} is space-time: read its windows with to_xarray(bbox, time=...)")
         md = self._window_metadata()
-        w = Window(md, bbox)
+        w = Window(md, bbox, grid=self._window_grid())
         return window_array(md, self._window_tiles(w.keys), bbox, bands, masked, w=w)
 
     def _window_metadata(self):
         return self.metadata
+
+    def _window_grid(self):
+        return None  # Window computes it from the metadata
 
     def _window_tiles(self, keys):
         return self.query(keys=keys)

@@ -50,6 +50,8 @@ A black pixel that is data, and one outside the source's footprint:
 [[0, None]]
 """
 
+import functools
+
 import numpy as np
 
 __all__ = ["COLUMNS", "spark_schema", "value_schema", "from_numpy", "to_numpy", "valid_mask", "is_empty",
@@ -168,7 +170,7 @@ def to_numpy(tile, masked=False):
         A read-only view of the tile's bytes, in the tile's dtype (native byte order on
         little-endian machines).
     """
-    dtype = np.dtype(tile["dtype"]).newbyteorder("<")
+    dtype = _little_endian(tile["dtype"])
     shape = (int(tile["bands"]), int(tile["height"]), int(tile["width"]))
     buf = tile["pixels"]
     expected = shape[0] * shape[1] * shape[2] * dtype.itemsize
@@ -179,6 +181,12 @@ def to_numpy(tile, masked=False):
         return a
     invalid = ~valid_mask(tile, a)
     return np.ma.MaskedArray(a, mask=np.repeat(invalid[np.newaxis], shape[0], axis=0))
+
+
+@functools.lru_cache(maxsize=64)
+def _little_endian(name):
+    # a dtype from its name costs microseconds, which a window of many tiles pays per tile
+    return np.dtype(name).newbyteorder("<")
 
 
 def valid_mask(tile, array=None):

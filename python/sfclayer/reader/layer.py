@@ -198,9 +198,7 @@ class LocalLayer(Layer):
         empty = False
         grid = None
         if bbox is not None or geometry is not None:
-            from ..grid import TileGrid
-
-            grid = TileGrid.from_metadata(p.document.doc)
+            grid = p.grid
             if grid is None:
                 raise InvalidArgument(f"option bbox: the layer at {self.path} has no extent, so it has no map "
                                       "coordinates; write it with the extent option, or filter on col and row")
@@ -236,11 +234,7 @@ class LocalLayer(Layer):
             raise InvalidArgument(f"geometry_crs: {geometry_crs!r} given without a geometry")
         if empty or c0 > c1 or r0 > r1 or t0 > t1:
             return None, [], None
-        if p.space_time:
-            ranges = p.key_index.ranges(c0, r0, c1, r1, t0, t1, max_ranges=MAX_RANGES)
-        else:
-            ranges = p.key_index.ranges(c0, r0, c1, r1, max_ranges=MAX_RANGES)
-        return (c0, r0, c1, r1, t0, t1), [(r.lo, r.hi) for r in ranges], accept
+        return (c0, r0, c1, r1, t0, t1), p.ranges(c0, r0, c1, r1, t0, t1, MAX_RANGES), accept
 
     def query(self, bbox=None, keys=None, time=None, limit=None, geometry=None, geometry_crs=None):
         p = self._use_pinned()
@@ -270,11 +264,22 @@ class LocalLayer(Layer):
     def _window_metadata(self):
         return self._use_pinned().document.doc
 
+    def _window_grid(self):
+        return self._use_pinned().grid
+
     def _window_tiles(self, keys):
-        # the cached tiles themselves (read-only here), not query()'s copies
+        # the cached tiles themselves (read-only here), not query()'s copies, with their cached pixel views;
+        # keys: a Window's, inside the key bounds (a spatial layer's; space-time ones read through query)
         p = self._use_pinned()
-        box, ranges, _ = self._box(p, None, keys, None, None, None)
-        return () if box is None else p.scan(box, ranges)
+        if p.space_time:
+            box, ranges, _ = self._box(p, None, keys, None, None, None)
+        else:
+            c0, r0, c1, r1 = keys
+            found = p.window_pixels(c0, r0, c1, r1)  # every tile seen by an earlier window: no scan
+            if found is not None:
+                return found
+            box, ranges = (c0, r0, c1, r1, 0, 0), p.ranges(c0, r0, c1, r1, 0, 0, MAX_RANGES)
+        return () if box is None else p.scan(box, ranges, pixels=True)
 
     def _require_open(self):
         self._use_pinned()

@@ -15,6 +15,7 @@ import io
 import json
 import os
 import threading
+import weakref
 
 import fastavro
 
@@ -56,14 +57,22 @@ def micros_of(t) -> int:
 class _Block:
     """The records of one index entry of one file: keys, stored groups, decoded tiles (on first use)."""
 
-    __slots__ = ("key", "keys", "stored", "tiles", "nbytes")
+    __slots__ = ("key", "keys", "stored", "tiles", "arrays", "nbytes")
 
     def __init__(self, key, records):
         self.key = key
         self.keys = [k for k, _ in records]
         self.stored = [g for _, g in records]
         self.tiles = [None] * len(records)
+        self.arrays = [None] * len(records)  # record j's tiles' pixels as numpy views (windows ask again)
         self.nbytes = sum(len(g) for g in self.stored) + 64 * len(records) + 128
+
+
+class _Pixels(list):
+    """A block record's ``(tile, raster.to_numpy(tile))`` pairs, referred to weakly by a version's tile
+    directory: they go when their block leaves the cache, and their directory entries with them."""
+
+    __slots__ = ("ref", "__weakref__")
 
 
 class PinnedVersion:
@@ -94,6 +103,32 @@ class PinnedVersion:
             files = self._listed_files(doc)
         self._files = files
         self._firsts = [f.first_index for f in files] if files is not None else None
+        self._grid = None
+        self._ranges = ByteLRU(1 << 20)  # key box -> its SFC ranges: a warm window or count repeats its box
+        # (col, row) -> (weak reference to a cached _Pixels, position): where a warm window finds its tiles
+        # without a scan, as GDAL's block cache is found by block number; filled by scans for pixels
+        self._directory = {}
+
+    @property
+    def grid(self):
+        """The version's :class:`~sfclayer.grid.TileGrid` (None without an extent), made once."""
+        if self._grid is None:
+            from ..grid import TileGrid
+
+            self._grid = TileGrid.from_metadata(self.document.doc) or False
+        return self._grid or None
+
+    def ranges(self, c0, r0, c1, r1, t0, t1, max_ranges):
+        """``[(lo, hi), ...]``: the SFC index ranges of a key box (the key index's), kept for the next ask."""
+        key = (c0, r0, c1, r1, t0, t1, max_ranges)
+        out = self._ranges.get(key)
+        if out is None:
+            if self.space_time:
+                found = self.key_index.ranges(c0, r0, c1, r1, t0, t1, max_ranges=max_ranges)
+            else:
+                found = self.key_index.ranges(c0, r0, c1, r1, max_ranges=max_ranges)
+            out = self._ranges.put(key, [(r.lo, r.hi) for r in found], 64 + 72 * len(found))
+        return out
 
     def _listed_files(self, doc) -> list[FileEntry]:
         """Format 1: the ``part-*`` directories of ``dataDir``, checked against ``fileCount``."""
@@ -264,10 +299,37 @@ class PinnedVersion:
                 out.append(e)
         return out
 
-    def scan(self, box, ranges, accept=None):
+    def pixels(self, block: _Block, j: int, tiles) -> "_Pixels":
+        """A block's record ``j`` (its decoded ``tiles``) as ``(tile, raster.to_numpy(tile))`` pairs, made once."""
+        pairs = block.arrays[j]
+        if pairs is None:
+            from ..raster import to_numpy
+
+            pairs = _Pixels((t, to_numpy(t)) for _, t in tiles)
+            pairs.ref = weakref.ref(pairs, _forget(self._directory, [k for k, _ in tiles]))
+            block.arrays[j] = pairs
+            self.tiles.grow(block.key, 160 * len(pairs))
+        return pairs
+
+    def window_pixels(self, c0: int, r0: int, c1: int, r1: int) -> list | None:
+        """``(tile, pixels)`` of every key of a spatial key box, row by row, from the tile directory; None
+        when one is not there (not yet scanned, evicted, or not in the layer: the caller scans)."""
+        d = self._directory
+        out = []
+        for r in range(r0, r1 + 1):
+            for c in range(c0, c1 + 1):
+                hit = d.get((c, r))
+                pairs = hit[0]() if hit is not None else None
+                if pairs is None:
+                    return None
+                out.append(pairs[hit[1]])
+        return out
+
+    def scan(self, box, ranges, accept=None, pixels=False):
         """Tiles whose key lies in ``box`` ``(c0, r0, c1, r1, t0, t1)`` within the SFC ``ranges``, in index order.
 
-        ``accept``: an extra test of ``(col, row)`` (a geometry's tile cover)."""
+        ``accept``: an extra test of ``(col, row)`` (a geometry's tile cover). ``pixels``: yield
+        ``(tile, pixels)`` pairs, the pixels a cached ``raster.to_numpy`` view (raster layers)."""
         c0, r0, c1, r1, t0, t1 = box
         if not ranges:
             return
@@ -304,14 +366,32 @@ class PinnedVersion:
                     r = bisect.bisect_right(los, index) - 1
                     if r < 0 or index > ranges[r][1]:
                         continue
-                    for k, tile in self.decoded(entry, block, j):
+                    group = block.tiles[j] or self.decoded(entry, block, j)  # (a warm window's tiles: no call)
+                    if pixels:
+                        pairs = block.arrays[j] or self.pixels(block, j, group)
+                    for n, (k, tile) in enumerate(group):
                         if not (c0 <= k[0] <= c1 and r0 <= k[1] <= r1):
                             continue
                         if st and not (t0 <= k[2] <= t1):
                             continue
                         if accept is not None and not accept(k[0], k[1]):
                             continue
-                        yield tile
+                        if pixels:
+                            if not st:
+                                self._directory[k] = (pairs.ref, n)
+                            yield pairs[n]
+                        else:
+                            yield tile
+
+
+def _forget(directory, keys):
+    """The callback of a _Pixels' weak reference: its keys leave the directory (unless filled anew since)."""
+    def forget(ref):
+        for k in keys:
+            hit = directory.get(k)
+            if hit is not None and hit[0] is ref:
+                directory.pop(k, None)
+    return forget
 
 
 def _reset_lock():

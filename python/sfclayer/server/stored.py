@@ -14,7 +14,12 @@ import threading
 
 import numpy as np
 
-__all__ = ["stored_png", "TitilerMount", "PNG_LEVEL"]
+from .. import raster as _raster
+
+__all__ = ["stored_png", "TitilerMount", "PNG_LEVEL", "WARM_DELAY_S"]
+
+#: Seconds :meth:`TitilerMount.warm` waits for a first stored tile before importing TiTiler's app.
+WARM_DELAY_S = 1.0
 
 from .png import PNG_LEVEL, encode_png as _encode_png
 
@@ -33,12 +38,11 @@ def stored_png(served, tms, z, x, y):
     tile = lv.layer.get_many([(x, y)])[0]
     if tile is None:
         return None
-    a, _ = lv.pixels(tile)
+    a = _raster.to_numpy(tile)
     if a.dtype != np.uint8 or a.shape[0] not in (1, 3) or a.shape[1:] != (g.tile_height, g.tile_width):
         return None
-    valid = ~np.ma.getmaskarray(a).all(axis=0)
-    data = np.ma.getdata(a)
-    return _encode_png([data[i] for i in range(data.shape[0])] + [valid.astype(np.uint8) * np.uint8(255)])
+    alpha = _raster.valid_mask(tile, a).view(np.uint8) * np.uint8(255)  # the mask (else nodata) as alpha
+    return _encode_png([a[i] for i in range(a.shape[0])] + [alpha])
 
 
 _STORED = re.compile(r"^/layers/(?P<name>[^/]+)/tiles/(?P<tms>[A-Za-z0-9_.-]+)/(?P<z>[0-9]{1,2})/(?P<x>[0-9]{1,9})/"
@@ -63,6 +67,7 @@ class TitilerMount:
         self.max_tiles = max_tiles
         self._app = None
         self._lock = threading.Lock()
+        self._answered = None
 
     def app(self):
         """TiTiler's app, built on the first call (thread-safe)."""
@@ -74,10 +79,18 @@ class TitilerMount:
                 self._app = titiler_app(self.served, **kw)
             return self._app
 
-    def warm(self):
+    def warm(self, delay=WARM_DELAY_S):
         """Build TiTiler's app on a daemon thread (call after any fork: a fork during an import would
-        leave the child holding the import lock)."""
-        threading.Thread(target=self.app, name="sfclayer-titiler-import", daemon=True).start()
+        leave the child holding the import lock), once the first stored tile was answered or after
+        ``delay`` seconds: the import holds the GIL for most of its ~2 s, which would otherwise delay
+        the server's first tiles (a request needing the app builds it at once, as before)."""
+        answered = self._answered = threading.Event()
+
+        def build():
+            answered.wait(delay)
+            self.app()
+
+        threading.Thread(target=build, name="sfclayer-titiler-import", daemon=True).start()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
@@ -93,6 +106,8 @@ class TitilerMount:
                         await send({"type": "http.response.start", "status": 200, "headers": [
                             (b"content-type", b"image/png"), (b"content-length", str(len(body)).encode())]})
                         await send({"type": "http.response.body", "body": body})
+                        if self._answered is not None:
+                            self._answered.set()
                         return
         app = self._app
         if app is None:

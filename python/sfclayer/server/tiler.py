@@ -106,9 +106,12 @@ def read_window(lv, i0, j0, i1, j1, time=None, max_tiles=MAX_TILES):
         raise TooManyTiles(f"layer {lv.name}: this request would read {n} tiles (more than {max_tiles}) at "
                            f"the nearest level it has; build the coarser levels with `sfclayer pyramid PATH`, or "
                            f"ask a finer zoom")
+    info = lv.metadata.get("raster") or {}
+    if info and lv.pixel_layout == "raster" and not lv.space_time and g.extent:
+        return _numpy_window(lv, info, i0, j0, i1, j1)
+    # space-time layers, and layers written before raster metadata: stitched here from look-ups
     keys = [lv.key(c, r, time) for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)]
     tiles = lv.layer.get_many(keys)
-    info = lv.metadata.get("raster") or {}
     bands, dtype, nodata = info.get("bands"), info.get("dtype"), info.get("nodata")
     out = valid = None
     for key, tile in zip(keys, tiles):
@@ -138,6 +141,26 @@ def read_window(lv, i0, j0, i1, j1, time=None, max_tiles=MAX_TILES):
         out = np.zeros((int(bands or 1), j1 - j0, i1 - i0), dtype=dtype)
         valid = np.zeros((j1 - j0, i1 - i0), dtype=bool)
     return out, valid, nodata
+
+
+def _numpy_window(lv, info, i0, j0, i1, j1):
+    """:func:`read_window` through ``Layer.to_numpy`` (the window reader layers share): the box of the
+    pixel window's centres, a quarter pixel inside its edges, meets exactly its pixels."""
+    g = lv.grid
+    xmin, ymin, xmax, ymax = g.extent
+    px = (xmax - xmin) / ((g.col_max - g.col_min + 1) * g.tile_width)
+    py = (ymax - ymin) / ((g.row_max - g.row_min + 1) * g.tile_height)
+    bbox = (xmin + (i0 + 0.25) * px, ymax - (j1 - 0.25) * py, xmin + (i1 - 0.25) * px, ymax - (j0 + 0.25) * py)
+    window = lv.layer.to_numpy(bbox, masked=True)
+    array = np.ma.getdata(window)
+    if array.shape[1:] != (j1 - j0, i1 - i0):  # the layer's own pixel grid is the level's: never expected
+        raise InvalidArgument(f"layer {lv.name}: a window of {array.shape[1:]} pixels for {(j1 - j0, i1 - i0)}")
+    valid = ~np.ma.getmaskarray(window)[0]
+    nodata = info.get("nodata")
+    nodata = None if nodata in (None, "nan") else (float("nan") if nodata == "NaN" else nodata)
+    if array.dtype.kind == "f":
+        nodata = float("nan")  # to_numpy's fill of float layers' missing pixels
+    return array, valid, nodata
 
 
 def _mem_dataset(array, valid, nodata, transform, crs):
