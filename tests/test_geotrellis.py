@@ -178,7 +178,7 @@ def test_look_ups_equal_what_geotrellis_wrote(spark):
 
 
 def test_look_ups_go_through_the_look_up_socket_not_py4j(spark, monkeypatch):
-    from sfclayer import _classic, _jvm
+    from sfclayer import _classic
 
     layer = next(l for l in LAYERS if l["keyType"] == "SpaceTimeKey")
     want = expected(layer)
@@ -193,7 +193,6 @@ def test_look_ups_go_through_the_look_up_socket_not_py4j(spark, monkeypatch):
 
         with monkeypatch.context() as m:  # every JVM call of sfclayer.geotrellis goes through these
             m.setattr(_classic, "gateway_call", no_py4j)
-            m.setattr(_jvm, "reader_call", no_py4j)
             c, r, ms = keys[0]
             check_tile(layer, dict(gl.get(c, r, ms * 1000), col=c, row=r), *want[keys[0]])
             got = gl.get_many([(c, r, ms * 1000) for c, r, ms in keys] + [(10_000, 10_000, ms * 1000)])

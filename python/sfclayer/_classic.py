@@ -1,6 +1,6 @@
 """The classic transport: a classic SparkSession's driver reached through py4j, and the driver's loopback
-look-up socket (:mod:`sfclayer._lookup`) for tiles. With :mod:`sfclayer._jvm` (the py4j hooks tests and
-benches use), the only module that touches py4j."""
+look-up socket (:mod:`sfclayer._lookup`) for tiles. The only module of the package that touches py4j
+(the hooks tests and benches use to reach the JVM directly live in tests/helpers.py and bench/common.py)."""
 
 import io
 import json
@@ -119,28 +119,6 @@ def connector_version(jvm):
     return (None if version is None else str(version)), where
 
 
-def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_driver=True, version=-1,
-                      as_of_millis=-1, options=None):
-    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path`` (None: the reader's defaults):
-    the newest version, or ``version`` (>= 1), or the newest committed at or before ``as_of_millis``
-    (>= 0).
-
-    Its Hadoop configuration is the session's, as Spark's file sources make it: settings given with
-    ``spark.conf.set("spark.hadoop.…")`` at run time count, and so do Hadoop ``options`` (``fs.*``).
-    """
-    jvm = spark.sparkContext._jvm
-    jmap = jvm.java.util.HashMap()
-    for key, value in (options or {}).items():
-        jmap.put(str(key), str(value))
-    cls = jvm.io.sfclayer.lookup.ValueReader
-    with translated():
-        conf = jvm.io.sfclayer.spark.HadoopConfs.forOptions(spark._jsparkSession, jmap)
-        size = cls.DEFAULT_CACHE_SIZE if cache_size is None else cache_size
-        nbytes = cls.DEFAULT_CACHE_BYTES if cache_bytes is None else cache_bytes
-        return cls.open(conf, path, int(size), int(nbytes), bool(index_in_driver), int(version),
-                        int(as_of_millis))
-
-
 #: Static methods looked up once per gateway (py4j spends a round trip on every attribute of a class it
 #: resolves; sfclayer.open, as sfclayer.geotrellis.open, is meant to cost one). ``open``: SparkLookups'.
 _LOOKUP_METHODS = ("close", "reader", "metadataJson", "stats")
@@ -168,28 +146,6 @@ def lookup_call(spark, method, handle):
     """``LookupSessions.<method>(handle)``: ``close``, ``reader`` (the JVM ValueReader), ``metadataJson``, ``stats``."""
     with translated():
         return _lookup_sessions(spark)[method](int(handle))
-
-
-def start_lookup_server(spark, reader, max_connections=None, auth_timeout_ms=None, io_timeout_ms=None,
-                        bind_host=None):
-    """Starts a JVM ``LookupServer`` on ``reader``: (server, host, port, token).
-
-    Limits left as None take the server's defaults; ``bind_host`` (a loopback address such as
-    ``"::1"``) defaults to the JVM's loopback address.
-    """
-    jvm = spark.sparkContext._jvm
-    cls = jvm.io.sfclayer.lookup.LookupServer
-    with translated():
-        if max_connections is None and auth_timeout_ms is None and io_timeout_ms is None and bind_host is None:
-            server = cls(reader)
-        else:
-            bind = (jvm.java.net.InetAddress.getByName(bind_host) if bind_host is not None
-                    else jvm.java.net.InetAddress.getLoopbackAddress())
-            server = cls(reader, bind,
-                         int(max_connections or cls.DEFAULT_MAX_CONNECTIONS),
-                         int(auth_timeout_ms or cls.DEFAULT_AUTH_TIMEOUT_MILLIS),
-                         int(io_timeout_ms or cls.DEFAULT_IO_TIMEOUT_MILLIS))
-        return server, str(server.host()), int(server.port()), bytes(server.token())
 
 
 def _hadoop_path(spark, path):

@@ -7,8 +7,8 @@ the transport for what it needs. Java errors become sfclayer's in :mod:`sfclayer
 from ._java_errors import (_CONDITIONS, _JAVA_ERRORS, JavaStack, error_from_payload,  # noqa: F401 (tests' tables)
                            translated)
 
-__all__ = ["is_connect", "transport", "require_classic", "translated", "open_value_reader", "lookup_call",
-           "reader_call", "start_lookup_server", "server_call", "error_from_payload", "command", "read_text",
+__all__ = ["is_connect", "transport", "require_classic", "translated", "lookup_call", "error_from_payload",
+           "command", "read_text",
            "take_lease", "release_lease", "verify_layer", "pyramid_document", "publish_pyramid_document",
            "layer_metadata_json", "restore_document", "rebuild_manifests", "hadoop_opener", "hadoop_file_status",
            "connector_version", "JavaStack"]  # what the rest of sfclayer uses
@@ -134,39 +134,9 @@ def hadoop_opener(spark):
     return transport(spark).hadoop_opener()
 
 
-def open_value_reader(spark, path, cache_size=None, cache_bytes=None, index_in_driver=True, version=-1,
-                      as_of_millis=-1, options=None):
-    """A JVM ``io.sfclayer.lookup.ValueReader`` on the layer at ``path`` (classic sessions; tests, benches)."""
-    require_classic(spark)
-    from ._classic import open_value_reader as open_reader
-
-    return open_reader(spark, path, cache_size, cache_bytes, index_in_driver, version, as_of_millis, options)
-
-
 def lookup_call(spark, method, handle):
     """``LookupSessions.<method>(handle)`` (classic sessions): ``close``, ``reader``, ``metadataJson``, ``stats``."""
     require_classic(spark)
     from ._classic import lookup_call as call
 
     return call(spark, method, handle)
-
-
-def reader_call(reader, method, *args):
-    """Call ``method`` on a JVM value reader, translating errors."""
-    with translated():
-        return getattr(reader, method)(*args)
-
-
-def start_lookup_server(spark, reader, max_connections=None, auth_timeout_ms=None, io_timeout_ms=None,
-                        bind_host=None):
-    """Starts a JVM ``LookupServer`` on ``reader``: (server, host, port, token) (classic sessions)."""
-    require_classic(spark)
-    from ._classic import start_lookup_server as start
-
-    return start(spark, reader, max_connections, auth_timeout_ms, io_timeout_ms, bind_host)
-
-
-def server_call(server, method, *args):
-    """Call ``method`` on a JVM look-up server, translating errors."""
-    with translated():
-        return getattr(server, method)(*args)
