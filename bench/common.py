@@ -204,8 +204,25 @@ def dir_stats(path, names=("part-",)):
     return total, files
 
 
+def open_value_reader(spark, path, cache_size=1024):
+    """A JVM ``io.sfclayer.lookup.ValueReader`` of its own on a layer's newest version (the session's
+    Hadoop configuration), for the benches that time it without sfclayer.open's shared server."""
+    jvm = spark.sparkContext._jvm
+    with sfclayer._jvm.translated():
+        conf = jvm.io.sfclayer.spark.HadoopConfs.forOptions(spark._jsparkSession, jvm.java.util.HashMap())
+        cls = jvm.io.sfclayer.lookup.ValueReader
+        return cls.open(conf, path, int(cache_size), cls.DEFAULT_CACHE_BYTES, True, -1, -1)
+
+
+def start_lookup_server(spark, reader):
+    """A JVM ``LookupServer`` of its own on ``reader``: (server, host, port, token)."""
+    with sfclayer._jvm.translated():
+        server = spark.sparkContext._jvm.io.sfclayer.lookup.LookupServer(reader)
+        return server, str(server.host()), int(server.port()), bytes(server.token())
+
+
 def layer_metadata(spark, path):
-    reader = sfclayer._jvm.open_value_reader(spark, path, 1)
+    reader = open_value_reader(spark, path, 1)
     try:
         return json.loads(reader.metadataJson())
     finally:

@@ -77,17 +77,19 @@ def _old_open(spark, path):
     from sfclayer._lookup import LookupClient
     from sfclayer.curves import key_index_from_json
 
-    reader = _jvm.open_value_reader(spark, path)
-    server, host, port, token = _jvm.start_lookup_server(spark, reader)
-    md = json.loads(_jvm.reader_call(reader, "metadataJson"))
+    from common import open_value_reader, start_lookup_server
+
+    reader = open_value_reader(spark, path)
+    server, host, port, token = start_lookup_server(spark, reader)
+    md = json.loads(reader.metadataJson())
     key_index_from_json(md["keyIndex"])
     fastavro.parse_schema(md["tileSchema"])
     client = LookupClient(host, port, token, _jvm.error_from_payload)
 
     def close():
         client.close()
-        _jvm.server_call(server, "close")
-        _jvm.reader_call(reader, "close")
+        server.close()
+        reader.close()
     return close
 
 

@@ -108,3 +108,27 @@ def manifest_capacities(spark, inline_files=0, leaf_files=1, fanout=2):
     finally:
         for k in keys:
             spark.conf.unset(f"spark.hadoop.sfclayer.manifest.{k}")
+
+
+def start_lookup_server(spark, reader, max_connections=None, auth_timeout_ms=None, io_timeout_ms=None,
+                        bind_host=None):
+    """Starts a JVM ``LookupServer`` of its own on a JVM reader (``layer._reader``): (server, host, port, token).
+
+    Limits left as None take the server's defaults; ``bind_host`` (a loopback address such as
+    ``"::1"``) defaults to the JVM's loopback address.
+    """
+    from sfclayer import _jvm
+
+    jvm = spark.sparkContext._jvm
+    cls = jvm.io.sfclayer.lookup.LookupServer
+    with _jvm.translated():
+        if max_connections is None and auth_timeout_ms is None and io_timeout_ms is None and bind_host is None:
+            server = cls(reader)
+        else:
+            bind = (jvm.java.net.InetAddress.getByName(bind_host) if bind_host is not None
+                    else jvm.java.net.InetAddress.getLoopbackAddress())
+            server = cls(reader, bind,
+                         int(max_connections or cls.DEFAULT_MAX_CONNECTIONS),
+                         int(auth_timeout_ms or cls.DEFAULT_AUTH_TIMEOUT_MILLIS),
+                         int(io_timeout_ms or cls.DEFAULT_IO_TIMEOUT_MILLIS))
+        return server, str(server.host()), int(server.port()), bytes(server.token())

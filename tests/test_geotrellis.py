@@ -178,7 +178,7 @@ def test_look_ups_equal_what_geotrellis_wrote(spark):
 
 
 def test_look_ups_go_through_the_look_up_socket_not_py4j(spark, monkeypatch):
-    from sfclayer import _jvm
+    from sfclayer import _classic
 
     layer = next(l for l in LAYERS if l["keyType"] == "SpaceTimeKey")
     want = expected(layer)
@@ -192,8 +192,7 @@ def test_look_ups_go_through_the_look_up_socket_not_py4j(spark, monkeypatch):
             raise AssertionError(f"a py4j call during a look-up: {args[:2]}")
 
         with monkeypatch.context() as m:  # every JVM call of sfclayer.geotrellis goes through these
-            m.setattr(_jvm, "geotrellis", no_py4j)
-            m.setattr(_jvm, "reader_call", no_py4j)
+            m.setattr(_classic, "gateway_call", no_py4j)
             c, r, ms = keys[0]
             check_tile(layer, dict(gl.get(c, r, ms * 1000), col=c, row=r), *want[keys[0]])
             got = gl.get_many([(c, r, ms * 1000) for c, r, ms in keys] + [(10_000, 10_000, ms * 1000)])
@@ -205,6 +204,50 @@ def test_look_ups_go_through_the_look_up_socket_not_py4j(spark, monkeypatch):
     assert sessions.openReaders() == before
     with pytest.raises(InvalidArgument):
         gl.get(*keys[0][:2], keys[0][2] * 1000)
+
+
+def _comparable(tile):
+    """A tile dict whose NaN nodata compares equal (two NaNs never do)."""
+    return None if tile is None else dict(tile, nodata="NaN" if tile["nodata"] != tile["nodata"] else tile["nodata"])
+
+
+def test_layers_open_on_spark_connect_and_answer_as_on_classic(spark, connect):
+    """GeoTrellis layers go through the session's transport (issue 39): on Spark Connect the server's
+    plugins answer, with the same tiles as the classic path's socket and what GeoTrellis wrote."""
+    from sfclayer import _connect
+
+    assert geotrellis.layers(connect, CATALOG) == geotrellis.layers(spark, CATALOG)
+    readers = lambda: int(_connect.request_text(connect, "readers"))  # noqa: E731
+    before = readers()
+    for layer in (next(l for l in LAYERS if l["keyType"] == "SpaceTimeKey"), next(l for l in LAYERS if l["name"] == "int16")):
+        want = expected(layer)
+        st = layer["keyType"] == "SpaceTimeKey"
+        keys = sorted(want)
+        asked = [(c, r, ms * 1000) for c, r, ms in keys] if st else keys
+        missing = (10_000, 10_000, keys[0][2] * 1000) if st else (10_000, 10_000)
+        with geotrellis.open(spark, CATALOG, layer["name"], layer["zoom"]) as classic, \
+                geotrellis.open(connect, CATALOG, layer["name"], layer["zoom"]) as remote:
+            assert readers() == before + 1
+            assert remote.info == classic.info == geotrellis.info(connect, CATALOG, layer["name"], layer["zoom"])
+            got = remote.get_many(asked + [missing])
+            assert got[-1] is None
+            for k, tile in zip(keys, got):
+                check_tile(layer, dict(tile, col=k[0], row=k[1]), *want[k])
+            assert [_comparable(t) for t in got] == [_comparable(t) for t in classic.get_many(asked + [missing])]
+            assert _comparable(remote.get(*asked[0])) == _comparable(classic.get(*asked[0]))
+            with pytest.raises(KeyNotFound):
+                remote.get(*missing)
+            assert remote.count() == classic.count() == len(want)
+            box = dict(keys=(0, 0, 3, 3))
+            assert [_comparable(t) for t in remote.query(**box)] == [_comparable(t) for t in classic.query(**box)]
+            c, r = keys[-1][:2]
+            ms = keys[-1][2] if st else 0
+            assert remote._client.index(c, r, ms) == classic._client.index(c, r, ms)
+        assert readers() == before  # closing the layer closed its reader on the server
+        with pytest.raises(InvalidArgument):
+            remote.get(*asked[0])
+    with pytest.raises(LayerNotFound):
+        geotrellis.open(connect, CATALOG, "files", 99)
 
 
 class _Py4jCalls:

@@ -19,6 +19,7 @@ import sfclayer
 from sfclayer import _jvm, _lookup
 from sfclayer._lookup import LookupClient
 
+from .helpers import start_lookup_server
 from .test_lookup import expected, grid
 
 AUTH_MS, IO_MS = 500, 1000
@@ -36,7 +37,7 @@ def layer(spark, tmp_path_factory):
 @pytest.fixture
 def server(spark, layer):
     """A second server on the layer's reader, with short timeouts; (server, host, port, token)."""
-    started = _jvm.start_lookup_server(spark, layer._reader, max_connections=32, auth_timeout_ms=AUTH_MS,
+    started = start_lookup_server(spark, layer._reader, max_connections=32, auth_timeout_ms=AUTH_MS,
                                        io_timeout_ms=IO_MS)
     yield started
     started[0].close()
@@ -220,7 +221,7 @@ def test_the_pool_lingers_after_its_last_client_then_closes(spark, layer, monkey
     connect = socket.create_connection
     monkeypatch.setattr(_lookup.socket, "create_connection", lambda *a, **k: connects.append(a) or connect(*a, **k))
     monkeypatch.setattr(_lookup, "LINGER", 2.0)
-    started = _jvm.start_lookup_server(spark, layer._reader)
+    started = start_lookup_server(spark, layer._reader)
     try:
         c = client(started)
         assert layer._decode(c.get(3, 3, 0)) == expected(3, 3)
@@ -237,7 +238,7 @@ def test_the_pool_lingers_after_its_last_client_then_closes(spark, layer, monkey
 
 
 def test_a_client_closed_while_another_stays_open_closes_its_connections(spark, layer):
-    started = _jvm.start_lookup_server(spark, layer._reader)
+    started = start_lookup_server(spark, layer._reader)
     try:
         keep, gone = client(started, pool_size=2), client(started, pool_size=2)
         batches = keep.query("")  # an unfinished query holds keep's connection
@@ -255,7 +256,7 @@ def test_a_client_closed_while_another_stays_open_closes_its_connections(spark, 
 
 
 def test_close_closes_open_connections(spark, layer):
-    started = _jvm.start_lookup_server(spark, layer._reader)
+    started = start_lookup_server(spark, layer._reader)
     c = client(started)
     assert c.get(3, 3, 0) is not None
     assert started[0].openConnections() == 1
@@ -311,7 +312,7 @@ def _ipv6_loopback():
 
 @pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback on this machine")
 def test_the_client_connects_to_the_address_the_server_reports_ipv6(spark, layer):
-    started = _jvm.start_lookup_server(spark, layer._reader, bind_host="::1")
+    started = start_lookup_server(spark, layer._reader, bind_host="::1")
     try:
         assert started[1] in ("::1", "0:0:0:0:0:0:0:1")
         c = client(started)
@@ -323,7 +324,7 @@ def test_the_client_connects_to_the_address_the_server_reports_ipv6(spark, layer
 
 def test_a_non_loopback_address_is_refused(spark, layer):
     with pytest.raises(sfclayer.InvalidArgument, match="not a loopback address"):
-        _jvm.start_lookup_server(spark, layer._reader, bind_host="8.8.8.8")
+        start_lookup_server(spark, layer._reader, bind_host="8.8.8.8")
 
 
 def test_layer_uses_one_small_pool_whatever_the_threads(spark, layer):
@@ -395,7 +396,7 @@ def test_metadata_is_the_version_document_read_on_demand(spark, layer):
 
 
 def test_a_refused_busy_connection_is_never_pooled(spark, layer):
-    started = _jvm.start_lookup_server(spark, layer._reader, max_connections=1)
+    started = start_lookup_server(spark, layer._reader, max_connections=1)
     try:
         holder = raw(started, token=True)  # takes the server's one connection
         c = client(started)

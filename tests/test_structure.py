@@ -179,3 +179,66 @@ def test_every_source_file_over_500_lines_says_why_at_its_top():
                 if len(lines) > 500 and not re.search(r"(over|about) 500 lines", "".join(lines[:40]), re.I):
                     long_unexplained.append((os.path.relpath(path, ROOT), len(lines)))
     assert long_unexplained == []
+
+
+#: The transports (issue 39): the only modules that may ask which kind of session they were given.
+TRANSPORTS = ("sfclayer._jvm", "sfclayer._transport", "sfclayer._classic", "sfclayer._connect")
+
+
+def _session_kind_questions(path):
+    """Where a module asks which kind of session it has: ``is_connect``, a ``.connect`` attribute, or an
+    import of pyspark's Connect modules (``pyspark.sql.connect``), as ``(line, what)``."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "is_connect":
+            found.append((node.lineno, "is_connect"))
+        elif isinstance(node, ast.Attribute) and node.attr in ("is_connect", "connect"):
+            found.append((node.lineno, f".{node.attr}"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pyspark.sql.connect"):
+            found.append((node.lineno, f"from {node.module}"))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.startswith("pyspark.sql.connect")]
+    return sorted(found)
+
+
+def test_no_module_outside_the_transports_asks_which_kind_of_session_it_has():
+    """One transport per session, chosen once (``sfclayer._jvm.transport``): the rest of the package asks
+    it for what it needs (its column functions, whether it has RDDs), never which kind it is."""
+    asking = {}
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "python/sfclayer")):
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(dirpath, f)
+                rel = os.path.relpath(path, os.path.join(ROOT, "python"))[:-3].replace(os.sep, ".")
+                module = rel.removesuffix(".__init__")
+                if module not in TRANSPORTS and _session_kind_questions(path):
+                    asking[module] = _session_kind_questions(path)
+    assert asking == {}
+
+
+def test_the_session_kind_check_sees_each_way_of_asking(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("from . import _jvm\nif _jvm.is_connect(s): pass\nif self._last.connect: pass\n"
+                 "from pyspark.sql.connect import functions\nimport pyspark.sql.connect.proto\n")
+    assert [w for _, w in _session_kind_questions(f)] == [".is_connect", ".connect", "from pyspark.sql.connect",
+                                                          "pyspark.sql.connect.proto"]
+
+
+def test_the_operation_table_is_the_jars_and_the_dispatchers():
+    """One table of named operations for both languages: Python's (sfclayer._transport.OPERATIONS) is the
+    jar's resource, and the JVM's one dispatcher (io.sfclayer.spark.Operations) has a case for each."""
+    import json
+    import re
+    import zipfile
+
+    from sfclayer._transport import OPERATIONS
+
+    with zipfile.ZipFile(sfclayer.jar_path()) as jar:
+        table = json.loads(jar.read("io/sfclayer/spark/operations.json"))["operations"]
+    assert {name: (tuple(tuple(a) for a in op["args"]), op["answer"]) for name, op in table.items()} == OPERATIONS
+    with open(os.path.join(ROOT, "jvm/src/main/java/io/sfclayer/spark/Operations.java"), encoding="utf-8") as f:
+        source = f.read()
+    dispatched = re.findall(r'case "(\w+)":', source[source.index("private static String run("):])
+    assert sorted(dispatched) == sorted(OPERATIONS)

@@ -1,6 +1,7 @@
-"""Requests to sfclayer's Spark Connect relation plugin (``io.sfclayer.spark.connect.SfcLayerRelationPlugin``):
-what py4j does on a classic session, a Spark Connect client asks the server's driver for as an extension
-relation, answered without a Spark job as a local relation (Arrow batches).
+"""The Spark Connect transport (:class:`ConnectTransport`): requests to sfclayer's Spark Connect plugins
+(``io.sfclayer.spark.connect.SfcLayerRelationPlugin``, ``SfcLayerCommandPlugin``): what py4j does on a
+classic session, a Spark Connect client asks the server's driver for as an extension relation (or
+command), answered without a Spark job as a local relation (Arrow batches).
 
 A request is a ``google.protobuf.Any`` whose ``type_url`` is :data:`TYPE_URL` and whose ``value`` is a
 JSON object: ``op`` and its arguments. Answers are a text (``answer``, one row) or records (``count``,
@@ -14,9 +15,11 @@ import os
 import struct
 
 from . import errors
+from ._java_errors import error_from_payload, translated
+from ._transport import Transport
 
-__all__ = ["TYPE_URL", "PLUGIN", "COMMAND_PLUGIN", "READ_OPS", "SHORT_PATH", "PROCEDURES", "PLUGIN_COMMANDS", "procedure",
-           "request_text", "request_records", "ConnectLookupClient"]
+__all__ = ["TYPE_URL", "PLUGIN", "COMMAND_PLUGIN", "READ_OPS", "SHORT_PATH", "ConnectTransport", "request_text",
+           "request_records", "ConnectLookupClient"]
 
 TYPE_URL = "type.googleapis.com/sfclayer.connect.Request"  # ConnectRequest.TYPE_URL
 PLUGIN = "io.sfclayer.spark.connect.SfcLayerRelationPlugin"  # spark.connect.extensions.relation.classes
@@ -30,7 +33,7 @@ _INT = struct.Struct(">i")
 # "close" (idempotent) take the short path: a command to the command plugin, whose answer skips Spark's
 # query planning, sent as one non-reattachable ExecutePlan call (:func:`_execute`), which may retry it
 # whole. Everything else ("open", maintenance commands) goes as a relation the client's public way.
-READ_OPS = frozenset({"get_many", "query", "count", "metadata", "stats", "readers", "close"})
+READ_OPS = frozenset({"get_many", "query", "count", "metadata", "stats", "readers", "close", "geotrellisIndex"})
 
 #: Whether read requests take the short path; False forces pyspark's own (tests compare the two).
 SHORT_PATH = True
@@ -150,50 +153,63 @@ def request_records(spark, op, **args):
     return list(zip(table.column("count").to_pylist(), table.column("data").to_pylist()))
 
 
-# Commands a Spark Connect session runs through the relation plugin's op "command": their arguments by
-# name, as SfcLayerRelationPlugin.command takes them; the answers are the py4j call's.
-PLUGIN_COMMANDS = {"vacuum": ("path", "retainMillis", "dryRun", "enforceRetention"),
-                   "repair": ("path", "version", "damagedNames", "dropped"), "deleteKeys": ("path", "keys"),
-                   "restore": ("path", "version", "asOf")}
+class ConnectTransport(Transport):
+    """A Spark Connect session's driver, reached through sfclayer's plugins on its server: named operations
+    as the plugin's op ``"command"`` (``io.sfclayer.spark.Operations``), readers as handles on the server."""
 
-# Commands a Spark Connect session runs as the SQL procedure of the same name (CALL sfclayer.system.*),
-# whose rows carry what the command's JSON answer does.
-PROCEDURES = {"history": ("path",), "compact": ("path",), "delete": ("path", "keys", "bbox", "time")}
+    def _call(self, name, args):
+        with translated():
+            return request_text(self.spark, "command", operation=name, args=args)
 
+    def open_layer(self, path, cache_size, cache_bytes, index_in_driver, version, as_of_millis):
+        # the server's relation plugin opens it: no host or port, answers come as relations
+        with translated():
+            info = json.loads(request_text(self.spark, "open", path=path, cacheSize=int(cache_size),
+                                           cacheBytes=int(cache_bytes), indexInDriver=bool(index_in_driver),
+                                           version=int(version), asOfMillis=int(as_of_millis)))
+        return info, ConnectLookupClient(self.spark, info)
 
-def procedure(spark, name, *args):
-    """``CALL sfclayer.system.<name>(...)`` on a Connect session, its rows as the command's JSON (Spark
-    Connect's errors as they come)."""
-    if spark.conf.get("spark.sql.catalog.sfclayer", None) is None:
-        spark.conf.set("spark.sql.catalog.sfclayer", "io.sfclayer.spark.SfcLayerCatalog")  # sfclayer.CATALOG
-    given = {k: str(v) for k, v in zip(PROCEDURES[name], args) if v is not None}  # the rest: the defaults
-    named = ", ".join(f"{k} => :{k}" for k in given)
-    rows = spark.sql(f"CALL sfclayer.system.{name}({named})", args=given).selectExpr(
-        "*", "unix_micros(created_at) AS created_micros").collect()
-    answer = [{"version": r.version, "createdAt": r.created_micros, "operation": r.operation,
-               "readVersion": r.read_version, "recordCount": r.records, "fileCount": r.files,
-               "dataBytes": r.data_bytes, "metrics": dict(r.metrics or {}),
-               "writeId": r.write_id} for r in rows]
-    return answer if name == "history" else answer[0]
+    def open_geotrellis(self, catalog, name, zoom, cache_size):
+        with translated():
+            opened = json.loads(request_text(self.spark, "geotrellisOpen", catalog=catalog, name=name,
+                                             zoom=int(zoom), cacheSize=int(cache_size)))
+        return opened["info"], _GeoTrellisLookups(self.spark, opened)
+
+    def functions(self):
+        from pyspark.sql.connect import functions
+
+        return functions
+
+    def cores(self):
+        """The server's ``spark.default.parallelism`` or ``local[N]``, else 8 (a Connect client cannot ask
+        the cluster)."""
+        if self.spark.conf.get("spark.default.parallelism", None):
+            return int(self.spark.conf.get("spark.default.parallelism"))
+        master = self.spark.conf.get("spark.master", "") or ""
+        inside = master[master.find("[") + 1:master.find("]")] if master.startswith("local[") else ""
+        return int(inside) if inside.isdigit() else 8
+
+    def resolved(self, df):
+        df.schema  # Connect plans lazily: resolve it now, so a missing layer fails here as on classic
+        return df
 
 
 class ConnectLookupClient:
     """:class:`sfclayer._lookup.LookupClient`'s requests for one reader opened on a Spark Connect server
     (``handle``, ``token``), made as relation requests: the same answers, the same errors."""
 
-    def __init__(self, spark, handle, token, error_from_java, translated):
+    def __init__(self, spark, info):
         self._spark = spark
-        self._id = {"handle": int(handle), "token": str(token)}
-        self._error = error_from_java
-        self._translated = translated  # a context manager turning Connect's errors into sfclayer's
+        self._id = {"handle": int(info["handle"]), "token": str(info["token"])}
+        self._error = error_from_payload
         self._closed = False
 
     def _text(self, op, **args):
-        with self._translated():
+        with translated():
             return request_text(self._spark, op, **args, **self._id)
 
     def _records(self, op, **args):
-        with self._translated():
+        with translated():
             return request_records(self._spark, op, **args, **self._id)
 
     def _check(self):
@@ -252,3 +268,12 @@ class ConnectLookupClient:
         if not self._closed:
             self._closed = True
             self._text("close")
+
+
+class _GeoTrellisLookups(ConnectLookupClient):
+    """A GeoTrellis layer's requests on a Spark Connect server (``io.sfclayer.lookup.GtTileSource`` there)."""
+
+    def index(self, col, row, millis):
+        """GeoTrellis' index of a key (time in ms)."""
+        self._check()
+        return int(self._text("geotrellisIndex", col=int(col), row=int(row), millis=int(millis)))

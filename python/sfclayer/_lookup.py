@@ -40,6 +40,8 @@ READ_TIMEOUT = 600.0
 LINGER = 1.0
 _MISSING = -1
 _ERROR = -2
+# The requests' opcodes (LookupServer's Javadoc): bind to a reader, get one key, many keys, query a box, count one
+_BIND, _GET_ONE, _GET_MANY, _QUERY, _COUNT = b"A", ord("G"), ord("M"), ord("Q"), ord("C")
 _INT = struct.Struct(">i")
 _GET = struct.Struct(">biiq")
 _HEAD = struct.Struct(">bi")
@@ -86,7 +88,7 @@ class _Connection:
     def send(self, token, payload):
         """Sends a request for the reader of ``token``, moving the connection to it first if needed."""
         if token != self.token:
-            payload = b"A" + token + payload
+            payload = _BIND + token + payload
             self._rebinding = True
             self.token = None  # unknown until the server acknowledges it
         self.sock.sendall(payload)
@@ -353,7 +355,7 @@ class LookupClient:
 
     def get(self, col, row, time_micros):
         """The encoded tile record at the key, or None."""
-        return self._request(_GET.pack(71, col, row, time_micros), self._answer)  # 71 = 'G'
+        return self._request(_GET.pack(_GET_ONE, col, row, time_micros), self._answer)
 
     def get_many(self, packed_keys, errors_as_values=False):
         """Records (or None) for keys packed as big-endian (int col, int row, long time).
@@ -384,7 +386,7 @@ class LookupClient:
                             out[start + i] = e
                 return error
 
-            error = self._request(_HEAD.pack(77, m) + chunk, read)  # 77 = 'M'
+            error = self._request(_HEAD.pack(_GET_MANY, m) + chunk, read)
             first_error = first_error or error
         if first_error is not None and not errors_as_values:
             raise first_error
@@ -398,7 +400,7 @@ class LookupClient:
         healthy = False
         try:
             try:
-                conn.send(self._token, _HEAD.pack(81, len(payload)) + payload)  # 81 = 'Q'
+                conn.send(self._token, _HEAD.pack(_QUERY, len(payload)) + payload)
                 conn.start_answer(self._token, self._error)
                 while True:
                     count = conn.read_int()
@@ -423,7 +425,7 @@ class LookupClient:
     def count(self, spec):
         """The number of records a box query matches."""
         payload = spec.encode("utf-8")
-        answer = self._request(_HEAD.pack(67, len(payload)) + payload, self._answer)  # 67 = 'C'
+        answer = self._request(_HEAD.pack(_COUNT, len(payload)) + payload, self._answer)
         return struct.unpack(">q", answer)[0]
 
     def open_connections(self):

@@ -119,9 +119,4 @@ def _merge_boxes(boxes):
 def _sql(spark):
     """The column functions of ``spark``'s kind, imported when Spark is in use: pyspark.sql.functions
     builds classic or Connect columns by the process's mode, not the session's (a process may hold both)."""
-    if _jvm.is_connect(spark):
-        from pyspark.sql.connect import functions
-    else:
-        from pyspark.sql import functions
-
-    return functions
+    return _jvm.transport(spark).functions()

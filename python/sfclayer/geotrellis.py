@@ -18,11 +18,9 @@ Examples
 """
 
 import datetime as _dt
-import json
 import struct
 
 from . import _jvm, _progress
-from ._lookup import LookupClient
 from ._args import check_box as _check_box, check_time_range as _check_time_range
 from .curves import to_micros as _micros
 from .errors import InvalidArgument, KeyNotFound
@@ -60,7 +58,7 @@ def layers(spark, catalog):
     LayerNotFound
         If there is no catalog at ``catalog``.
     """
-    return [(n, int(z)) for n, z in json.loads(_jvm.geotrellis(spark, "layers", str(catalog)))]
+    return [(n, int(z)) for n, z in _jvm.command(spark, "geotrellisLayers", str(catalog))]
 
 
 def info(spark, catalog, name, zoom):
@@ -74,7 +72,7 @@ def info(spark, catalog, name, zoom):
         ``timeBounds`` (epoch ms), ``dataPath``, and ``metadata``: GeoTrellis' own TileLayerMetadata.
     """
     name, zoom = _check_id(name, zoom)
-    return json.loads(_jvm.geotrellis(spark, "info", str(catalog), name, zoom))
+    return _jvm.command(spark, "geotrellisInfo", str(catalog), name, zoom)
 
 
 def read(spark, catalog, name, zoom, keys=None, bbox=None, time=None):
@@ -178,18 +176,11 @@ class Layer:
         name, zoom = _check_id(name, zoom)
         self._spark = spark
         self.catalog, self.name, self.zoom = str(catalog), name, zoom
-        # one py4j call (it reads the attributes once and answers them with the handle); look-ups,
-        # queries and counts then go through the driver's look-up socket
-        opened = json.loads(_jvm.geotrellis(spark, "openLookup", self.catalog, name, zoom, int(cache_size)))
-        self._handle = int(opened["handle"])
-        self.info = opened["info"]
+        # one request (it reads the attributes once and answers them with the handle); look-ups,
+        # queries and counts then go through the session's transport: the driver's socket, or Connect's plugin
+        self.info, self._client = _jvm.transport(spark).open_geotrellis(self.catalog, name, zoom, int(cache_size))
+        self._closed = False
         self.space_time = bool(self.info["spaceTime"])
-        try:
-            self._client = LookupClient(opened["host"], opened["port"], bytes.fromhex(opened["token"]),
-                                        _jvm.error_from_payload)
-        except BaseException:
-            _jvm.geotrellis(spark, "closeLookup", self._handle)
-            raise
 
     def __repr__(self):
         return f"<sfclayer.geotrellis.Layer {self.name}/{self.zoom} in {self.catalog}>"
@@ -202,15 +193,12 @@ class Layer:
 
     def close(self):
         """Closes the layer's open files; further calls raise InvalidArgument."""
-        if self._handle is not None:
-            handle, self._handle = self._handle, None
-            try:
-                self._client.close()
-            finally:
-                _jvm.geotrellis(self._spark, "closeLookup", handle)
+        if not self._closed:
+            self._closed = True
+            self._client.close()  # closes the reader on the driver too
 
     def _require_open(self):
-        if self._handle is None:
+        if self._closed:
             raise InvalidArgument(f"GeoTrellis layer {self.name}/{self.zoom} is closed")
 
     def _micros(self, time):
@@ -440,8 +428,8 @@ class _ServedIndex:
         self.kind = layer.info["keyIndex"]
 
     def index(self, col, row, micros=None):
-        return int(_jvm.geotrellis(self._layer._spark, "index", self._layer._handle, int(col), int(row),
-                                   int(micros or 0) // 1000))
+        self._layer._require_open()
+        return self._layer._client.index(int(col), int(row), int(micros or 0) // 1000)
 
 
 class ServedLayer(Layer):

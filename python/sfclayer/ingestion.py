@@ -351,9 +351,10 @@ def _tile_frame(spark, grid, srcs, resampling, dtype, nodata, tasks):
     Arrow path failed tests/test_ingest_memory.py's 600 MB share with 16 MiB tiles.
     """
     slices = max(1, min(len(tasks), max(2 * _cores(spark), len(tasks) // 256)))
-    if _jvm.is_connect(spark) and any(s.carried for s in srcs):
+    no_rdds = not _jvm.transport(spark).driver_jvm
+    if no_rdds and any(s.carried for s in srcs):
         return _carried_tile_frame(spark, grid, srcs, resampling, dtype, nodata, tasks, slices)
-    if _jvm.is_connect(spark):
+    if no_rdds:
         render = functools.partial(_render_batches, grid, srcs, resampling, dtype, nodata, tasks)
         return spark.range(0, len(tasks), 1, slices).mapInArrow(render, raster.spark_schema())
     render = functools.partial(_render_partition, grid, srcs, resampling, dtype, nodata)
@@ -415,13 +416,7 @@ def _render_slice(grid, srcs, resampling, dtype, nodata, tasks, ends, table):
 def _cores(spark):
     """The cores Spark runs tasks on: the classic context's default parallelism; on Spark Connect the
     server's ``spark.default.parallelism`` or ``local[N]``, else 8 (a Connect client cannot ask the cluster)."""
-    if not _jvm.is_connect(spark):
-        return spark.sparkContext.defaultParallelism
-    if spark.conf.get("spark.default.parallelism", None):
-        return int(spark.conf.get("spark.default.parallelism"))
-    master = spark.conf.get("spark.master", "") or ""
-    inside = master[master.find("[") + 1:master.find("]")] if master.startswith("local[") else ""
-    return int(inside) if inside.isdigit() else 8
+    return _jvm.transport(spark).cores()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -244,8 +244,7 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
         if time is not None:
             start, end = (int(_micros(t)) for t in time)
             df = df.where(f"`time` >= timestamp_micros({start}) AND `time` <= timestamp_micros({end})")
-        if _jvm.is_connect(spark):
-            df.schema  # Connect plans lazily: resolve the layer now, so a missing one fails here as on classic
+        df = _jvm.transport(spark).resolved(df)  # Connect plans lazily: a missing layer fails here as on classic
     return df
 
 
@@ -331,14 +330,13 @@ class _Pinned:
     Closed once nobody uses it after a :meth:`Layer.refresh` moved on (``users``, under the layer's lock).
     """
 
-    def __init__(self, spark, info):
+    def __init__(self, spark, info, client):
         from .curves import key_index_from_json
 
         self.spark = spark
         self.handle = info["handle"]
         self.version = int(info["version"])
-        self.connect = _jvm.is_connect(spark)
-        self.client = _jvm.lookup_client(spark, info)  # the driver's socket, or a Connect server's plugin
+        self.client = client  # the session transport's: the driver's socket, or a Connect server's plugin
         self.key_index = key_index_from_json(info["keyIndex"])
         self.space_time = self.key_index.kind == "z3"
         self.schema = _parsed_schema(info["tileSchema"])
@@ -354,9 +352,7 @@ class _Pinned:
         return tile
 
     def close(self):
-        self.client.close()  # on Connect, this closes the reader on the server
-        if not self.connect:
-            _jvm.lookup_call(self.spark, "close", self.handle)
+        self.client.close()  # closes the reader on the driver too
 
 
 class Layer:
@@ -376,9 +372,12 @@ class Layer:
         # session and reused; the version document as a whole comes only when `metadata` is read.
         _as_of_options(version, as_of)  # checks the pair
         as_of_millis = -1 if as_of is None else _micros(as_of) // 1000
-        info = _jvm.open_lookup(self._spark, self.path, *self._cache,
-                                version=-1 if version is None else int(version), as_of_millis=as_of_millis)
-        pinned = _Pinned(self._spark, info)
+        cache_size, cache_bytes, index_in_driver = self._cache
+        info, client = _jvm.transport(self._spark).open_layer(
+            self.path, 1024 if cache_size is None else cache_size,  # ValueReader.DEFAULT_CACHE_SIZE
+            (256 << 20) if cache_bytes is None else cache_bytes,  # ValueReader.DEFAULT_CACHE_BYTES
+            index_in_driver, -1 if version is None else int(version), as_of_millis)
+        pinned = _Pinned(self._spark, info, client)
         # Swapped in one step: a look-up running meanwhile finishes on the version it started on,
         # which is closed when its last user is done, never under it.
         with self._pins:
@@ -430,10 +429,7 @@ class Layer:
         """
         if self._metadata is None:
             self._require_open()
-            if self._last.connect:
-                self._metadata = json.loads(self._last.client.metadata_json())
-            else:
-                self._metadata = json.loads(_jvm.lookup_call(self._spark, "metadataJson", self._handle))
+            self._metadata = json.loads(self._last.client.metadata_json())
         return self._metadata
 
     def document(self, files=0):
@@ -747,15 +743,5 @@ class Layer:
     def stats(self):
         """Look-up counters: files opened, cache hits, files open now, cache memory, indexes kept,
         misses answered by bloom filters without opening a file (``bloom_skips``), filters kept."""
-        if self._last.connect:
-            self._require_open()
-            return self._last.client.stats()
-        return {
-            "files_opened": int(_jvm.reader_call(self._reader, "filesOpened")),
-            "cache_hits": int(_jvm.reader_call(self._reader, "cacheHits")),
-            "open_files": int(_jvm.reader_call(self._reader, "openFiles")),
-            "cached_bytes": int(_jvm.reader_call(self._reader, "cachedBytes")),
-            "indexes_kept": int(_jvm.reader_call(self._reader, "indexesKept")),
-            "bloom_skips": int(_jvm.reader_call(self._reader, "bloomSkips")),
-            "filters_kept": int(_jvm.reader_call(self._reader, "filtersKept")),
-        }
+        self._require_open()
+        return self._last.client.stats()

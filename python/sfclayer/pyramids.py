@@ -284,8 +284,7 @@ def _resume_levels(spark, path, doc):
 
 def _describe_jobs(spark, text):
     """Name the Spark UI's jobs of a level (classic sessions only: Spark Connect has no job descriptions)."""
-    if not _jvm.is_connect(spark):
-        spark.sparkContext.setJobDescription(text)
+    _jvm.transport(spark).describe_jobs(text)
 
 
 def _level_versions(spark, path, levels):

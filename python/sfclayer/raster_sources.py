@@ -106,7 +106,7 @@ def _open_sources(spark, uris):
     (:func:`_carried_headers`); their tasks then get the bytes in their rows (module comment)."""
     from . import _jvm
 
-    if _jvm.is_connect(spark):
+    if not _jvm.transport(spark).driver_jvm:
         carried = _carried_headers(spark, [(i, u) for i, u in enumerate(uris) if _is_hadoop(u)])
         return [carried[i] if i in carried else Source.open(u) for i, u in enumerate(uris)]
     return [_open_source(spark, u) for u in uris]

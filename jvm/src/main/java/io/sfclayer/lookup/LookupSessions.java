@@ -118,6 +118,27 @@ public final class LookupSessions {
         return reader(handle).metadataJson();
     }
 
+    /** A handle's reader's look-up counters, as JSON ({@link #statsJson}). */
+    public static String stats(long handle) throws IOException {
+        return statsJson(reader(handle));
+    }
+
+    /**
+     * A reader's look-up counters as one JSON object (what {@code Layer.stats()} answers, on the loopback
+     * socket's sessions and on Spark Connect's alike).
+     */
+    public static String statsJson(ValueReader reader) throws IOException {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("files_opened", reader.filesOpened());
+        out.put("cache_hits", reader.cacheHits());
+        out.put("open_files", reader.openFiles());
+        out.put("cached_bytes", reader.cachedBytes());
+        out.put("indexes_kept", reader.indexesKept());
+        out.put("bloom_skips", reader.bloomSkips());
+        out.put("filters_kept", reader.filtersKept());
+        return JSON.writeValueAsString(out);
+    }
+
     /** Unregisters and closes a handle's reader (its connections are closed); nothing if already closed. */
     public static void close(long handle) throws IOException {
         Open o = OPEN.remove(handle);

@@ -48,7 +48,7 @@ public final class GeoTrellisCommands {
     }
 
     /** {@link #info}'s answer as a map (also part of {@link #openLookup}'s). */
-    private static Map<String, Object> infoOf(GtLayer l) throws IOException {
+    public static Map<String, Object> infoOf(GtLayer l) throws IOException {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("name", l.name);
         m.put("zoom", l.zoom);

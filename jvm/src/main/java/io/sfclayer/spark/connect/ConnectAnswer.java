@@ -88,15 +88,18 @@ final class ConnectAnswer {
         return new LocalRelation(attributes, CollectionConverters.asScala(rows).toSeq(), false, scala.Option.empty());
     }
 
+    /** One Arrow IPC stream (a schema and one record batch) and its row count. */
+    record ArrowBatch(long rows, byte[] stream) { }
+
     /**
      * The answer as Arrow IPC streams (schema and one record batch each) of at most about
      * {@code maxBytes} of data each (a larger single row goes alone), with their row counts: what the
      * client gets as {@code arrow_batch} responses. Never empty: no rows is one empty batch, as Spark sends.
      */
-    List<Object[]> toArrow(long maxBytes) {
-        List<Object[]> out = new ArrayList<>();
+    List<ArrowBatch> toArrow(long maxBytes) {
+        List<ArrowBatch> out = new ArrayList<>();
         if (counts == null) {
-            out.add(new Object[] {1L, arrowText()});
+            out.add(new ArrowBatch(1L, arrowText()));
             return out;
         }
         int from = 0;
@@ -106,7 +109,7 @@ final class ConnectAnswer {
             while (to < counts.size() && (to == from || bytes + data.get(to).length <= maxBytes)) {
                 bytes += data.get(to++).length;
             }
-            out.add(new Object[] {(long) (to - from), arrowRecords(from, to)});
+            out.add(new ArrowBatch(to - from, arrowRecords(from, to)));
             from = to;
         }
         return out;

@@ -1,7 +1,7 @@
 package io.sfclayer.spark.connect;
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.lookup.ValueReader;
+import io.sfclayer.lookup.TileSource;
 
 import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.SparkListener;
@@ -19,8 +19,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The readers Spark Connect clients have open on this server's driver ({@code sfclayer.open} on a
- * Connect session), by handle. Each handle has a random token that every request must carry, so a
+ * The readers Spark Connect clients have open on this server's driver ({@code sfclayer.open} and
+ * {@code sfclayer.geotrellis.open} on a Connect session: any {@link TileSource}), by handle. Each handle has a random token that every request must carry, so a
  * client reaches only the readers it opened (a handle is a counter, easy to guess). The loopback
  * look-up server's registry ({@code io.sfclayer.lookup.LookupSessions}) is not used: a Connect client
  * is not on the driver's host, and answers travel as Connect relations instead.
@@ -39,11 +39,11 @@ final class ConnectLookups {
     private static final Set<SparkContext> LISTENING = Collections.newSetFromMap(new WeakHashMap<>());
 
     private static final class Open {
-        final ValueReader reader;
+        final TileSource<?> reader;
         final byte[] token;
         final String sessionId;
 
-        Open(ValueReader reader, byte[] token, String sessionId) {
+        Open(TileSource<?> reader, byte[] token, String sessionId) {
             this.reader = reader;
             this.token = token;
             this.sessionId = sessionId;
@@ -60,8 +60,11 @@ final class ConnectLookups {
         }
     }
 
-    /** Registers an open reader of Connect session {@code sessionId}; returns {handle, token (hex)}. */
-    static Object[] register(ValueReader reader, String sessionId, SparkContext sc) {
+    /** A registered reader's handle and its token (hex). */
+    record Handle(long handle, String token) { }
+
+    /** Registers an open reader of Connect session {@code sessionId}. */
+    static Handle register(TileSource<?> reader, String sessionId, SparkContext sc) {
         synchronized (LISTENING) {
             if (LISTENING.add(sc)) {
                 sc.addSparkListener(new SessionCloser());
@@ -71,7 +74,7 @@ final class ConnectLookups {
         RANDOM.nextBytes(token);
         long handle = HANDLES.incrementAndGet();
         OPEN.put(handle, new Open(reader, token, sessionId));
-        return new Object[] {handle, HexFormat.of().formatHex(token)};
+        return new Handle(handle, HexFormat.of().formatHex(token));
     }
 
     /** Closes every reader a Connect session opened. */
@@ -84,7 +87,7 @@ final class ConnectLookups {
     }
 
     /** The reader of a handle whose token matches; InvalidArgument otherwise (closed, or not the caller's). */
-    static ValueReader reader(long handle, String token) {
+    static TileSource<?> reader(long handle, String token) {
         Open o = OPEN.get(handle);
         if (o == null || !matches(o, token)) {
             throw new SfcLayerException.InvalidArgument("look-up handle " + handle + " is closed");

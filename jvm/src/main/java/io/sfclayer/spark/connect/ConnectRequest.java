@@ -133,6 +133,17 @@ final class ConnectRequest {
         return (Boolean) v;
     }
 
+    /** A JSON object argument, as a map. */
+    @SuppressWarnings("unchecked")
+    Map<String, Object> object(String name) {
+        Object v = required(name);
+        if (!(v instanceof Map)) {
+            throw new SfcLayerException.InvalidArgument("sfclayer Connect request " + op + ": argument " + name
+                + " must be a JSON object, not " + v);
+        }
+        return (Map<String, Object>) v;
+    }
+
     byte[] bytes(String name) {
         try {
             return Base64.getDecoder().decode(string(name));

@@ -47,14 +47,14 @@ public final class SfcLayerCommandPlugin implements CommandPlugin {
             throw new UncheckedIOException(e);
         }
         long offset = 0;
-        for (Object[] batch : answer.toArrow(MAX_BATCH_BYTES)) {
-            long rows = (Long) batch[0];
+        for (ConnectAnswer.ArrowBatch batch : answer.toArrow(MAX_BATCH_BYTES)) {
+            long rows = batch.rows();
             execution.responseObserver().onNext(ExecutePlanResponse.newBuilder()
                 .setSessionId(execution.sessionHolder().sessionId())
                 .setServerSideSessionId(execution.sessionHolder().serverSessionId())
                 .setOperationId(execution.operationId())
                 .setArrowBatch(ExecutePlanResponse.ArrowBatch.newBuilder().setRowCount(rows).setStartOffset(offset)
-                    .setData(ByteString.copyFrom((byte[]) batch[1])))
+                    .setData(ByteString.copyFrom(batch.stream())))
                 .build());
             offset += rows;
         }

@@ -3,18 +3,17 @@ package io.sfclayer.spark.connect;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.layer.Layer;
-import io.sfclayer.layer.Lease;
-import io.sfclayer.layer.LayerRepair;
+import io.sfclayer.geotrellis.GtLayer;
+import io.sfclayer.geotrellis.GtValueReader;
+import io.sfclayer.lookup.GtTileSource;
+import io.sfclayer.lookup.LookupSessions;
 import io.sfclayer.lookup.PackedKeys;
+import io.sfclayer.lookup.TileSource;
 import io.sfclayer.lookup.ValueReader;
+import io.sfclayer.spark.GeoTrellisCommands;
 import io.sfclayer.spark.HadoopConfs;
-import io.sfclayer.spark.SfcLayerCommands;
-import io.sfclayer.spark.VerifyJob;
+import io.sfclayer.spark.Operations;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FSDataInputStream;
-import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
@@ -22,7 +21,6 @@ import org.apache.spark.sql.connect.plugin.RelationPlugin;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
-import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -34,7 +32,8 @@ import java.util.Optional;
  * sfclayer's Spark Connect relation plugin: what {@code sfclayer.open} (get, get_many, query, count) and
  * the maintenance functions do through py4j on a classic session, a Spark Connect client asks for as an
  * extension relation ({@link ConnectRequest}), answered on the server's driver by the same code
- * ({@link ValueReader}, {@link SfcLayerCommands}, {@link VerifyJob}) as a local relation: the rows go
+ * ({@link TileSource}s for a reader's requests, the one dispatcher {@link Operations} for the named
+ * operations, op {@code "command"}) as a local relation: the rows go
  * to the client as Arrow batches, with no Spark job for look-ups and box queries.
  *
  * <p>Enable it on the Connect server with {@code spark.connect.extensions.relation.classes=}{@value #CLASS}
@@ -70,32 +69,52 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
         switch (r.op) {
             case "open":
                 return ConnectAnswer.text(open(spark, sessionId, r));
+            case "geotrellisOpen":
+                return ConnectAnswer.text(openGeoTrellis(spark, sessionId, r));
             case "readers": // how many readers Connect clients have open on this server (for tests, monitoring)
                 return ConnectAnswer.text(Integer.toString(ConnectLookups.openReaders()));
             case "close":
                 ConnectLookups.close(r.number("handle"), r.string("token"));
                 return ConnectAnswer.text("{}");
             case "metadata":
-                return ConnectAnswer.text(reader(r).metadataJson());
+                return ConnectAnswer.text(layerReader(r).metadataJson());
             case "stats":
-                return ConnectAnswer.text(stats(reader(r)));
+                return ConnectAnswer.text(LookupSessions.statsJson(layerReader(r)));
+            case "geotrellisIndex":
+                return ConnectAnswer.text(Long.toString(geoTrellisReader(r).reader().index((int) r.number("col"),
+                    (int) r.number("row"), r.number("millis"))));
             case "get_many":
                 return ConnectAnswer.records().add(0, getMany(reader(r), r.bytes("keys")));
             case "query":
                 return query(reader(r), r.string("spec"));
             case "count":
-                ValueReader reader = reader(r);
-                return ConnectAnswer.text(Long.toString(reader.count(reader.boxQuery(r.string("spec")))));
-            case "command":
-                return ConnectAnswer.text(command(spark, r));
+                return ConnectAnswer.text(Long.toString(count(reader(r), r.string("spec"))));
+            case "command": // a named operation of the one dispatcher (its table: io/sfclayer/spark/operations.json)
+                return ConnectAnswer.text(Operations.call(spark, r.string("operation"), r.object("args")));
             default:
                 throw new SfcLayerException.InvalidArgument("sfclayer Connect request: unknown op '" + r.op
                     + "' (is the server's sfclayer jar older than the client's?)");
         }
     }
 
-    private static ValueReader reader(ConnectRequest r) {
+    private static TileSource<?> reader(ConnectRequest r) {
         return ConnectLookups.reader(r.number("handle"), r.string("token"));
+    }
+
+    private static ValueReader layerReader(ConnectRequest r) {
+        if (!(reader(r) instanceof ValueReader v)) {
+            throw new SfcLayerException.InvalidArgument("sfclayer Connect request " + r.op + ": handle "
+                + r.number("handle") + " is not an sfclayer layer's");
+        }
+        return v;
+    }
+
+    private static GtTileSource geoTrellisReader(ConnectRequest r) {
+        if (!(reader(r) instanceof GtTileSource g)) {
+            throw new SfcLayerException.InvalidArgument("sfclayer Connect request " + r.op + ": handle "
+                + r.number("handle") + " is not a GeoTrellis layer's");
+        }
+        return g;
     }
 
     /** Opens a reader as {@code sfclayer.open} does, with the session's Hadoop configuration. */
@@ -106,11 +125,11 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
             r.number("cacheBytes", ValueReader.DEFAULT_CACHE_BYTES), r.bool("indexInDriver"),
             r.number("version", -1), r.number("asOfMillis", -1));
         try {
-            Object[] handle = ConnectLookups.register(reader, sessionId, spark.sparkContext());
+            ConnectLookups.Handle handle = ConnectLookups.register(reader, sessionId, spark.sparkContext());
             LayerMetadata md = reader.metadata();
             Map<String, Object> out = new LinkedHashMap<>();
-            out.put("handle", handle[0]);
-            out.put("token", handle[1]);
+            out.put("handle", handle.handle());
+            out.put("token", handle.token());
             out.put("version", md.version);
             out.put("keyIndex", md.keyIndex.toJson());
             out.put("tileSchema", md.tileSchemaJson);
@@ -121,16 +140,23 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
         }
     }
 
-    private static String stats(ValueReader reader) throws IOException {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("files_opened", reader.filesOpened());
-        out.put("cache_hits", reader.cacheHits());
-        out.put("open_files", reader.openFiles());
-        out.put("cached_bytes", reader.cachedBytes());
-        out.put("indexes_kept", reader.indexesKept());
-        out.put("bloom_skips", reader.bloomSkips());
-        out.put("filters_kept", reader.filtersKept());
-        return JSON.writeValueAsString(out);
+    /** Opens a GeoTrellis layer as {@code sfclayer.geotrellis.open} does: its handle, token and attributes. */
+    private static String openGeoTrellis(SparkSession spark, String sessionId, ConnectRequest r) throws IOException {
+        Configuration conf = HadoopConfs.forOptions(spark, Map.of());
+        GtLayer layer = GtLayer.open(r.string("catalog"), r.string("name"), (int) r.number("zoom"), conf);
+        Map<String, Object> info = GeoTrellisCommands.infoOf(layer);
+        GtTileSource source = new GtTileSource(new GtValueReader(layer, conf, (int) r.number("cacheSize")));
+        try {
+            ConnectLookups.Handle handle = ConnectLookups.register(source, sessionId, spark.sparkContext());
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("handle", handle.handle());
+            out.put("token", handle.token());
+            out.put("info", info);
+            return JSON.writeValueAsString(out);
+        } catch (RuntimeException e) {
+            source.close();
+            throw e;
+        }
     }
 
     /**
@@ -139,7 +165,7 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
      * {@code "ErrorClass\tmessage"} for a key whose look-up failed (the keys after a failure in index
      * order fail with it, as on the socket).
      */
-    static byte[] getMany(ValueReader reader, byte[] keys) throws IOException {
+    static byte[] getMany(TileSource<?> reader, byte[] keys) throws IOException {
         PackedKeys k = PackedKeys.decode(keys);
         int n = k.size();
         byte[][] found = new byte[n][];
@@ -173,7 +199,7 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
     }
 
     /** A box query's records, a row per batch (count, the records back to back). */
-    private static ConnectAnswer query(ValueReader reader, String spec) throws IOException {
+    private static <Q> ConnectAnswer query(TileSource<Q> reader, String spec) throws IOException {
         ConnectAnswer out = ConnectAnswer.records();
         long[] total = {0};
         reader.query(reader.boxQuery(spec), batch -> {
@@ -192,62 +218,7 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
         return out;
     }
 
-    /** The maintenance calls of the Python facade, by name, with their py4j answers (JSON text mostly). */
-    private static String command(SparkSession spark, ConnectRequest r) throws IOException {
-        String name = r.string("name");
-        String path = r.string("path");
-        switch (name) {
-            case "vacuum":
-                return SfcLayerCommands.vacuum(spark, path, r.number("retainMillis"), r.bool("dryRun"),
-                    r.bool("enforceRetention"));
-            case "repair":
-                return SfcLayerCommands.repair(spark, path, r.number("version"), r.string("damagedNames"),
-                    r.string("dropped"));
-            case "deleteKeys":
-                return SfcLayerCommands.deleteKeys(spark, path, r.string("keys"));
-            case "verify":
-                return VerifyJob.report(spark, path, r.number("version", 0));
-            case "rebuildManifests":
-                return io.sfclayer.layer.ManifestRepair.run(HadoopConfs.forOptions(spark, Map.of()), path);
-            case "restoreDocument":
-                return LayerRepair.restoreDocument(HadoopConfs.forOptions(spark, Map.of()), path);
-            case "layerMetadata": {
-                Configuration conf = HadoopConfs.forOptions(spark, Map.of());
-                long version = r.number("version", -1);
-                // format 6: with the files its manifests list (at most "files" of them), as layer_metadata_json gives it
-                return (version < 0 ? Layer.open(conf, path) : Layer.open(conf, path, version, -1))
-                    .documentJson(r.number("files", -1));
-            }
-            case "pyramidDocument":
-                return SfcLayerCommands.pyramidDocument(spark, path);
-            case "publishPyramidDocument":
-                return String.valueOf(SfcLayerCommands.publishPyramidDocument(spark, path, r.number("number"),
-                    r.string("text")));
-            case "restore":
-                return SfcLayerCommands.restore(spark, path, r.number("version", -1), r.optionalString("asOf"));
-            case "takeLease": // a pyramid run's lease (io.sfclayer.layer.Lease), as the py4j path takes it
-                return Lease.take(HadoopConfs.forOptions(spark, Map.of()), path, r.string("what"));
-            case "releaseLease":
-                return String.valueOf(Lease.release(HadoopConfs.forOptions(spark, Map.of()), path,
-                    r.string("token")));
-            case "readText":
-                return readText(HadoopConfs.forOptions(spark, Map.of()), path);
-            default:
-                throw new SfcLayerException.InvalidArgument("sfclayer Connect request: unknown command '" + name
-                    + "' (is the server's sfclayer jar older than the client's?)");
-        }
-    }
-
-    /** A small file's UTF-8 text, or null when there is none. */
-    private static String readText(Configuration conf, String path) throws IOException {
-        Path p = new Path(path);
-        FileSystem fs = p.getFileSystem(conf);
-        try (FSDataInputStream in = fs.open(p)) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (FileNotFoundException e) {
-            return null;
-        } catch (org.apache.hadoop.fs.ChecksumException e) { // a filesystem's own checksum found damage
-            throw new SfcLayerException.CorruptLayer(path + " is damaged (its filesystem checksum does not match)", e);
-        }
+    private static <Q> long count(TileSource<Q> reader, String spec) throws IOException {
+        return reader.count(reader.boxQuery(spec));
     }
 }

@@ -20,12 +20,12 @@ import java.util.List;
 /** The Arrow batches the command plugin sends: what the client reads as the relation plugin's rows. */
 public class ConnectAnswerTest {
     /** Each Arrow stream of an answer, its rows as {count, data} or {text}. */
-    private static List<List<Object[]>> read(List<Object[]> streams) throws IOException {
+    private static List<List<Object[]>> read(List<ConnectAnswer.ArrowBatch> streams) throws IOException {
         List<List<Object[]>> out = new ArrayList<>();
         try (RootAllocator a = new RootAllocator()) {
-            for (Object[] s : streams) {
+            for (ConnectAnswer.ArrowBatch s : streams) {
                 List<Object[]> rows = new ArrayList<>();
-                try (ArrowStreamReader r = new ArrowStreamReader(new ByteArrayInputStream((byte[]) s[1]), a)) {
+                try (ArrowStreamReader r = new ArrowStreamReader(new ByteArrayInputStream(s.stream()), a)) {
                     VectorSchemaRoot root = r.getVectorSchemaRoot();
                     while (r.loadNextBatch()) {
                         for (int i = 0; i < root.getRowCount(); i++) {
@@ -39,7 +39,7 @@ public class ConnectAnswerTest {
                         }
                     }
                 }
-                assertEquals("the row count sent with the batch", (long) rows.size(), (long) (Long) s[0]);
+                assertEquals("the row count sent with the batch", (long) rows.size(), s.rows());
                 out.add(rows);
             }
         }
