@@ -2,8 +2,11 @@
 look-up socket (:mod:`sfclayer._lookup`) for tiles. The only module of the package that touches py4j
 (the hooks tests and benches use to reach the JVM directly live in tests/helpers.py and bench/common.py)."""
 
+import contextlib
 import io
 import json
+import threading
+import uuid
 
 from . import errors
 from ._java_errors import error_from_payload, java_throwable, translated
@@ -52,6 +55,68 @@ class ClassicTransport(Transport):
 
     def hadoop_file_status(self, path):
         return _hadoop_file_status(self.spark, path)
+
+    def follow_progress(self, tracker):
+        return _status_poller(self.spark, tracker)
+
+    def console_bar_on(self):
+        return self.spark.sparkContext.getConf().get("spark.ui.showConsoleProgress", "false").lower() == "true"
+
+
+_PROGRESS_POLL = 0.25  # seconds between two looks at the status tracker (a few py4j calls each)
+
+
+@contextlib.contextmanager
+def _status_poller(spark, tracker):
+    sc = spark.sparkContext
+    group = sc.getLocalProperty("spark.jobGroup.id")
+    ours = group is None
+    if ours:
+        group = f"sfclayer-{uuid.uuid4().hex[:12]}"
+        sc.setLocalProperty("spark.jobGroup.id", group)
+    status = sc._jsc.sc().statusTracker()  # the JVM's: one py4j call per question
+    before = set(status.getJobIdsForGroup(group))  # a caller's group may hold earlier jobs
+    ended = set()  # jobs whose last counts the tracker has: not asked again
+    stop = threading.Event()
+
+    def poll():
+        for job in status.getJobIdsForGroup(group):
+            if job in before or job in ended:
+                continue
+            info = status.getJobInfo(job)
+            if info.isEmpty():
+                continue
+            if str(info.get().status()) in ("SUCCEEDED", "FAILED"):
+                ended.add(job)
+            rows = []
+            for sid in info.get().stageIds():
+                stage = status.getStageInfo(sid)
+                if stage.isEmpty() or stage.get().submissionTime() <= 0:  # pending, or skipped
+                    continue
+                s = stage.get()
+                rows.append((sid, s.numCompletedTasks(), s.numTasks()))
+            tracker.stages(job, rows)
+
+    def loop():
+        while not stop.wait(_PROGRESS_POLL):
+            try:
+                poll()
+            except Exception:  # noqa: BLE001 - the gateway closing with the session: the bar just stops
+                return
+
+    thread = threading.Thread(target=loop, name="sfclayer-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        try:
+            poll()  # the last tasks, so a finished operation's bar shows its true count
+        except Exception:  # noqa: BLE001
+            pass
+        if ours:
+            sc.setLocalProperty("spark.jobGroup.id", None)
 
 
 def _guarded(info, make, close):

@@ -9,6 +9,7 @@ JSON object: ``op`` and its arguments. Answers are a text (``answer``, one row) 
 """
 
 import base64
+import contextlib
 import itertools
 import json
 import os
@@ -192,6 +193,26 @@ class ConnectTransport(Transport):
     def resolved(self, df):
         df.schema  # Connect plans lazily: resolve it now, so a missing layer fails here as on classic
         return df
+
+    def follow_progress(self, tracker):
+        return _progress_handler(self.spark, tracker)
+
+
+@contextlib.contextmanager
+def _progress_handler(spark, tracker):
+    def handler(stages, inflight_tasks, operation_id, done):
+        if stages:
+            tracker.stages(operation_id, [(s.stage_id, s.num_completed_tasks, s.num_tasks) for s in stages])
+
+    register = getattr(spark, "registerProgressHandler", None)
+    if register is None:  # a pyspark-client without the API: no bar, the work goes on
+        yield
+        return
+    register(handler)
+    try:
+        yield
+    finally:
+        spark.removeProgressHandler(handler)
 
 
 class ConnectLookupClient:

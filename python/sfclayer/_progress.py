@@ -30,12 +30,10 @@ tqdm (not rich): a dependency without dependencies, whose ``tqdm.notebook`` bar 
 import os
 import sys
 import threading
-import uuid
 from contextlib import contextmanager
 
 __all__ = ["DEFAULT_QUIET", "enabled", "track", "Tracker"]
 
-_POLL = 0.25  # seconds between two looks at the status tracker (a few py4j calls each)
 _DELAY = 1.0  # seconds before a bar shows by default (quiet=None): operations quicker than that print nothing
 
 #: What ``quiet=None`` means in this process before the environment is asked: None (ask it), or a
@@ -130,13 +128,6 @@ class Tracker:
             self.bar.close()
 
 
-def _spark_bar_on(spark):
-    try:
-        return spark.sparkContext.getConf().get("spark.ui.showConsoleProgress", "false").lower() == "true"
-    except Exception:  # noqa: BLE001 - not a classic session
-        return False
-
-
 @contextmanager
 def track(spark, what, quiet=None):
     """Show the progress of the Spark jobs run inside the ``with`` block on stderr, as
@@ -172,88 +163,17 @@ def track(spark, what, quiet=None):
         return
     _active.inside = True
     try:
-        if not enabled(quiet) or spark is None or (not _jvm.is_connect(spark) and _spark_bar_on(spark)):
+        if not enabled(quiet) or spark is None or _jvm.transport(spark).console_bar_on():
             yield None
             return
         explicit = quiet is False or (quiet is None and DEFAULT_QUIET is False)
         tracker = Tracker(what, delay=0.0 if explicit else _DELAY)
         ok = False
         try:
-            follow = _connect_handler if _jvm.is_connect(spark) else _status_poller
-            with follow(spark, tracker):
+            with _jvm.transport(spark).follow_progress(tracker):
                 yield tracker
             ok = True
         finally:
             tracker.close(ok)
     finally:
         _active.inside = False
-
-
-@contextmanager
-def _connect_handler(spark, tracker):
-    def handler(stages, inflight_tasks, operation_id, done):
-        if stages:
-            tracker.stages(operation_id, [(s.stage_id, s.num_completed_tasks, s.num_tasks) for s in stages])
-
-    register = getattr(spark, "registerProgressHandler", None)
-    if register is None:  # a pyspark-client without the API: no bar, the work goes on
-        yield
-        return
-    register(handler)
-    try:
-        yield
-    finally:
-        spark.removeProgressHandler(handler)
-
-
-@contextmanager
-def _status_poller(spark, tracker):
-    sc = spark.sparkContext
-    group = sc.getLocalProperty("spark.jobGroup.id")
-    ours = group is None
-    if ours:
-        group = f"sfclayer-{uuid.uuid4().hex[:12]}"
-        sc.setLocalProperty("spark.jobGroup.id", group)
-    status = sc._jsc.sc().statusTracker()  # the JVM's: one py4j call per question
-    before = set(status.getJobIdsForGroup(group))  # a caller's group may hold earlier jobs
-    ended = set()  # jobs whose last counts the tracker has: not asked again
-    stop = threading.Event()
-
-    def poll():
-        for job in status.getJobIdsForGroup(group):
-            if job in before or job in ended:
-                continue
-            info = status.getJobInfo(job)
-            if info.isEmpty():
-                continue
-            if str(info.get().status()) in ("SUCCEEDED", "FAILED"):
-                ended.add(job)
-            rows = []
-            for sid in info.get().stageIds():
-                stage = status.getStageInfo(sid)
-                if stage.isEmpty() or stage.get().submissionTime() <= 0:  # pending, or skipped
-                    continue
-                s = stage.get()
-                rows.append((sid, s.numCompletedTasks(), s.numTasks()))
-            tracker.stages(job, rows)
-
-    def loop():
-        while not stop.wait(_POLL):
-            try:
-                poll()
-            except Exception:  # noqa: BLE001 - the gateway closing with the session: the bar just stops
-                return
-
-    thread = threading.Thread(target=loop, name="sfclayer-progress", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-        try:
-            poll()  # the last tasks, so a finished operation's bar shows its true count
-        except Exception:  # noqa: BLE001
-            pass
-        if ours:
-            sc.setLocalProperty("spark.jobGroup.id", None)

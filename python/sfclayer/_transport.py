@@ -121,6 +121,17 @@ class Transport:
         """``df`` with its plan analysed now (a missing table or layer fails here, not at the first action)."""
         return df
 
+    def follow_progress(self, tracker):
+        """A context manager that feeds ``tracker`` (:class:`sfclayer._progress.Tracker`) the stages of the
+        Spark jobs run inside it, as the session reports them; none where it reports nothing."""
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def console_bar_on(self):
+        """Whether the session draws Spark's own console progress bar (sfclayer's would overwrite it)."""
+        return False
+
     def hadoop_opener(self):
         """A rasterio opener of Hadoop files through the driver's JVM (:attr:`driver_jvm` sessions only)."""
         raise self._no_driver_jvm()
