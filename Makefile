@@ -8,7 +8,7 @@ BENCH_JAR := build/libs/sfclayer-bench.jar
 JAVA_SRC := $(shell find jvm/src/main -type f 2>/dev/null)
 GRADLE := gradle --quiet --console=plain
 
-.PHONY: setup jar dist maven-repo test-ranges test crash-points races test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest geotrellis-fixtures
+.PHONY: maplibre-gl setup jar dist maven-repo test-ranges test crash-points races test-jvm test-py test-hdfs test-s3 demo bench clean hdfs-jars s3-jars chromium-installed bench-ingest geotrellis-fixtures
 
 setup: $(VENV)/.installed $(JAR) $(BENCH_JAR)
 
@@ -64,7 +64,19 @@ geotrellis-fixtures:
 test-jvm: setup
 	$(GRADLE) test
 
-test-py: setup hdfs-jars s3-jars | chromium-installed
+# maplibre-gl from npm for the WebGL map test (tests/test_maplibre_browser.py), served from this tree, no CDN
+MAPLIBRE_VERSION = 5.6.0
+MAPLIBRE_DIR = integration/target/maplibre-gl-$(MAPLIBRE_VERSION)
+maplibre-gl: $(MAPLIBRE_DIR)/maplibre-gl.js
+$(MAPLIBRE_DIR)/maplibre-gl.js:
+	@command -v npm >/dev/null || { echo "installing npm from Debian"; (apt-get update -qq && apt-get install -y -qq npm) >/dev/null \
+	  || echo "could not install npm (not root?): the maplibre-gl test will skip"; }
+	@if command -v npm >/dev/null; then rm -rf $(MAPLIBRE_DIR).tmp && mkdir -p $(MAPLIBRE_DIR).tmp \
+	  && (cd $(MAPLIBRE_DIR).tmp && npm pack --silent maplibre-gl@$(MAPLIBRE_VERSION) >/dev/null && tar xzf maplibre-gl-$(MAPLIBRE_VERSION).tgz) \
+	  && mkdir -p $(MAPLIBRE_DIR) && cp $(MAPLIBRE_DIR).tmp/package/dist/maplibre-gl.js $(MAPLIBRE_DIR).tmp/package/dist/maplibre-gl.css \
+	     $(MAPLIBRE_DIR).tmp/package/LICENSE.txt $(MAPLIBRE_DIR)/ && rm -rf $(MAPLIBRE_DIR).tmp; fi
+
+test-py: setup hdfs-jars s3-jars maplibre-gl | chromium-installed
 	$(PY) -m pytest -q --durations=30 tests integration
 
 test: test-jvm test-py
