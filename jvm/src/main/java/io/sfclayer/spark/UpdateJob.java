@@ -60,9 +60,24 @@ final class UpdateJob {
         this.conf = conf;
         this.refusals = spark.sparkContext().collectionAccumulator("sfclayer: refused input");
         // the write's directory is new (its writeId): no probes first (each is a request on an object store)
-        io.sfclayer.format.ObjectStores.create(log.fileSystem(),
-            new Path(log.dataDir(dataDirName), io.sfclayer.layer.Vacuum.PENDING), false).close();
+        Path marker = new Path(log.dataDir(dataDirName), io.sfclayer.layer.Vacuum.PENDING);
+        for (int attempt = 0; ; attempt++) {
+            try {
+                io.sfclayer.format.ObjectStores.create(log.fileSystem(), marker, false).close();
+                break;
+            } catch (IOException e) {
+                // A vacuum with no retention may remove this directory, new and still empty, between its
+                // creation and the marker's (the race model found it: Hadoop's chmod of the directory failed).
+                // Nothing of the write exists yet: create both again; a lasting fault fails as it did.
+                if (attempt >= MARKER_ATTEMPTS - 1) {
+                    throw e;
+                }
+            }
+        }
     }
+
+    /** Attempts at creating the write's directory and its pending marker. */
+    private static final int MARKER_ATTEMPTS = 3;
 
     JavaSparkContext jsc() {
         return JavaSparkContext.fromSparkContext(spark.sparkContext());
