@@ -17,7 +17,7 @@ from sfclayer import _progress
 from .raster_sources import dem_tif  # noqa: F401 (fixture)
 
 # tqdm's bar: "ingest 42 tiles: 100%|██████████| 6/6 [00:03<00:00,  1.93task/s]"
-BAR = re.compile(r"([^\r\n|]+?): +(\d+)%\|[^|]*\| (\d+)/(\d+) \[[0-9:]+<[0-9:?]+, *([0-9.?]+)(?:s/)?task")
+BAR = re.compile(r"([^\r\n|]+?): +(\d+)%\|[^|]*\| (\d+)/(\d+) \[[0-9:]+<[0-9:?]+, *([0-9.?]+)(?:s/)?(?:task|file)")
 SPARK_BAR = re.compile(r"\[Stage \d+:")
 
 
@@ -82,6 +82,11 @@ def test_python_api_bars_reach_their_totals_and_quiet_silences_them(spark, dem_t
     bars = _last(capsys)
     assert list(bars) == [f"write {other}", f"compact {other}", f"verify {path}"], bars
     assert all(d == t > 0 for d, t in bars.values()), bars
+    # vacuum runs no Spark tasks: its bar counts the removals the JVM makes (compaction left 4 files)
+    report = sfclayer.vacuum(spark, other, retain=0, enforce_retention=False, quiet=False)
+    assert len(report["filesRemoved"]) == 4, report
+    bars = _last(capsys)
+    assert list(bars) == [f"vacuum {other}"] and bars[f"vacuum {other}"][0] == bars[f"vacuum {other}"][1] >= 4, bars
     # quiet=True: nothing on stderr; the default (None) under pytest (stderr not a terminal, no notebook)
     # shows nothing either, nor with SFCLAYER_QUIET=1 when stderr is a terminal
     assert sfclayer.verify(spark, path, quiet=True).clean

@@ -98,12 +98,12 @@ def _bar_class():
 class Tracker:
     """A tqdm bar of the tasks of the stages that ran since it started (see :func:`track`)."""
 
-    def __init__(self, what, delay=0.0):
+    def __init__(self, what, delay=0.0, unit="task"):
         tqdm = _bar_class()
         out = sys.stderr
         width = _columns(out)
         sized = {} if width != 0 else {"ncols": 80, "nrows": 24}  # tqdm draws nothing in 0 columns
-        self.bar = tqdm(total=0, desc=what, unit="task", file=out, leave=True, dynamic_ncols=bool(width),
+        self.bar = tqdm(total=0, desc=what, unit=unit, file=out, leave=True, dynamic_ncols=bool(width),
                         mininterval=0.2 if _is_tty(out) else 10.0, smoothing=0.1, delay=delay, **sized)
         self._stages = {}  # (key, stage id) -> [done, total]
         self._lock = threading.Lock()
@@ -129,7 +129,7 @@ class Tracker:
 
 
 @contextmanager
-def track(spark, what, quiet=None):
+def track(spark, what, quiet=None, follow=None, unit="task"):
     """Show the progress of the Spark jobs run inside the ``with`` block on stderr, as
     ``what: 40%|████ | 12/30 [00:05<00:07, 2.41task/s]`` (tasks done of total, elapsed, time left,
     rate); ``sfclayer.progress`` publicly, for actions sfclayer does not run itself (a zonal statistics
@@ -144,6 +144,11 @@ def track(spark, what, quiet=None):
     quiet : bool, optional
         None: shown in a terminal or a notebook after a second, unless ``SFCLAYER_QUIET=1``; False:
         always, at once; True: never (module docstring).
+    follow : callable, optional
+        ``tracker -> context manager`` feeding the bar, for work that runs no Spark tasks (vacuum:
+        :func:`polled`); by default the session's own job progress.
+    unit : str
+        What the bar counts.
 
     Yields
     ------
@@ -167,13 +172,41 @@ def track(spark, what, quiet=None):
             yield None
             return
         explicit = quiet is False or (quiet is None and DEFAULT_QUIET is False)
-        tracker = Tracker(what, delay=0.0 if explicit else _DELAY)
+        tracker = Tracker(what, delay=0.0 if explicit else _DELAY, unit=unit)
         ok = False
         try:
-            with _jvm.transport(spark).follow_progress(tracker):
+            with (follow or _jvm.transport(spark).follow_progress)(tracker):
                 yield tracker
             ok = True
         finally:
             tracker.close(ok)
     finally:
         _active.inside = False
+
+
+@contextmanager
+def polled(tracker, ask, every=0.25):
+    """Feed ``tracker`` from ``ask()`` every ``every`` seconds while the block runs: ``ask`` returns
+    ``{"done": n, "total": m}`` or None (not started, or ended). For driver-side work without Spark
+    tasks (a vacuum's deletions, counted by the JVM: ``io.sfclayer.layer.Vacuum.progress``)."""
+    stop = threading.Event()
+
+    def look():
+        p = ask()
+        if p:
+            tracker.stages("polled", [(0, int(p["done"]), int(p["total"]))])
+
+    def loop():
+        while not stop.wait(every):
+            try:
+                look()
+            except Exception:  # noqa: BLE001 - a failed look only stops the bar; the work goes on
+                return
+
+    thread = threading.Thread(target=loop, name="sfclayer-progress-poll", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

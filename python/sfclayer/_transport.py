@@ -22,6 +22,7 @@ OPERATIONS = {
     "compact": ((("path", "string"),), "json"),
     "vacuum": ((("path", "string"), ("retainMillis", "long"), ("dryRun", "boolean"),
                 ("enforceRetention", "boolean")), "json"),
+    "vacuumProgress": ((("path", "string"),), "json"),
     "repair": ((("path", "string"), ("version", "long"), ("damagedNames", "string"), ("dropped", "string")), "json"),
     "deleteKeys": ((("path", "string"), ("keys", "string")), "json"),
     "restore": ((("path", "string"), ("version", "long"), ("asOf", "string?")), "json"),

@@ -208,7 +208,7 @@ def restore(spark, path, version=None, as_of=None):
     return Version.from_json(_jvm.command(spark, "restore", path, -1 if version is None else int(version), when))
 
 
-def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=True):
+def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=True, quiet=None):
     """Delete what no version newer than the retention horizon needs.
 
     Removes version documents committed before ``now - retain`` (never the newest), the data files
@@ -223,6 +223,9 @@ def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=
         ``"PT1H"`` (as the CLI and SQL take it) or seconds.
     dry_run : bool
         Only report what would go.
+    quiet : bool, optional
+        Progress (removals done of those found so far, rate, time left) on stderr: None shows it in a
+        terminal or a notebook (``SFCLAYER_QUIET=1`` turns that off), False always, True never.
 
     Returns
     -------
@@ -231,8 +234,24 @@ def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=
         (temporary documents, stray files and empty directories), ``bytesFreed`` (all of it), ``dryRun``,
         and ``pyramidLevels``: per zoom level of a pyramid (as a string), the same report for it.
     """
+    from . import _progress
     from ._args import check_duration
 
     retain = check_duration("retain", retain)
     millis = retain // _dt.timedelta(milliseconds=1)
-    return _jvm.command(spark, "vacuum", path, int(millis), bool(dry_run), bool(enforce_retention))
+
+    def follow(tracker):  # the JVM counts the vacuum's removals (no Spark tasks to follow)
+        return _progress.polled(tracker, lambda: _jvm.command(spark, "vacuumProgress", path))
+
+    with _progress.track(spark, f"vacuum {path}", quiet, follow=follow, unit="file") as tracker:
+        out = _jvm.command(spark, "vacuum", path, int(millis), bool(dry_run), bool(enforce_retention))
+        if tracker is not None:  # the final count (a short vacuum ends between two looks)
+            n = _removals(out)
+            tracker.stages("polled", [(0, n, n)])
+        return out
+
+
+def _removals(report):
+    """Versions, files and other paths a vacuum report says were removed, its pyramid levels' included."""
+    return (len(report["versionsRemoved"]) + len(report["filesRemoved"]) + len(report["otherRemoved"])
+            + sum(_removals(level) for level in (report.get("pyramidLevels") or {}).values()))

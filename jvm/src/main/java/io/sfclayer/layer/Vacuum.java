@@ -18,6 +18,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Deletes what no retained version needs (docs/FORMAT.md, section 6, "Vacuum"), the only code that
@@ -58,6 +60,29 @@ public final class Vacuum {
      */
     public static Map<String, Object> run(Configuration conf, String path, long retainMillis, boolean dryRun,
                                           boolean enforceRetention) throws IOException {
+        AtomicLongArray counter = new AtomicLongArray(2);
+        RUNNING.put(path, counter);
+        try {
+            return run(conf, path, retainMillis, dryRun, enforceRetention, counter);
+        } finally {
+            RUNNING.remove(path, counter);
+        }
+    }
+
+    /**
+     * The progress of the vacuum of {@code path} running in this JVM (by the path it was given):
+     * {@code [removals done, removals known so far]} (the total grows as its listings find more), or null.
+     * Read by the Python API's progress bar while the vacuum runs.
+     */
+    public static long[] progress(String path) {
+        AtomicLongArray p = RUNNING.get(path);
+        return p == null ? null : new long[] {p.get(0), p.get(1)};
+    }
+
+    private static final ConcurrentHashMap<String, AtomicLongArray> RUNNING = new ConcurrentHashMap<>();
+
+    private static Map<String, Object> run(Configuration conf, String path, long retainMillis, boolean dryRun,
+                                           boolean enforceRetention, AtomicLongArray counter) throws IOException {
         if (retainMillis < 0) {
             throw new SfcLayerException.InvalidArgument("vacuum retain: " + retainMillis + " ms is negative (0 or more)");
         }
@@ -86,12 +111,16 @@ public final class Vacuum {
         long snapshotVersion = versions.isEmpty() ? 0 : versions.get(versions.size() - 1).version;
         // documents first: a crash after this leaves unreferenced files (removed next time), never a
         // version whose files are gone
+        counter.addAndGet(1, dropped.size());
         if (!dryRun) {
             for (long v : dropped) {
                 log.deleteVersion(v);
+                counter.incrementAndGet(0);
             }
+        } else {
+            counter.addAndGet(0, dropped.size());
         }
-        Sweep sweep = new Sweep(fs, referenced, horizon, now - Math.max(retainMillis, PENDING_GRACE_MILLIS));
+        Sweep sweep = new Sweep(fs, referenced, horizon, now - Math.max(retainMillis, PENDING_GRACE_MILLIS), counter);
         // then manifests no remaining version lists, then data: each step leaves what the remaining versions read
         sweep.manifests(manifestStore.dir(), log.layerPath());
         FileStatus[] top;
@@ -123,7 +152,7 @@ public final class Vacuum {
         out.put("filesRemoved", sweep.files);
         out.put("otherRemoved", sweep.other);
         out.put("bytesFreed", sweep.bytes);
-        out.put("pyramidLevels", vacuumLevels(conf, log, retainMillis, dryRun, enforceRetention));
+        out.put("pyramidLevels", vacuumLevels(conf, log, retainMillis, dryRun, enforceRetention, counter));
         return out;
     }
 
@@ -188,7 +217,8 @@ public final class Vacuum {
 
     /** A pyramid's levels are layers of their own under {@code _pyramid/<zoom>/}: each vacuumed the same way. */
     private static Map<String, Object> vacuumLevels(Configuration conf, VersionLog log, long retainMillis,
-                                                    boolean dryRun, boolean enforceRetention) throws IOException {
+                                                    boolean dryRun, boolean enforceRetention,
+                                                    AtomicLongArray counter) throws IOException {
         Map<String, Object> levels = new java.util.TreeMap<>();
         Path dir = new Path(log.layerPath(), PYRAMID_DIR);
         FileSystem fs = log.fileSystem();
@@ -199,7 +229,7 @@ public final class Vacuum {
             if (st.isDirectory() && st.getPath().getName().matches("[0-9]+")
                     && new VersionLog(conf, st.getPath()).isLayer()) {
                 levels.put(st.getPath().getName(), run(conf, st.getPath().toString(), retainMillis, dryRun,
-                    enforceRetention));
+                    enforceRetention, counter)); // one count for the layer and its levels
             }
         }
         return levels;
@@ -253,12 +283,15 @@ public final class Vacuum {
         final List<String> files = new ArrayList<>();
         final List<String> other = new ArrayList<>();
         long bytes;
+        /** [removals done, removals known] of the whole vacuum ({@link #progress}). */
+        final AtomicLongArray counter;
 
         /** One path to remove: {@code id} relative to the layer; a data file when {@code dataFile}. */
         private record Removal(Path path, String id, long size, boolean dataFile, boolean directory) {
         }
 
-        Sweep(FileSystem fs, Set<String> referenced, long horizon, long pendingHorizon) {
+        Sweep(FileSystem fs, Set<String> referenced, long horizon, long pendingHorizon, AtomicLongArray counter) {
+            this.counter = counter;
             this.fs = fs;
             this.referenced = referenced;
             this.horizon = horizon;
@@ -390,7 +423,9 @@ public final class Vacuum {
                     kept.add(id.substring(0, i)); // every directory on its way
                 }
             }
+            counter.addAndGet(1, removals.size());
             for (Removal r : removals) {
+                counter.incrementAndGet(0);
                 if (keep.contains(r.id) || kept.contains(r.id)) {
                     continue;
                 }

@@ -111,6 +111,10 @@ public final class Operations {
             case "vacuum":
                 return SfcLayerCommands.vacuum(spark, path, a.number("retainMillis"), a.bool("dryRun"),
                     a.bool("enforceRetention"));
+            case "vacuumProgress": {
+                long[] p = io.sfclayer.layer.Vacuum.progress(path);
+                return p == null ? "null" : "{\"done\": " + p[0] + ", \"total\": " + p[1] + "}";
+            }
             case "repair":
                 return SfcLayerCommands.repair(spark, path, a.number("version"), a.string("damagedNames"),
                     a.string("dropped"));
