@@ -253,16 +253,31 @@ public final class VersionLog {
 
     /** The newest version committed at or before {@code millis} (epoch milliseconds). */
     public LayerMetadata asOf(long millis) throws IOException {
-        List<Long> vs = versions();
-        LayerMetadata best = null;
-        String oldest = null;
-        for (long v : vs) {
-            LayerMetadata md = read(v);
-            if (oldest == null) {
-                oldest = "version " + v + " at " + md.createdAt;
-            }
-            if (Math.floorDiv(TimeText.parseInstantMicros("createdAt", md.createdAt), 1000L) <= millis) {
-                best = md;
+        List<Long> vs;
+        LayerMetadata best;
+        String oldest;
+        for (int attempt = 0; ; attempt++) {
+            vs = versions();
+            best = null;
+            oldest = null;
+            try {
+                for (long v : vs) {
+                    LayerMetadata md = read(v);
+                    if (oldest == null) {
+                        oldest = "version " + v + " at " + md.createdAt;
+                    }
+                    if (Math.floorDiv(TimeText.parseInstantMicros("createdAt", md.createdAt), 1000L) <= millis) {
+                        best = md;
+                    }
+                }
+                break;
+            } catch (SfcLayerException.LayerNotFound e) {
+                // a version listed a moment ago is gone: a vacuum removed it (and the older ones before it,
+                // never the newest) while this scanned; look again at what remains (the race model found
+                // "has no version N" here)
+                if (attempt >= READ_ATTEMPTS - 1) {
+                    throw e;
+                }
             }
         }
         if (best == null) {
@@ -279,6 +294,9 @@ public final class VersionLog {
         }
         return "[" + vs.get(0) + ", " + vs.get(1) + ", ... " + vs.get(vs.size() - 1) + "] (" + vs.size() + " versions)";
     }
+
+    /** Scans of the log a time-travel read makes while vacuums remove versions under it. */
+    static final int READ_ATTEMPTS = 5;
 
     /** Lost races a commit retries after, backing off (as Iceberg's commit.retry defaults). */
     static final int COMMIT_RETRIES = 4;

@@ -132,4 +132,34 @@ public class NewestVanishesTest {
         assertEquals(List.of(1L, 3L), log.versions());
         assertEquals("w3", log.current().writeId);
     }
+
+    @Test
+    public void timeTravelWhoseVersionsAreVacuumedMidScanLooksAgain() throws IOException {
+        File dir = tmp.newFolder("layer");
+        Configuration conf = new Configuration();
+        conf.set("fs.file.impl", MeanwhileFs.class.getName());
+        conf.setBoolean("fs.file.impl.disable.cache", true);
+        VersionLog log = new VersionLog(conf, new Path("file://" + dir.getAbsolutePath()));
+        DataFile f1 = new DataFile("data-w1/attempt-0", "part-r-00000-0", 0, 15, 1, 1, 100);
+        DataFile f2 = new DataFile("data-w2/attempt-0", "part-r-00000-32", 32, 47, 1, 1, 100);
+        DataFile f3 = new DataFile("data-w3/attempt-0", "part-r-00000-64", 64, 79, 1, 1, 100);
+        log.commit(doc("w1", -1, List.of(f1)), List.of(f1));
+        log.commit(doc("w2", 1, List.of(f1, f2)), List.of(f2));
+        LayerMetadata third = log.commit(doc("w3", 2, List.of(f1, f2, f3)), List.of(f3));
+        long at3 = Math.floorDiv(io.sfclayer.curve.TimeText.parseInstantMicros("createdAt", third.createdAt), 1000L);
+        // as the scan opens version 2, a vacuum removes versions 1 and 2 (in that order)
+        java.nio.file.Path logDir = dir.toPath().resolve(VersionLog.LOG_DIR);
+        MeanwhileFs.trigger = VersionLog.versionFileName(2);
+        MeanwhileFs.meanwhile = () -> {
+            try {
+                for (int v = 1; v <= 2; v++) {
+                    Files.delete(logDir.resolve(VersionLog.versionFileName(v)));
+                    Files.deleteIfExists(logDir.resolve("." + VersionLog.versionFileName(v) + ".crc"));
+                }
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        assertEquals("w3", log.asOf(at3 + 1000).writeId);
+    }
 }
