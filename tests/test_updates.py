@@ -371,7 +371,7 @@ def test_vacuum_retention_dry_run_and_pinned_reader(spark, layer_path):
             pinned.get(15, 15)
     finally:
         pinned.close()
-    with pytest.raises(sfclayer.LayerNotFound, match=r"no version 1; its versions are \[6\]"):
+    with pytest.raises(sfclayer.LayerNotFound, match=r"no version 1: it was removed by vacuum; its versions are \[6\]"):
         sfclayer.read(spark, layer_path, version=1).count()
     assert values(spark, layer_path) == {(c, r): c * 14 + r for c in range(8) for r in range(8)}
     # what is left is exactly the newest version's files

@@ -30,6 +30,7 @@ tqdm (not rich): a dependency without dependencies, whose ``tqdm.notebook`` bar 
 import os
 import sys
 import threading
+import time
 from contextlib import contextmanager
 
 __all__ = ["DEFAULT_QUIET", "enabled", "track", "Tracker"]
@@ -96,17 +97,25 @@ def _bar_class():
 
 
 class Tracker:
-    """A tqdm bar of the tasks of the stages that ran since it started (see :func:`track`)."""
+    """A tqdm bar of the tasks of the stages that ran since it started (see :func:`track`). The bar is
+    drawn from the first report of work to count: an operation that fails (or finishes) before any
+    prints nothing, so a refused input stays one line."""
 
     def __init__(self, what, delay=0.0, unit="task"):
+        self._what, self._delay, self._unit = what, delay, unit
+        self._started = time.monotonic()
+        self.bar = None
+        self._stages = {}  # (key, stage id) -> [done, total]
+        self._lock = threading.Lock()
+
+    def _draw(self):
         tqdm = _bar_class()
         out = sys.stderr
         width = _columns(out)
         sized = {} if width != 0 else {"ncols": 80, "nrows": 24}  # tqdm draws nothing in 0 columns
-        self.bar = tqdm(total=0, desc=what, unit=unit, file=out, leave=True, dynamic_ncols=bool(width),
+        delay = max(0.0, self._delay - (time.monotonic() - self._started))  # counted from the operation's start
+        self.bar = tqdm(total=0, desc=self._what, unit=self._unit, file=out, leave=True, dynamic_ncols=bool(width),
                         mininterval=0.2 if _is_tty(out) else 10.0, smoothing=0.1, delay=delay, **sized)
-        self._stages = {}  # (key, stage id) -> [done, total]
-        self._lock = threading.Lock()
 
     def stages(self, key, stages):
         """Record the latest ``(stage id, tasks done, tasks)`` of the stages of ``key`` (a job, an
@@ -116,6 +125,10 @@ class Tracker:
                 self._stages[(key, sid)] = [min(done, total), total]
             done = sum(d for d, _ in self._stages.values())
             total = sum(t for _, t in self._stages.values())
+            if self.bar is None:
+                if total == 0:
+                    return
+                self._draw()
             if total != self.bar.total:
                 self.bar.total = total  # drawn with the next update (tqdm keeps to its mininterval)
             if done != self.bar.n:
@@ -123,6 +136,8 @@ class Tracker:
 
     def close(self, ok):
         with self._lock:
+            if self.bar is None:
+                return
             if ok and self.bar.total:  # a finished stage may not have reported its last tasks yet
                 self.bar.update(self.bar.total - self.bar.n)
             self.bar.close()
