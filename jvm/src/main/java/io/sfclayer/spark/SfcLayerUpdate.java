@@ -13,6 +13,7 @@ import io.sfclayer.layer.BoxQuery;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.MergeWriter;
 import io.sfclayer.layer.PartitionBreaks;
+import io.sfclayer.layer.TaskSpec;
 import io.sfclayer.layer.TouchedFiles;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -171,13 +172,8 @@ public final class SfcLayerUpdate {
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
         Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(perPartition);
-        UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
-            md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
-            md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
-        task.maxGroupBytes = job.maxGroupBytes;
-        task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
-        task.baseFormat = md0.formatVersion;
-        task.spans = spans;
+        UpdateTask task = new UpdateTask(confB, perTask, taskSpec(job, base)
+            .withMerge(Set.of(), onExisting, List.of()).withMaxGroupBytes(job.maxGroupBytes).withSpans(spans));
         Results run = () -> {
             if (sorted != null) {
                 return onDriver(sorted, breaks, task);
@@ -190,7 +186,8 @@ public final class SfcLayerUpdate {
         // An append that inserted and replaced no tile (no rows, or only keys kept by onExisting=ignore)
         // publishes nothing: a version without a change would only conflict with concurrent writers.
         LayerMetadata out = runAndCommit(job, base, run, "append",
-            results -> results.stream().allMatch(r -> r.counts[0] == 0 && r.counts[1] == 0), confB, perTask);
+            results -> results.stream().allMatch(r -> r.counts().inserted() == 0 && r.counts().replaced() == 0), confB,
+            perTask);
         return out == null ? md0 : out;
     }
 
@@ -273,15 +270,23 @@ public final class SfcLayerUpdate {
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
         Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(plan.perPartition);
-        UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
-            md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
-            md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
-        task.maxGroupBytes = job.maxGroupBytes;
-        task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
-        task.baseFormat = md0.formatVersion;
+        UpdateTask task = new UpdateTask(confB, perTask, taskSpec(job, base)
+            .withMerge(Set.of(), onExisting, List.of()).withMaxGroupBytes(job.maxGroupBytes));
         LayerMetadata out = runAndCommit(job, base, () -> onDriver(sorted, breaks, task), "append",
-            results -> results.stream().allMatch(r -> r.counts[0] == 0 && r.counts[1] == 0), confB, perTask);
+            results -> results.stream().allMatch(r -> r.counts().inserted() == 0 && r.counts().replaced() == 0), confB,
+            perTask);
         return out == null ? md0 : out;
+    }
+
+    /**
+     * What the tasks of a write to {@code base} are told of it: its shape, compression and bloom filters,
+     * and the format of the document listing its files.
+     */
+    private static TaskSpec taskSpec(UpdateJob job, Layer base) {
+        LayerMetadata md0 = base.metadata();
+        return TaskSpec.of(base.path().toString(), job.dataDirName, job.writeId, md0.blockSize, md0.indexInterval,
+                ValueCompression.parse(md0.compression), md0.keyIndex, md0.valueSchemaJson)
+            .withBloomFpp(io.sfclayer.format.BloomFilter.layerFpp(md0)).withBaseFormat(md0.formatVersion);
     }
 
     /** The work of a job: its tasks' results. */
@@ -405,17 +410,13 @@ public final class SfcLayerUpdate {
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
         Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(groups);
-        UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
-            md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
-            md0.valueSchemaJson, perTask, ids, MergeWriter.OnExisting.REPLACE, deleteBoxes);
-        task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
-        task.baseFormat = md0.formatVersion;
-        task.skipDamage = skipDamage;
+        UpdateTask task = new UpdateTask(confB, perTask, taskSpec(job, base)
+            .withMerge(ids, MergeWriter.OnExisting.REPLACE, deleteBoxes).withSkipDamage(skipDamage));
         JavaPairRDD<Long, byte[]> none = JavaPairRDD.fromJavaRDD(
             jsc.<scala.Tuple2<Long, byte[]>>parallelize(new ArrayList<>(), groups.size()));
         // A delete that removed no tile publishes nothing.
         return runAndCommit(job, base, () -> job.run(none, task, "sfclayer: " + operation + " " + base.path()), operation,
-            results -> operation.equals("delete") && results.stream().mapToLong(r -> r.counts[3]).sum() == 0,
+            results -> operation.equals("delete") && results.stream().mapToLong(r -> r.counts().deleted()).sum() == 0,
             confB, perTask);
     }
 

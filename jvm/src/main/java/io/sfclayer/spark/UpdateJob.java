@@ -5,6 +5,7 @@ import io.sfclayer.format.DataFile;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.VersionLog;
 import io.sfclayer.layer.GroupWriter;
+import io.sfclayer.layer.TileCounts;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -74,9 +75,8 @@ final class UpdateJob {
         String previous = jsc.getLocalProperty("spark.job.description");
         jsc.setJobDescription(description);
         JavaFutureAction<List<UpdateTask.Result>> action;
-        task.refusals = refusals;
         try {
-            action = input.mapPartitionsWithIndex(task, true).collectAsync();
+            action = input.mapPartitionsWithIndex(task.reportingTo(refusals), true).collectAsync();
         } finally {
             jsc.setJobDescription(previous);
         }
@@ -189,13 +189,11 @@ final class UpdateJob {
                          boolean replaceAll) throws IOException {
         List<DataFile> added = new ArrayList<>();
         List<DataFile> removed = new ArrayList<>();
-        long[] counts = new long[4];
+        TileCounts counts = TileCounts.NONE;
         for (UpdateTask.Result r : results) {
-            added.addAll(r.added);
-            removed.addAll(r.removed);
-            for (int i = 0; i < 4; i++) {
-                counts[i] += r.counts[i];
-            }
+            added.addAll(r.added());
+            removed.addAll(r.removed());
+            counts = counts.plus(r.counts());
         }
         if (replaceAll) {
             removed = new ArrayList<>(baseFiles);
@@ -227,10 +225,10 @@ final class UpdateJob {
         m.put("recordsRemoved", replaced != null ? replaced.recordCount
             : removed.stream().mapToLong(f -> f.records).sum());
         m.put("bytesWritten", added.stream().mapToLong(f -> f.dataBytes).sum());
-        m.put("tilesInserted", counts[0]);
-        m.put("tilesReplaced", counts[1]);
-        m.put("tilesKept", counts[2]);
-        m.put("tilesDeleted", counts[3]);
+        m.put("tilesInserted", counts.inserted());
+        m.put("tilesReplaced", counts.replaced());
+        m.put("tilesKept", counts.kept());
+        m.put("tilesDeleted", counts.deleted());
         if (repair != null) {
             // the history entry of a repair lists what it dropped
             md.operation = "repair";
