@@ -15,6 +15,7 @@ import io.sfclayer.layer.MergeWriter;
 import io.sfclayer.layer.PartitionBreaks;
 import io.sfclayer.layer.TaskSpec;
 import io.sfclayer.layer.TouchedFiles;
+import io.sfclayer.layer.UpdatePartitions;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.api.java.JavaPairRDD;
@@ -43,68 +44,6 @@ import java.util.function.Predicate;
  */
 public final class SfcLayerUpdate {
     private SfcLayerUpdate() {
-    }
-
-    /** At most this many {@code changedRanges} in a version document (more are coarsened). */
-    static final int MAX_CHANGED_RANGES = 64;
-
-    /** The sorted, merged index spans of {@code a} and {@code b}'s files and of {@code extra}. */
-    static List<long[]> spans(List<DataFile> a, List<DataFile> b, List<long[]> extra) {
-        List<long[]> all = new ArrayList<>();
-        for (long[] r : extra) {
-            all.add(r.clone());
-        }
-        for (DataFile f : a) {
-            all.add(new long[] {f.firstIndex, f.lastIndex});
-        }
-        for (DataFile f : b) {
-            all.add(new long[] {f.firstIndex, f.lastIndex});
-        }
-        all.sort((x, y) -> Long.compare(x[0], y[0]));
-        List<long[]> out = new ArrayList<>();
-        for (long[] s : all) {
-            if (!out.isEmpty() && s[0] <= out.get(out.size() - 1)[1] + 1) {
-                long[] last = out.get(out.size() - 1);
-                last[1] = Math.max(last[1], s[1]);
-            } else {
-                out.add(s.clone());
-            }
-        }
-        return out;
-    }
-
-    /** {@code spans} (sorted, disjoint) as at most {@code max} covering them ({@link TouchedFiles#coarsen}). */
-    static List<long[]> coarsen(List<long[]> spans, int max) {
-        return TouchedFiles.coarsen(spans, max);
-    }
-
-    /**
-     * Partition breaks moved so no existing file straddles two partitions: a break inside a file's
-     * span moves down to the file's first index (the whole file goes to the upper partition).
-     */
-    static long[] snap(long[] breaks, List<DataFile> files) {
-        long[] firsts = files.stream().mapToLong(f -> f.firstIndex).toArray();
-        long[] out = breaks.clone();
-        for (int k = 0; k < out.length; k++) {
-            int pos = Arrays.binarySearch(firsts, out[k]);
-            int i = pos >= 0 ? pos : -pos - 2;
-            if (i >= 0 && firsts[i] < out[k] && files.get(i).lastIndex >= out[k]) {
-                out[k] = firsts[i];
-            }
-        }
-        return out;
-    }
-
-    /** The existing files of each partition under {@code breaks}. */
-    static List<List<DataFile>> assign(long[] breaks, List<DataFile> files) {
-        List<List<DataFile>> out = new ArrayList<>();
-        for (int p = 0; p <= breaks.length; p++) {
-            out.add(new ArrayList<>());
-        }
-        for (DataFile f : files) {
-            out.get(PartitionBreaks.partitionOf(breaks, f.firstIndex)).add(f);
-        }
-        return out;
     }
 
     /**
@@ -149,8 +88,8 @@ public final class SfcLayerUpdate {
                 spans = plan.spans;
             } else {
                 List<DataFile> files = base.files();
-                breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
-                perPartition = assign(breaks, files);
+                breaks = UpdatePartitions.snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
+                perPartition = UpdatePartitions.assign(breaks, files);
             }
             return shuffled(job, base, encoded, breaks, perPartition, spans, small, onExisting, null);
         } catch (IOException | RuntimeException e) {
@@ -206,8 +145,8 @@ public final class SfcLayerUpdate {
             return md0;
         }
         List<DataFile> files = base.files();
-        long[] breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
-        return shuffled(job, base, null, breaks, assign(breaks, files), null, 0, onExisting, sorted);
+        long[] breaks = UpdatePartitions.snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
+        return shuffled(job, base, null, breaks, UpdatePartitions.assign(breaks, files), null, 0, onExisting, sorted);
     }
 
     /** At most this many index ranges describe a shuffled append's new records (more are coarsened). */
@@ -420,33 +359,6 @@ public final class SfcLayerUpdate {
             confB, perTask);
     }
 
-    /** Splits sorted files into at most {@code n} groups of adjacent files. */
-    static List<List<DataFile>> chunks(List<DataFile> files, int n) {
-        List<List<DataFile>> out = new ArrayList<>();
-        int per = Math.max(1, (files.size() + n - 1) / Math.max(1, n));
-        for (int i = 0; i < files.size(); i += per) {
-            out.add(new ArrayList<>(files.subList(i, Math.min(files.size(), i + per))));
-        }
-        return out;
-    }
-
-    /**
-     * Groups of {@code touched} (some of {@code all}, both sorted) for at most {@code tasks} tasks: each a slice
-     * of adjacent files of {@code all}, its touched ones and the kept ones between them (at which its
-     * output rolls, so the version's files stay disjoint).
-     */
-    static List<List<DataFile>> slices(List<DataFile> all, List<DataFile> touched, int tasks) {
-        Map<String, Integer> position = new HashMap<>();
-        for (int i = 0; i < all.size(); i++) {
-            position.put(all.get(i).id(), i);
-        }
-        List<List<DataFile>> groups = new ArrayList<>();
-        for (List<DataFile> c : chunks(touched, tasks)) {
-            groups.add(new ArrayList<>(all.subList(position.get(c.get(0).id()), position.get(c.get(c.size() - 1).id()) + 1)));
-        }
-        return groups;
-    }
-
     /**
      * Deletes the tiles whose keys lie in {@code boxes} from the layer at {@code path}, as a new
      * version; only files whose index span meets the boxes' ranges are read and rewritten.
@@ -471,7 +383,7 @@ public final class SfcLayerUpdate {
             for (DataFileListing.Selection s : listing.select(ranges)) {
                 touched.add(byFirst.get(s.firstIndex));
             }
-            groups = slices(base.files(), touched, spark.sparkContext().defaultParallelism());
+            groups = UpdatePartitions.slices(base.files(), touched, spark.sparkContext().defaultParallelism());
         }
         UpdateJob job = new UpdateJob(spark, new VersionLog(conf, new Path(path)), conf);
         Set<String> ids = new HashSet<>();
@@ -514,7 +426,7 @@ public final class SfcLayerUpdate {
                     touched.add(f);
                 }
             }
-            groups = touched.isEmpty() ? List.of() : slices(all, touched, tasks);
+            groups = touched.isEmpty() ? List.of() : UpdatePartitions.slices(all, touched, tasks);
         }
         if (touched.isEmpty()) {
             throw new SfcLayerException.InvalidArgument("repair of layer " + path + " version " + version
