@@ -10,6 +10,7 @@ import io.sfclayer.format.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.TaskSpec;
+import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.PartitionBreaks;
 import io.sfclayer.layer.TileGrid;
 import org.apache.hadoop.conf.Configuration;
@@ -262,7 +263,7 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
         UpdateTask task = new UpdateTask(confB, null, spec);
         boolean committed = false;
         try {
-            List<UpdateTask.Result> results = SfcLayerUpdate.onDriver(sorted,
+            List<TaskWrite.Result> results = SfcLayerUpdate.onDriver(sorted,
                 PartitionBreaks.compute(encodedWith, partitions), task);
             LayerMetadata out = SfcLayerWrite.commitNew(job, null, results, encodedWith, valueSchema, tileSchema,
                 compression, blockSize, spec.bloomFpp(), opts);

@@ -14,6 +14,7 @@ import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.MergeWriter;
 import io.sfclayer.layer.PartitionBreaks;
 import io.sfclayer.layer.TaskSpec;
+import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.TouchedFiles;
 import io.sfclayer.layer.UpdatePartitions;
 import org.apache.hadoop.conf.Configuration;
@@ -230,7 +231,7 @@ public final class SfcLayerUpdate {
 
     /** The work of a job: its tasks' results. */
     interface Results {
-        List<UpdateTask.Result> get() throws IOException;
+        List<TaskWrite.Result> get() throws IOException;
     }
 
     /**
@@ -280,9 +281,9 @@ public final class SfcLayerUpdate {
     }
 
     /** Runs {@code task} on the driver for each partition (under {@code breaks}) that {@code sorted} records fall in. */
-    static List<UpdateTask.Result> onDriver(List<Tuple2<Long, byte[]>> sorted, long[] breaks, UpdateTask task)
+    static List<TaskWrite.Result> onDriver(List<Tuple2<Long, byte[]>> sorted, long[] breaks, UpdateTask task)
             throws IOException {
-        List<UpdateTask.Result> out = new ArrayList<>();
+        List<TaskWrite.Result> out = new ArrayList<>();
         int from = 0;
         while (from < sorted.size()) {
             int p = PartitionBreaks.partitionOf(breaks, sorted.get(from)._1());
@@ -290,7 +291,7 @@ public final class SfcLayerUpdate {
             while (to < sorted.size() && PartitionBreaks.partitionOf(breaks, sorted.get(to)._1()) == p) {
                 to++;
             }
-            java.util.Iterator<UpdateTask.Result> r = task.call(p, sorted.subList(from, to).iterator());
+            java.util.Iterator<TaskWrite.Result> r = task.call(p, sorted.subList(from, to).iterator());
             r.forEachRemaining(out::add);
             from = to;
         }
@@ -304,11 +305,11 @@ public final class SfcLayerUpdate {
      * they were committed.
      */
     private static LayerMetadata runAndCommit(UpdateJob job, Layer base, Results run, String operation,
-                                              Predicate<List<UpdateTask.Result>> unchanged,
+                                              Predicate<List<TaskWrite.Result>> unchanged,
                                               Broadcast<?>... broadcasts) throws IOException {
         boolean committed = false;
         try {
-            List<UpdateTask.Result> results = run.get();
+            List<TaskWrite.Result> results = run.get();
             if (unchanged.test(results)) {
                 return null;
             }

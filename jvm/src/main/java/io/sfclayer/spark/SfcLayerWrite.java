@@ -13,6 +13,7 @@ import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.TaskSpec;
+import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.PartitionBreaks;
 import io.sfclayer.layer.TileGrid;
@@ -193,7 +194,7 @@ public final class SfcLayerWrite {
         job.txn = opts.txn;
         boolean committed = false;
         try {
-            List<UpdateTask.Result> results = job.run(IndexShuffle.sortedBy(rows.mapPartitionsToPair(encode),
+            List<TaskWrite.Result> results = job.run(IndexShuffle.sortedBy(rows.mapPartitionsToPair(encode),
                 new IndexPartitioner(breaks)), task, "sfclayer: write " + path);
             LayerMetadata out = commitNew(job, base, results, keyIndex, valueSchema, tileSchema, compression,
                 blockSize, spec.bloomFpp(), opts);
@@ -212,7 +213,7 @@ public final class SfcLayerWrite {
      * version document of its shape (key index, schemas, compression, ...) listing {@code results}' files.
      * An overwrite keeps the replaced layer's {@code transactions} (a stream's batches stay written once).
      */
-    static LayerMetadata commitNew(UpdateJob job, Layer base, List<UpdateTask.Result> results, KeyIndex keyIndex,
+    static LayerMetadata commitNew(UpdateJob job, Layer base, List<TaskWrite.Result> results, KeyIndex keyIndex,
                                    StructType valueSchema, TileSchema tileSchema, ValueCompression compression,
                                    long blockSize, double bloomFpp, LayerWriteOptions opts) throws IOException {
         LayerMetadata md = new LayerMetadata();

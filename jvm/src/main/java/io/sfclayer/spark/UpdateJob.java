@@ -5,6 +5,7 @@ import io.sfclayer.format.DataFile;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.VersionLog;
 import io.sfclayer.layer.GroupWriter;
+import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.TileCounts;
 import io.sfclayer.layer.Transaction;
 import org.apache.hadoop.conf.Configuration;
@@ -68,11 +69,11 @@ final class UpdateJob {
     }
 
     /** Runs {@code input} through {@code task} under a job description, removing the write's files if it fails. */
-    List<UpdateTask.Result> run(JavaPairRDD<Long, byte[]> input, UpdateTask task, String description) {
+    List<TaskWrite.Result> run(JavaPairRDD<Long, byte[]> input, UpdateTask task, String description) {
         JavaSparkContext jsc = jsc();
         String previous = jsc.getLocalProperty("spark.job.description");
         jsc.setJobDescription(description);
-        JavaFutureAction<List<UpdateTask.Result>> action;
+        JavaFutureAction<List<TaskWrite.Result>> action;
         try {
             action = input.mapPartitionsWithIndex(task.reportingTo(refusals), true).collectAsync();
         } finally {
@@ -82,7 +83,7 @@ final class UpdateJob {
         try {
             while (true) {
                 try {
-                    List<UpdateTask.Result> results = action.get(REFUSAL_POLL_MS, TimeUnit.MILLISECONDS);
+                    List<TaskWrite.Result> results = action.get(REFUSAL_POLL_MS, TimeUnit.MILLISECONDS);
                     throwIfRefused();
                     return results;
                 } catch (TimeoutException still) {
@@ -184,12 +185,12 @@ final class UpdateJob {
      * what the tasks removed (all of them when {@code replaceAll}) plus what they added ({@link Transaction}),
      * and commits it.
      */
-    LayerMetadata commit(LayerMetadata md, List<DataFile> baseFiles, List<UpdateTask.Result> results,
+    LayerMetadata commit(LayerMetadata md, List<DataFile> baseFiles, List<TaskWrite.Result> results,
                          boolean replaceAll) throws IOException {
         List<DataFile> added = new ArrayList<>();
         List<DataFile> removed = new ArrayList<>();
         TileCounts counts = TileCounts.NONE;
-        for (UpdateTask.Result r : results) {
+        for (TaskWrite.Result r : results) {
             added.addAll(r.added());
             removed.addAll(r.removed());
             counts = counts.plus(r.counts());
