@@ -34,10 +34,14 @@ public final class GtLayerFiles implements Serializable {
         this.firsts = firsts;
     }
 
+    /** A MapFile of the data directory: its first index and its path. */
+    private record Found(long first, String path) {
+    }
+
     /** Lists the layer's data directory. */
     public static GtLayerFiles list(GtLayer layer, Configuration conf) {
         Path dir = new Path(layer.dataPath);
-        List<Object[]> found = new ArrayList<>();
+        List<Found> found = new ArrayList<>();
         try {
             FileSystem fs = dir.getFileSystem(conf);
             FileStatus[] all;
@@ -66,17 +70,17 @@ public final class GtLayerFiles implements Serializable {
                         first = f.key();
                     }
                 }
-                found.add(new Object[] {first, st.getPath().toString()});
+                found.add(new Found(first, st.getPath().toString()));
             }
         } catch (IOException e) {
             throw new SfcLayerException.StorageError("listing " + dir + ": " + e, e);
         }
-        found.sort((a, b) -> Long.compare((Long) a[0], (Long) b[0]));
+        found.sort((a, b) -> Long.compare(a.first(), b.first()));
         String[] paths = new String[found.size()];
         long[] firsts = new long[found.size()];
         for (int i = 0; i < paths.length; i++) {
-            firsts[i] = (Long) found.get(i)[0];
-            paths[i] = (String) found.get(i)[1];
+            firsts[i] = found.get(i).first();
+            paths[i] = found.get(i).path();
         }
         return new GtLayerFiles(paths, firsts);
     }

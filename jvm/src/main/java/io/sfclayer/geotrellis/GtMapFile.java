@@ -95,19 +95,23 @@ public final class GtMapFile implements Closeable {
 
     /** The SequenceFile header of a data file (uncompressed); returns the sync marker. */
     private static byte[] readHeader(DataInputStream in, Path file) throws IOException {
-        Object[] h = header(in, file);
-        if ((Boolean) h[1]) {
+        Header h = header(in, file);
+        if (h.compressed()) {
             throw new SfcLayerException.UnsupportedFormat(file + " is a compressed SequenceFile (GeoTrellis writes"
                 + " its data uncompressed, the values deflated); sfclayer does not read it");
         }
-        return (byte[]) h[0];
+        return h.sync();
+    }
+
+    /** What a SequenceFile header tells a reader: its sync marker and whether its blocks are compressed. */
+    private record Header(byte[] sync, boolean compressed) {
     }
 
     /**
-     * A SequenceFile header: {sync marker, compressed (Boolean)}. Compressed files must be block-compressed
-     * with Hadoop's DefaultCodec (zlib): what MapFile.Writer gives its index.
+     * A SequenceFile's header. Compressed files must be block-compressed with Hadoop's DefaultCodec (zlib):
+     * what MapFile.Writer gives its index.
      */
-    private static Object[] header(DataInputStream in, Path file) throws IOException {
+    private static Header header(DataInputStream in, Path file) throws IOException {
         byte[] magic = new byte[3];
         in.readFully(magic);
         int version = in.readByte();
@@ -134,7 +138,7 @@ public final class GtMapFile implements Closeable {
         byte[] s = new byte[SYNC_SIZE];
         in.readFully(s);
         if (valueClass.isEmpty()) throw new SfcLayerException.CorruptLayer(file + ": no value class");
-        return new Object[] {s, compressed};
+        return new Header(s, compressed);
     }
 
     /**
@@ -150,9 +154,9 @@ public final class GtMapFile implements Closeable {
             in.readFully(0, all);
         }
         DataInputStream in = new DataInputStream(new ByteArrayInputStream(all));
-        Object[] h = header(in, file);
-        byte[] s = (byte[]) h[0];
-        boolean blocks = (Boolean) h[1];
+        Header h = header(in, file);
+        byte[] s = h.sync();
+        boolean blocks = h.compressed();
         IndexSink sink = new IndexSink(file);
         Bytes b = new Bytes(all, (int) len - in.available(), (int) len, file);
         Inflater inflater = blocks ? new Inflater() : null;

@@ -51,8 +51,11 @@ public final class MergeWriter implements Closeable {
         }
     }
 
-    /** Counters: tiles inserted (new keys), replaced, kept (new tile dropped by keep), deleted. */
-    public final long[] counts = new long[4];
+    /** Tiles inserted (new keys), replaced, kept (new tile dropped by keep), deleted: see {@link #counts()}. */
+    private long tilesInserted;
+    private long tilesReplaced;
+    private long tilesKept;
+    private long tilesDeleted;
 
     private final Configuration conf;
     private final Path layer;
@@ -107,6 +110,11 @@ public final class MergeWriter implements Closeable {
         return this;
     }
 
+    /** What this merge did to tiles so far (all of it once closed). */
+    public TileCounts counts() {
+        return new TileCounts(tilesInserted, tilesReplaced, tilesKept, tilesDeleted);
+    }
+
     /** Adds a new tile record; indexes must not decrease. */
     public void add(long index, byte[] record) throws IOException {
         if (index != pendingIndex) {
@@ -151,7 +159,7 @@ public final class MergeWriter implements Closeable {
     private void writeNew(long x) throws IOException {
         for (byte[] r : pending) {
             out.add(x, r);
-            counts[0]++;
+            tilesInserted++;
         }
     }
 
@@ -212,7 +220,7 @@ public final class MergeWriter implements Closeable {
         cursor.reset(group, 0, group.length);
         while (cursor.next()) {
             if (deleted()) {
-                counts[3]++;
+                tilesDeleted++;
             } else {
                 int off = cursor.recordOffset();
                 out.add(open.index(), Arrays.copyOfRange(group, off, off + cursor.recordLength()));
@@ -251,7 +259,7 @@ public final class MergeWriter implements Closeable {
             if (match < 0) {
                 keepOld = !deleted();
                 if (!keepOld) {
-                    counts[3]++;
+                    tilesDeleted++;
                 }
             } else if (onExisting == OnExisting.ERROR) {
                 throw new SfcLayerException.InvalidInput("key " + KeyIndex.describeKey(cursor.col(), cursor.row(),
@@ -260,12 +268,12 @@ public final class MergeWriter implements Closeable {
             } else if (onExisting == OnExisting.KEEP) {
                 keepOld = true;
                 dropNew[match] = true;
-                counts[2]++;
+                tilesKept++;
             } else {
                 keepOld = false;
                 dropNew[match] = true;
                 out.add(x, pending.get(match));
-                counts[1]++;
+                tilesReplaced++;
             }
             if (keepOld) {
                 int off = cursor.recordOffset();
@@ -275,7 +283,7 @@ public final class MergeWriter implements Closeable {
         for (int i = 0; i < dropNew.length; i++) {
             if (!dropNew[i]) {
                 out.add(x, pending.get(i));
-                counts[0]++;
+                tilesInserted++;
             }
         }
     }

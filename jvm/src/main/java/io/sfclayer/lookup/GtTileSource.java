@@ -56,7 +56,7 @@ public final class GtTileSource implements TileSource<GtTileSource.Box> {
     }
 
     @Override
-    public void getMany(int[] cols, int[] rows, long[] timesMicros, ValueReader.Answers answers) throws IOException {
+    public void getMany(int[] cols, int[] rows, long[] timesMicros, Answers answers) throws IOException {
         for (int i = 0; i < cols.length; i++) {
             answers.accept(i, getOrNull(cols[i], rows[i], timesMicros[i]));
         }
@@ -93,7 +93,7 @@ public final class GtTileSource implements TileSource<GtTileSource.Box> {
     }
 
     @Override
-    public long query(Box q, ValueReader.Batches batches) throws IOException {
+    public long query(Box q, Batches batches) throws IOException {
         List<byte[]> batch = new ArrayList<>();
         long[] bytes = {0};
         long n;
@@ -116,7 +116,7 @@ public final class GtTileSource implements TileSource<GtTileSource.Box> {
         return n;
     }
 
-    private static void flush(List<byte[]> batch, ValueReader.Batches batches) {
+    private static void flush(List<byte[]> batch, Batches batches) {
         try {
             batches.accept(new ArrayList<>(batch));
         } catch (IOException e) {

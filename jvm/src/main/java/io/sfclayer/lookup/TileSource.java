@@ -15,13 +15,13 @@ public interface TileSource<Q> extends Closeable {
     byte[] getOrNull(int col, int row, long timeMicros) throws IOException;
 
     /** Many look-ups, answered in any order with each key's position in the request. */
-    void getMany(int[] cols, int[] rows, long[] timesMicros, ValueReader.Answers answers) throws IOException;
+    void getMany(int[] cols, int[] rows, long[] timesMicros, Answers answers) throws IOException;
 
     /** A box query from the text form the source's client sends. */
     Q boxQuery(String spec);
 
     /** The records in a box, a batch at a time; returns how many. Each record is self-delimiting. */
-    long query(Q q, ValueReader.Batches batches) throws IOException;
+    long query(Q q, Batches batches) throws IOException;
 
     /** How many records {@link #query} would hand out. */
     long count(Q q) throws IOException;

@@ -1,18 +1,12 @@
 package io.sfclayer.lookup;
 
-// Over 500 lines on purpose: single look-ups, batches and box queries share one LRU of open files,
-// its memory bound and its locking; the three access paths sit next to the cache they must respect.
-
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.BloomFilter;
-import io.sfclayer.format.DataFileEntry;
-import io.sfclayer.format.DataFileIndex;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
-import io.sfclayer.format.ObjectStores;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.TileCursor;
 import io.sfclayer.format.TileSchema;
@@ -22,7 +16,6 @@ import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.RangeTraversal;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.Path;
 
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
@@ -30,12 +23,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Point look-ups on one pinned layer version (the design's "Single Value Queries"): the file listing
@@ -45,7 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * traverse the same open files.
  *
  * <p>Cold opens are cheap: each file's index is read once and kept (while the indexes fit in half the
- * cache's memory; for layers of up to {@value #PRELOAD_MAX_FILES} files, all of them are read in the
+ * cache's memory; for layers of up to {@value ReaderCaches#PRELOAD_MAX_FILES} files, all of them are read in the
  * background as the reader opens), so a first or repeated open of a file opens only its data file. The cache is sized by
  * memory ({@code cacheBytes}, counting {@value #OPEN_FILE_BYTES} bytes per open file plus the kept
  * indexes) and by a count of open files (a bound on file descriptors).
@@ -54,11 +44,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * quarter of {@code cacheBytes}; the preload reads them too): a key whose index a file's filter rules
  * out is answered missing without opening the file ({@link #bloomSkips()} counts them).
  *
- * <p>Safe for concurrent callers: the cache is guarded by one lock under which no file-system call
- * is made, each open file by its own; a reader evicted while in use is closed only after its user is done.
- *
- * <p>About 600 lines on purpose: the cache, its locking and eviction, and the three ways through it
- * (get, sorted batches, box queries) share one set of invariants that read best in one place.
+ * <p>Safe for concurrent callers: the caches ({@link ReaderCaches}: open files, kept indexes, bloom
+ * filters) are guarded by one lock under which no file-system call is made, each open file by its own;
+ * a reader evicted while in use is closed only after its user is done. This class holds the three ways
+ * through them (get, sorted batches, box queries); each reads an open file under that file's lock.
  */
 public final class ValueReader implements Closeable, TileSource<BoxQuery> {
     /** Most data files kept open by default: a bound on file descriptors; memory is bounded by bytes. */
@@ -74,81 +63,9 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
     private final LayerMetadata md;
     private final DataFileListing listing;
     private final KeyIndex keyIndex;
-    private final TileSchema schema;
     private final ValueCompression compression;
-    private final int cacheSize;
-    private final long cacheBytes;
-    /** Whether files are opened from an index kept here (else by Hadoop's MapFile.Reader, index and all). */
-    private final boolean indexInDriver;
-    /** Every file's index once read, while they fit in half of {@code cacheBytes}: a reopen reads data only. */
-    private final ConcurrentHashMap<Integer, DataFileIndex> indexes = new ConcurrentHashMap<>();
-    private final AtomicLong indexBytes = new AtomicLong();
-    private final LinkedHashMap<Integer, CachedFile> cache = new LinkedHashMap<>(16, 0.75f, true);
-    private boolean closed;
-    private long opens;
-    private long hits;
-    /**
-     * Each file's bloom filter once read ({@link #NO_FILTER} for files without one), while they fit in
-     * a quarter of {@code cacheBytes}: a miss the filter rules out opens nothing, cold or warm.
-     */
-    private final ConcurrentHashMap<Integer, BloomFilter> filters = new ConcurrentHashMap<>();
-    private static final BloomFilter NO_FILTER = BloomFilter.build(new long[0], 0, 0.5);
-    private final AtomicLong filterBytes = new AtomicLong();
-    private final AtomicLong bloomSkips = new AtomicLong();
-
-    /**
-     * One data file of the cache. Its reader is opened outside the reader-wide lock by the first
-     * caller that needs it (others wait on this entry, not on the cache); {@code closed} is set,
-     * under its lock, when it is evicted or its open failed.
-     */
-    private static final class CachedFile {
-        volatile DataFileReader reader;
-        TileCursor cursor;
-        /** Why the open failed, for the callers that waited on it. */
-        IOException failure;
-        RuntimeException runtimeFailure;
-        boolean closed;
-
-        /** Publishes the open reader; false (and the reader closed) if the entry was closed meanwhile. */
-        synchronized boolean opened(DataFileReader reader, TileCursor cursor) throws IOException {
-            if (closed) {
-                reader.close();
-                return false;
-            }
-            this.cursor = cursor;
-            this.reader = reader;
-            notifyAll();
-            return true;
-        }
-
-        synchronized void failed(IOException io, RuntimeException rt) {
-            this.failure = io;
-            this.runtimeFailure = rt;
-            this.closed = true;
-            notifyAll();
-        }
-
-        /** Waits (on this entry only) until the opening caller is done; rethrows its failure. */
-        synchronized void awaitOpen() throws IOException {
-            boolean interrupted = false;
-            while (reader == null && !closed) {
-                try {
-                    wait();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-            if (failure != null) {
-                throw new IOException(failure.getMessage(), failure);
-            }
-            if (runtimeFailure != null) {
-                throw runtimeFailure;
-            }
-        }
-    }
+    /** The open files, kept indexes and bloom filters the three access paths read through. */
+    private final ReaderCaches caches;
 
     private ValueReader(Layer layer, int cacheSize, long cacheBytes, boolean indexInDriver) throws IOException {
         if (cacheSize < 1) {
@@ -162,22 +79,8 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
         this.md = layer.metadata();
         this.listing = layer.listing();
         this.keyIndex = md.keyIndex;
-        this.schema = schema(md);
         this.compression = ValueCompression.parse(md.compression);
-        this.cacheSize = cacheSize;
-        this.cacheBytes = cacheBytes;
-        this.indexInDriver = indexInDriver;
-        this.objectStore = ObjectStores.isObjectStore(layer.path().getFileSystem(layer.conf()));
-        // not through manifests (format 6): that would read every manifest, which look-ups avoid
-        if (indexInDriver && md.manifests == null && listing.size() > 1 && listing.size() <= PRELOAD_MAX_FILES) {
-            // an object store answers each read in tens of ms, mostly waiting: read several files at once
-            int threads = objectStore ? Math.min(PRELOAD_THREADS_OBJECT_STORE, listing.size()) : 1;
-            for (int t = 0; t < threads; t++) {
-                Thread thread = new Thread(this::preloadIndexes, "sfclayer-index-preload");
-                thread.setDaemon(true);
-                thread.start();
-            }
-        }
+        this.caches = new ReaderCaches(layer, schema(md), cacheSize, cacheBytes, indexInDriver);
     }
 
     /**
@@ -200,75 +103,6 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
             SCHEMAS.put(key, s);
         }
         return s;
-    }
-
-    /** Layers with at most this many files have every index read in the background when opened. */
-    static final int PRELOAD_MAX_FILES = 4096;
-    /** Threads reading indexes at once on an object store (each waits on one request at a time). */
-    static final int PRELOAD_THREADS_OBJECT_STORE = 8;
-    /** Index reads a look-up starts beside its file's bloom filter read (object stores). Daemon threads. */
-    private static final java.util.concurrent.ExecutorService SIDE_READS =
-        java.util.concurrent.Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "sfclayer-index-read");
-            t.setDaemon(true);
-            return t;
-        });
-    /** Whether the layer is on an object store (reads there are round trips worth overlapping). */
-    private final boolean objectStore;
-    /** The next file a preload thread takes. */
-    private final java.util.concurrent.atomic.AtomicInteger preloadNext = new java.util.concurrent.atomic.AtomicInteger();
-
-    /**
-     * Reads every file's bloom filter and index, in the background, while they fit: the first look-up
-     * in a file then opens only its data file (a miss its filter rules out, nothing). Failures are
-     * left for that look-up to report.
-     */
-    private void preloadIndexes() {
-        for (int i = preloadNext.getAndIncrement(); i < listing.size(); i = preloadNext.getAndIncrement()) {
-            synchronized (this) {
-                if (closed) {
-                    return;
-                }
-            }
-            try {
-                if (!filters.containsKey(i)) {
-                    loadFilter(i); // a miss in this file then opens nothing, even the first time
-                }
-            } catch (IOException | RuntimeException e) {
-                continue; // nor its index: the look-up that needs the file reads the filter and reports it
-            }
-            if (!indexes.containsKey(i) && !keepIndex(i)) {
-                return; // no room for more
-            }
-        }
-    }
-
-    /**
-     * Reads and keeps file {@code i}'s index (shared with this JVM's other readers); false when the kept
-     * indexes have no room for it. Failures are left for the look-up that opens the file to report.
-     */
-    private boolean keepIndex(int i) {
-        try {
-            DataFileEntry entry = layer.entry(listing.name(i));
-            String key = IndexCache.key(listing.path(i), entry);
-            DataFileIndex index = IndexCache.get(key);
-            if (index == null) {
-                index = DataFileIndex.readAlone(layer.conf(), listing.path(i), entry); // no data file opened
-                if (index == null) {
-                    index = DataFileIndex.read(layer.conf(), listing.path(i), entry);
-                }
-                IndexCache.put(key, index);
-            }
-            if (indexBytes.get() + index.bytes() > cacheBytes / 2) {
-                return false;
-            }
-            if (indexes.putIfAbsent(i, index) == null) {
-                indexBytes.addAndGet(index.bytes());
-            }
-        } catch (IOException | RuntimeException e) {
-            // the look-up that needs this file reads it again and reports what is wrong
-        }
-        return true;
     }
 
     public static ValueReader open(Configuration conf, String path, int cacheSize) throws IOException {
@@ -315,21 +149,21 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
         return md.tileSchemaJson;
     }
 
-    public synchronized long filesOpened() {
-        return opens;
+    public long filesOpened() {
+        return caches.filesOpened();
     }
 
-    public synchronized long cacheHits() {
-        return hits;
+    public long cacheHits() {
+        return caches.cacheHits();
     }
 
-    public synchronized int openFiles() {
-        return cache.size();
+    public int openFiles() {
+        return caches.openFiles();
     }
 
     /** Memory counted against {@code cacheBytes}: open files, kept indexes and bloom filters. */
-    public synchronized long cachedBytes() {
-        return cache.size() * OPEN_FILE_BYTES + indexBytes.get() + filterBytes.get();
+    public long cachedBytes() {
+        return caches.cachedBytes();
     }
 
     /** Forgets the indexes shared by this JVM's readers (benchmarks measure a first open with it). */
@@ -344,17 +178,17 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
 
     /** Indexes kept in memory. */
     public int indexesKept() {
-        return indexes.size();
+        return caches.indexesKept();
     }
 
     /** Look-ups answered as missing by a file's bloom filter, without opening the file. */
     public long bloomSkips() {
-        return bloomSkips.get();
+        return caches.bloomSkips();
     }
 
     /** Bloom filters kept in memory. */
     public int filtersKept() {
-        return (int) filters.values().stream().filter(f -> f != NO_FILTER).count();
+        return caches.filtersKept();
     }
 
     /**
@@ -411,17 +245,12 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
         if (file < 0) {
             return null;
         }
-        if (!mayHold(file, index)) {
-            synchronized (this) {
-                if (closed) {
-                    throw new SfcLayerException("value reader on " + layer.path() + " is closed");
-                }
-            }
-            bloomSkips.incrementAndGet();
+        if (!caches.mayHold(file, index)) {
+            caches.skipped();
             return null;
         }
         while (true) {
-            CachedFile f = acquire(file);
+            ReaderCaches.OpenFile f = caches.acquire(file);
             synchronized (f) {
                 if (f.closed) {
                     continue; // evicted between acquire and lock: open it again
@@ -434,65 +263,8 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
         }
     }
 
-    /** False when {@code file}'s bloom filter rules {@code index} out (the file then need not be opened). */
-    private boolean mayHold(int file, long index) throws IOException {
-        BloomFilter f = filters.get(file);
-        if (f == null) {
-            if (indexInDriver && indexes.containsKey(file)) {
-                // the data file alone opens as fast as the filter reads, and a hit would pay both:
-                // open it (the preload reads filters before indexes, so this is rare)
-                return true;
-            }
-            java.util.concurrent.Future<?> side = objectStore && indexInDriver
-                ? SIDE_READS.submit(() -> keepIndex(file)) : null;
-            try {
-                f = loadFilter(file);
-            } finally {
-                if (side != null) {
-                    awaitQuietly(side); // the file's index, read beside its filter: one round trip for both
-                }
-            }
-        }
-        return f == NO_FILTER || f.mightContain(index);
-    }
-
-    private static void awaitQuietly(java.util.concurrent.Future<?> f) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                f.get();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            } catch (java.util.concurrent.ExecutionException e) {
-                break; // keepIndex reports nothing: the open that needs the index reads it and says what is wrong
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** Reads {@code file}'s checked bloom filter, kept while filters fit in a quarter of {@code cacheBytes}. */
-    private BloomFilter loadFilter(int file) throws IOException {
-        DataFileEntry entry = layer.entry(listing.name(file));
-        if (entry.bloomCrc32c == null) {
-            filters.putIfAbsent(file, NO_FILTER);
-            return NO_FILTER;
-        }
-        Path path = listing.path(file);
-        BloomFilter f = BloomFilter.read(path.getFileSystem(layer.conf()), path, entry.bloomCrc32c,
-            layer.path().toString());
-        if (filterBytes.get() + f.bytes() > cacheBytes / 4) {
-            filters.putIfAbsent(file, NO_FILTER); // no room: its look-ups open the file, as without a filter
-        } else if (filters.putIfAbsent(file, f) == null) {
-            filterBytes.addAndGet(f.bytes());
-        }
-        return f;
-    }
-
     /** The record for the key in the current group of {@code f}, or null: keys sharing an index are told apart here. */
-    private byte[] match(CachedFile f, int col, int row, long time) {
+    private byte[] match(ReaderCaches.OpenFile f, int col, int row, long time) {
         byte[] buf = group(f);
         TileCursor c = f.cursor;
         while (c.next()) {
@@ -504,150 +276,6 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
             c.skipValues();
         }
         return null;
-    }
-
-    /**
-     * The cache entry of {@code file}, open. No file-system call happens under the reader-wide lock:
-     * a missing entry is put in the cache as a placeholder, and its reader is opened afterwards by
-     * this caller, while callers wanting the same file wait on the entry and the others go on.
-     */
-    private CachedFile acquire(int file) throws IOException {
-        CachedFile f;
-        boolean mine = false;
-        synchronized (this) {
-            if (closed) {
-                throw new SfcLayerException("value reader on " + layer.path() + " is closed");
-            }
-            f = cache.get(file);
-            if (f != null) {
-                hits++;
-            } else {
-                f = new CachedFile();
-                opens++;
-                cache.put(file, f);
-                mine = true;
-            }
-        }
-        if (!mine) {
-            f.awaitOpen();
-            return f;
-        }
-        try {
-            DataFileReader r = openFile(file);
-            r.usePositionedReads(POSITIONED_WINDOW_BYTES);
-            if (!f.opened(r, new TileCursor(schema))) {
-                throw new SfcLayerException("value reader on " + layer.path() + " is closed");
-            }
-        } catch (IOException | RuntimeException e) {
-            synchronized (this) {
-                cache.remove(file, f);
-            }
-            f.failed(e instanceof IOException ? (IOException) e : null,
-                e instanceof RuntimeException ? (RuntimeException) e : null);
-            throw e;
-        }
-        evictBeyondCapacity(f);
-        return f;
-    }
-
-    private DataFileReader openFile(int file) throws IOException {
-        Path path = listing.path(file);
-        try {
-            DataFileEntry entry = layer.entry(listing.name(file));
-            if (!indexInDriver) {
-                return new DataFileReader(layer.conf(), path, entry, null, null, ObjectStores.Access.RANDOM);
-            }
-            DataFileIndex index = indexes.get(file);
-            String key = IndexCache.key(path, entry);
-            if (index == null && (index = IndexCache.get(key)) != null) {
-                keep(file, index); // read by another reader of this JVM (an earlier open of the layer)
-            }
-            if (index == null && ObjectStores.isObjectStore(path.getFileSystem(layer.conf()))
-                    && (index = indexAlone(path, entry)) != null) {
-                // an object store: the index alone (HEAD, GET), then the data file opens asking nothing
-                // and the look-up is one ranged GET, where the header would cost one more first
-                keep(file, index);
-                IndexCache.put(key, index);
-            }
-            if (index != null) {
-                return new DataFileReader(layer.conf(), path, entry, null, index, ObjectStores.Access.RANDOM);
-            }
-            // the first open reads (and checks) the index; later opens of the file reuse it
-            DataFileReader r = new DataFileReader(layer.conf(), path, entry, null, null, ObjectStores.Access.RANDOM);
-            try {
-                index = r.loadedIndex();
-            } catch (IOException | RuntimeException e) {
-                r.close();
-                throw e;
-            }
-            keep(file, index);
-            IndexCache.put(key, index);
-            return r;
-        } catch (SfcLayerException.CorruptLayer e) {
-            // name the pinned version: its files may have been vacuumed since it was opened
-            throw new SfcLayerException.CorruptLayer("layer " + layer.path() + " version " + md.version + ": "
-                + SfcLayerException.reason(e) + " (a reader pinned to an old version loses it when vacuum removes its"
-                + " files; refresh to the newest version)", e);
-        }
-    }
-
-    /** The file's index read without its data file; null when that cannot be (the reader then reads and reports it). */
-    private DataFileIndex indexAlone(Path path, DataFileEntry entry) {
-        try {
-            return DataFileIndex.readAlone(layer.conf(), path, entry);
-        } catch (IOException | RuntimeException e) {
-            return null; // damaged or missing: the data file's reader says so, naming the file
-        }
-    }
-
-    /** Keeps a file's index for its reopens, while the kept indexes fit in half of {@code cacheBytes}. */
-    private void keep(int file, DataFileIndex index) {
-        if (index != null && indexBytes.get() + index.bytes() <= cacheBytes / 2
-                && indexes.putIfAbsent(file, index) == null) {
-            indexBytes.addAndGet(index.bytes());
-        }
-    }
-
-    /** Drops the least recently used open entries beyond the capacity (never {@code keep}); closes them unlocked. */
-    private void evictBeyondCapacity(CachedFile keep) {
-        List<CachedFile> evicted = new ArrayList<>();
-        synchronized (this) {
-            Iterator<Map.Entry<Integer, CachedFile>> it = cache.entrySet().iterator();
-            while ((cache.size() > cacheSize
-                    || cache.size() * OPEN_FILE_BYTES + indexBytes.get() + filterBytes.get() > cacheBytes)
-                    && it.hasNext()) {
-                CachedFile eldest = it.next().getValue();
-                if (eldest != keep && eldest.reader != null) {
-                    evicted.add(eldest);
-                    it.remove();
-                }
-            }
-        }
-        for (CachedFile e : evicted) {
-            closeFile(e);
-        }
-    }
-
-    private static void closeFile(CachedFile f) {
-        synchronized (f) {
-            if (!f.closed) {
-                f.closed = true;
-                f.notifyAll(); // callers waiting for an open in progress see it closed
-                if (f.reader != null) {
-                    try {
-                        f.reader.close();
-                    } catch (IOException ignored) {
-                        // nothing more to read from it
-                    }
-                }
-            }
-        }
-    }
-
-    /** Receives look-up answers: the key's position in the request, and its record or null. */
-    @FunctionalInterface
-    public interface Answers {
-        void accept(int position, byte[] record) throws IOException;
     }
 
     /**
@@ -694,12 +322,6 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
         return out.toByteArray();
     }
 
-    /** Receives a box query's records, a batch at a time. */
-    @FunctionalInterface
-    public interface Batches {
-        void accept(List<byte[]> records) throws IOException;
-    }
-
     /** Records per batch of {@link #query}, and bytes: whichever comes first. */
     static final int BATCH_RECORDS = 512;
     static final int BATCH_BYTES = 1 << 20;
@@ -736,7 +358,7 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
             int file = listing.fileFor(s.firstIndex);
             long[] pairs = QueryPlan.pairs(s.ranges);
             while (pairs != null && left > 0) {
-                CachedFile f = acquire(file);
+                ReaderCaches.OpenFile f = caches.acquire(file);
                 long last;
                 synchronized (f) {
                     if (f.closed) {
@@ -786,7 +408,7 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
     }
 
     /** Puts {@code f}'s cursor on its reader's current group (decompressed) and returns the group's bytes. Under f's lock. */
-    private byte[] group(CachedFile f) {
+    private byte[] group(ReaderCaches.OpenFile f) {
         byte[] buf = f.reader.bytes();
         int off = f.reader.offset();
         int len = f.reader.length();
@@ -815,14 +437,6 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
 
     @Override
     public void close() {
-        List<CachedFile> all;
-        synchronized (this) {
-            closed = true;
-            all = new ArrayList<>(cache.values());
-            cache.clear();
-        }
-        for (CachedFile f : all) {
-            closeFile(f);
-        }
+        caches.close();
     }
 }

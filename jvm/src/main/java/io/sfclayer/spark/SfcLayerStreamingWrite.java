@@ -9,7 +9,8 @@ import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.LayerWriteOptions;
-import io.sfclayer.layer.MergeWriter;
+import io.sfclayer.layer.TaskSpec;
+import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.PartitionBreaks;
 import io.sfclayer.layer.TileGrid;
 import org.apache.hadoop.conf.Configuration;
@@ -255,17 +256,17 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
         job.maxGroupBytes = opts.maxGroupBytes;
         job.txn = txn;
         Broadcast<SerializableConf> confB = job.jsc().broadcast(new SerializableConf(conf));
-        UpdateTask task = new UpdateTask(confB, log.layerPath().toString(), job.dataDirName, blockSize,
-            opts.indexInterval, job.writeId, compression, encodedWith, valueSchema.json(), null, Set.of(),
-            MergeWriter.OnExisting.REPLACE, List.of()).withFormatVersion(opts.formatVersion);
-        task.maxGroupBytes = opts.maxGroupBytes;
-        task.bloomFpp = opts.bloomFppForNewLayer();
+        TaskSpec spec = TaskSpec.of(log.layerPath().toString(), job.dataDirName, job.writeId, blockSize,
+                opts.indexInterval, compression, encodedWith, valueSchema.json())
+            .withFormatVersion(opts.formatVersion).withMaxGroupBytes(opts.maxGroupBytes)
+            .withBloomFpp(opts.bloomFppForNewLayer());
+        UpdateTask task = new UpdateTask(confB, null, spec);
         boolean committed = false;
         try {
-            List<UpdateTask.Result> results = SfcLayerUpdate.onDriver(sorted,
+            List<TaskWrite.Result> results = SfcLayerUpdate.onDriver(sorted,
                 PartitionBreaks.compute(encodedWith, partitions), task);
             LayerMetadata out = SfcLayerWrite.commitNew(job, null, results, encodedWith, valueSchema, tileSchema,
-                compression, blockSize, task.bloomFpp, opts);
+                compression, blockSize, spec.bloomFpp(), opts);
             committed = true;
             return out;
         } finally {

@@ -13,7 +13,10 @@ import io.sfclayer.layer.BoxQuery;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.MergeWriter;
 import io.sfclayer.layer.PartitionBreaks;
+import io.sfclayer.layer.TaskSpec;
+import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.TouchedFiles;
+import io.sfclayer.layer.UpdatePartitions;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.api.java.JavaPairRDD;
@@ -42,68 +45,6 @@ import java.util.function.Predicate;
  */
 public final class SfcLayerUpdate {
     private SfcLayerUpdate() {
-    }
-
-    /** At most this many {@code changedRanges} in a version document (more are coarsened). */
-    static final int MAX_CHANGED_RANGES = 64;
-
-    /** The sorted, merged index spans of {@code a} and {@code b}'s files and of {@code extra}. */
-    static List<long[]> spans(List<DataFile> a, List<DataFile> b, List<long[]> extra) {
-        List<long[]> all = new ArrayList<>();
-        for (long[] r : extra) {
-            all.add(r.clone());
-        }
-        for (DataFile f : a) {
-            all.add(new long[] {f.firstIndex, f.lastIndex});
-        }
-        for (DataFile f : b) {
-            all.add(new long[] {f.firstIndex, f.lastIndex});
-        }
-        all.sort((x, y) -> Long.compare(x[0], y[0]));
-        List<long[]> out = new ArrayList<>();
-        for (long[] s : all) {
-            if (!out.isEmpty() && s[0] <= out.get(out.size() - 1)[1] + 1) {
-                long[] last = out.get(out.size() - 1);
-                last[1] = Math.max(last[1], s[1]);
-            } else {
-                out.add(s.clone());
-            }
-        }
-        return out;
-    }
-
-    /** {@code spans} (sorted, disjoint) as at most {@code max} covering them ({@link TouchedFiles#coarsen}). */
-    static List<long[]> coarsen(List<long[]> spans, int max) {
-        return TouchedFiles.coarsen(spans, max);
-    }
-
-    /**
-     * Partition breaks moved so no existing file straddles two partitions: a break inside a file's
-     * span moves down to the file's first index (the whole file goes to the upper partition).
-     */
-    static long[] snap(long[] breaks, List<DataFile> files) {
-        long[] firsts = files.stream().mapToLong(f -> f.firstIndex).toArray();
-        long[] out = breaks.clone();
-        for (int k = 0; k < out.length; k++) {
-            int pos = Arrays.binarySearch(firsts, out[k]);
-            int i = pos >= 0 ? pos : -pos - 2;
-            if (i >= 0 && firsts[i] < out[k] && files.get(i).lastIndex >= out[k]) {
-                out[k] = firsts[i];
-            }
-        }
-        return out;
-    }
-
-    /** The existing files of each partition under {@code breaks}. */
-    static List<List<DataFile>> assign(long[] breaks, List<DataFile> files) {
-        List<List<DataFile>> out = new ArrayList<>();
-        for (int p = 0; p <= breaks.length; p++) {
-            out.add(new ArrayList<>());
-        }
-        for (DataFile f : files) {
-            out.get(PartitionBreaks.partitionOf(breaks, f.firstIndex)).add(f);
-        }
-        return out;
     }
 
     /**
@@ -148,8 +89,8 @@ public final class SfcLayerUpdate {
                 spans = plan.spans;
             } else {
                 List<DataFile> files = base.files();
-                breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
-                perPartition = assign(breaks, files);
+                breaks = UpdatePartitions.snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
+                perPartition = UpdatePartitions.assign(breaks, files);
             }
             return shuffled(job, base, encoded, breaks, perPartition, spans, small, onExisting, null);
         } catch (IOException | RuntimeException e) {
@@ -171,13 +112,8 @@ public final class SfcLayerUpdate {
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
         Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(perPartition);
-        UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
-            md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
-            md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
-        task.maxGroupBytes = job.maxGroupBytes;
-        task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
-        task.baseFormat = md0.formatVersion;
-        task.spans = spans;
+        UpdateTask task = new UpdateTask(confB, perTask, taskSpec(job, base)
+            .withMerge(Set.of(), onExisting, List.of()).withMaxGroupBytes(job.maxGroupBytes).withSpans(spans));
         Results run = () -> {
             if (sorted != null) {
                 return onDriver(sorted, breaks, task);
@@ -190,7 +126,8 @@ public final class SfcLayerUpdate {
         // An append that inserted and replaced no tile (no rows, or only keys kept by onExisting=ignore)
         // publishes nothing: a version without a change would only conflict with concurrent writers.
         LayerMetadata out = runAndCommit(job, base, run, "append",
-            results -> results.stream().allMatch(r -> r.counts[0] == 0 && r.counts[1] == 0), confB, perTask);
+            results -> results.stream().allMatch(r -> r.counts().inserted() == 0 && r.counts().replaced() == 0), confB,
+            perTask);
         return out == null ? md0 : out;
     }
 
@@ -209,8 +146,8 @@ public final class SfcLayerUpdate {
             return md0;
         }
         List<DataFile> files = base.files();
-        long[] breaks = snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
-        return shuffled(job, base, null, breaks, assign(breaks, files), null, 0, onExisting, sorted);
+        long[] breaks = UpdatePartitions.snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
+        return shuffled(job, base, null, breaks, UpdatePartitions.assign(breaks, files), null, 0, onExisting, sorted);
     }
 
     /** At most this many index ranges describe a shuffled append's new records (more are coarsened). */
@@ -273,20 +210,28 @@ public final class SfcLayerUpdate {
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
         Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(plan.perPartition);
-        UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
-            md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
-            md0.valueSchemaJson, perTask, Set.of(), onExisting, List.of());
-        task.maxGroupBytes = job.maxGroupBytes;
-        task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
-        task.baseFormat = md0.formatVersion;
+        UpdateTask task = new UpdateTask(confB, perTask, taskSpec(job, base)
+            .withMerge(Set.of(), onExisting, List.of()).withMaxGroupBytes(job.maxGroupBytes));
         LayerMetadata out = runAndCommit(job, base, () -> onDriver(sorted, breaks, task), "append",
-            results -> results.stream().allMatch(r -> r.counts[0] == 0 && r.counts[1] == 0), confB, perTask);
+            results -> results.stream().allMatch(r -> r.counts().inserted() == 0 && r.counts().replaced() == 0), confB,
+            perTask);
         return out == null ? md0 : out;
+    }
+
+    /**
+     * What the tasks of a write to {@code base} are told of it: its shape, compression and bloom filters,
+     * and the format of the document listing its files.
+     */
+    private static TaskSpec taskSpec(UpdateJob job, Layer base) {
+        LayerMetadata md0 = base.metadata();
+        return TaskSpec.of(base.path().toString(), job.dataDirName, job.writeId, md0.blockSize, md0.indexInterval,
+                ValueCompression.parse(md0.compression), md0.keyIndex, md0.valueSchemaJson)
+            .withBloomFpp(io.sfclayer.format.BloomFilter.layerFpp(md0)).withBaseFormat(md0.formatVersion);
     }
 
     /** The work of a job: its tasks' results. */
     interface Results {
-        List<UpdateTask.Result> get() throws IOException;
+        List<TaskWrite.Result> get() throws IOException;
     }
 
     /**
@@ -336,9 +281,9 @@ public final class SfcLayerUpdate {
     }
 
     /** Runs {@code task} on the driver for each partition (under {@code breaks}) that {@code sorted} records fall in. */
-    static List<UpdateTask.Result> onDriver(List<Tuple2<Long, byte[]>> sorted, long[] breaks, UpdateTask task)
+    static List<TaskWrite.Result> onDriver(List<Tuple2<Long, byte[]>> sorted, long[] breaks, UpdateTask task)
             throws IOException {
-        List<UpdateTask.Result> out = new ArrayList<>();
+        List<TaskWrite.Result> out = new ArrayList<>();
         int from = 0;
         while (from < sorted.size()) {
             int p = PartitionBreaks.partitionOf(breaks, sorted.get(from)._1());
@@ -346,7 +291,7 @@ public final class SfcLayerUpdate {
             while (to < sorted.size() && PartitionBreaks.partitionOf(breaks, sorted.get(to)._1()) == p) {
                 to++;
             }
-            java.util.Iterator<UpdateTask.Result> r = task.call(p, sorted.subList(from, to).iterator());
+            java.util.Iterator<TaskWrite.Result> r = task.call(p, sorted.subList(from, to).iterator());
             r.forEachRemaining(out::add);
             from = to;
         }
@@ -360,11 +305,11 @@ public final class SfcLayerUpdate {
      * they were committed.
      */
     private static LayerMetadata runAndCommit(UpdateJob job, Layer base, Results run, String operation,
-                                              Predicate<List<UpdateTask.Result>> unchanged,
+                                              Predicate<List<TaskWrite.Result>> unchanged,
                                               Broadcast<?>... broadcasts) throws IOException {
         boolean committed = false;
         try {
-            List<UpdateTask.Result> results = run.get();
+            List<TaskWrite.Result> results = run.get();
             if (unchanged.test(results)) {
                 return null;
             }
@@ -405,45 +350,14 @@ public final class SfcLayerUpdate {
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
         Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(groups);
-        UpdateTask task = new UpdateTask(confB, base.path().toString(), job.dataDirName, md0.blockSize,
-            md0.indexInterval, job.writeId, ValueCompression.parse(md0.compression), md0.keyIndex,
-            md0.valueSchemaJson, perTask, ids, MergeWriter.OnExisting.REPLACE, deleteBoxes);
-        task.bloomFpp = io.sfclayer.format.BloomFilter.layerFpp(md0);
-        task.baseFormat = md0.formatVersion;
-        task.skipDamage = skipDamage;
+        UpdateTask task = new UpdateTask(confB, perTask, taskSpec(job, base)
+            .withMerge(ids, MergeWriter.OnExisting.REPLACE, deleteBoxes).withSkipDamage(skipDamage));
         JavaPairRDD<Long, byte[]> none = JavaPairRDD.fromJavaRDD(
             jsc.<scala.Tuple2<Long, byte[]>>parallelize(new ArrayList<>(), groups.size()));
         // A delete that removed no tile publishes nothing.
         return runAndCommit(job, base, () -> job.run(none, task, "sfclayer: " + operation + " " + base.path()), operation,
-            results -> operation.equals("delete") && results.stream().mapToLong(r -> r.counts[3]).sum() == 0,
+            results -> operation.equals("delete") && results.stream().mapToLong(r -> r.counts().deleted()).sum() == 0,
             confB, perTask);
-    }
-
-    /** Splits sorted files into at most {@code n} groups of adjacent files. */
-    static List<List<DataFile>> chunks(List<DataFile> files, int n) {
-        List<List<DataFile>> out = new ArrayList<>();
-        int per = Math.max(1, (files.size() + n - 1) / Math.max(1, n));
-        for (int i = 0; i < files.size(); i += per) {
-            out.add(new ArrayList<>(files.subList(i, Math.min(files.size(), i + per))));
-        }
-        return out;
-    }
-
-    /**
-     * Groups of {@code touched} (some of {@code all}, both sorted) for at most {@code tasks} tasks: each a slice
-     * of adjacent files of {@code all}, its touched ones and the kept ones between them (at which its
-     * output rolls, so the version's files stay disjoint).
-     */
-    static List<List<DataFile>> slices(List<DataFile> all, List<DataFile> touched, int tasks) {
-        Map<String, Integer> position = new HashMap<>();
-        for (int i = 0; i < all.size(); i++) {
-            position.put(all.get(i).id(), i);
-        }
-        List<List<DataFile>> groups = new ArrayList<>();
-        for (List<DataFile> c : chunks(touched, tasks)) {
-            groups.add(new ArrayList<>(all.subList(position.get(c.get(0).id()), position.get(c.get(c.size() - 1).id()) + 1)));
-        }
-        return groups;
     }
 
     /**
@@ -470,7 +384,7 @@ public final class SfcLayerUpdate {
             for (DataFileListing.Selection s : listing.select(ranges)) {
                 touched.add(byFirst.get(s.firstIndex));
             }
-            groups = slices(base.files(), touched, spark.sparkContext().defaultParallelism());
+            groups = UpdatePartitions.slices(base.files(), touched, spark.sparkContext().defaultParallelism());
         }
         UpdateJob job = new UpdateJob(spark, new VersionLog(conf, new Path(path)), conf);
         Set<String> ids = new HashSet<>();
@@ -513,7 +427,7 @@ public final class SfcLayerUpdate {
                     touched.add(f);
                 }
             }
-            groups = touched.isEmpty() ? List.of() : slices(all, touched, tasks);
+            groups = touched.isEmpty() ? List.of() : UpdatePartitions.slices(all, touched, tasks);
         }
         if (touched.isEmpty()) {
             throw new SfcLayerException.InvalidArgument("repair of layer " + path + " version " + version

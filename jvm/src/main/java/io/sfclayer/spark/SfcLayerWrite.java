@@ -12,7 +12,8 @@ import io.sfclayer.format.TileWriter;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.VersionLog;
 import io.sfclayer.layer.Layer;
-import io.sfclayer.layer.MergeWriter;
+import io.sfclayer.layer.TaskSpec;
+import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.PartitionBreaks;
 import io.sfclayer.layer.TileGrid;
@@ -183,20 +184,20 @@ public final class SfcLayerWrite {
         JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(conf));
         Encode encode = new Encode(keyIndex, tileSchema, schema, valueNames).reportingTo(job);
-        UpdateTask task = new UpdateTask(confB, log.layerPath().toString(), job.dataDirName, blockSize,
-            opts.indexInterval, job.writeId, compression, keyIndex, valueSchema.json(), null, Set.of(),
-            MergeWriter.OnExisting.REPLACE, List.of()).withFormatVersion(opts.formatVersion);
-        task.maxGroupBytes = opts.maxGroupBytes;
-        task.bloomFpp = opts.bloomFppForNewLayer();
+        TaskSpec spec = TaskSpec.of(log.layerPath().toString(), job.dataDirName, job.writeId, blockSize,
+                opts.indexInterval, compression, keyIndex, valueSchema.json())
+            .withFormatVersion(opts.formatVersion).withMaxGroupBytes(opts.maxGroupBytes)
+            .withBloomFpp(opts.bloomFppForNewLayer());
+        UpdateTask task = new UpdateTask(confB, null, spec);
         job.formatVersion = opts.formatVersion;
         job.repair = opts.repair;
         job.txn = opts.txn;
         boolean committed = false;
         try {
-            List<UpdateTask.Result> results = job.run(IndexShuffle.sortedBy(rows.mapPartitionsToPair(encode),
+            List<TaskWrite.Result> results = job.run(IndexShuffle.sortedBy(rows.mapPartitionsToPair(encode),
                 new IndexPartitioner(breaks)), task, "sfclayer: write " + path);
             LayerMetadata out = commitNew(job, base, results, keyIndex, valueSchema, tileSchema, compression,
-                blockSize, task.bloomFpp, opts);
+                blockSize, spec.bloomFpp(), opts);
             committed = true;
             return out;
         } finally {
@@ -212,7 +213,7 @@ public final class SfcLayerWrite {
      * version document of its shape (key index, schemas, compression, ...) listing {@code results}' files.
      * An overwrite keeps the replaced layer's {@code transactions} (a stream's batches stay written once).
      */
-    static LayerMetadata commitNew(UpdateJob job, Layer base, List<UpdateTask.Result> results, KeyIndex keyIndex,
+    static LayerMetadata commitNew(UpdateJob job, Layer base, List<TaskWrite.Result> results, KeyIndex keyIndex,
                                    StructType valueSchema, TileSchema tileSchema, ValueCompression compression,
                                    long blockSize, double bloomFpp, LayerWriteOptions opts) throws IOException {
         LayerMetadata md = new LayerMetadata();

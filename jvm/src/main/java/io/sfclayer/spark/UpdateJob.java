@@ -5,6 +5,9 @@ import io.sfclayer.format.DataFile;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.VersionLog;
 import io.sfclayer.layer.GroupWriter;
+import io.sfclayer.layer.TaskWrite;
+import io.sfclayer.layer.TileCounts;
+import io.sfclayer.layer.Transaction;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -18,12 +21,9 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.SparkSession;
 
 import java.io.IOException;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -84,14 +84,13 @@ final class UpdateJob {
     }
 
     /** Runs {@code input} through {@code task} under a job description, removing the write's files if it fails. */
-    List<UpdateTask.Result> run(JavaPairRDD<Long, byte[]> input, UpdateTask task, String description) {
+    List<TaskWrite.Result> run(JavaPairRDD<Long, byte[]> input, UpdateTask task, String description) {
         JavaSparkContext jsc = jsc();
         String previous = jsc.getLocalProperty("spark.job.description");
         jsc.setJobDescription(description);
-        JavaFutureAction<List<UpdateTask.Result>> action;
-        task.refusals = refusals;
+        JavaFutureAction<List<TaskWrite.Result>> action;
         try {
-            action = input.mapPartitionsWithIndex(task, true).collectAsync();
+            action = input.mapPartitionsWithIndex(task.reportingTo(refusals), true).collectAsync();
         } finally {
             jsc.setJobDescription(previous);
         }
@@ -99,7 +98,7 @@ final class UpdateJob {
         try {
             while (true) {
                 try {
-                    List<UpdateTask.Result> results = action.get(REFUSAL_POLL_MS, TimeUnit.MILLISECONDS);
+                    List<TaskWrite.Result> results = action.get(REFUSAL_POLL_MS, TimeUnit.MILLISECONDS);
                     throwIfRefused();
                     return results;
                 } catch (TimeoutException still) {
@@ -182,10 +181,6 @@ final class UpdateJob {
 
     static final long AWAIT_TASKS_MS = 60_000;
 
-    /**
-     * Builds the new version from {@code md} (its shape fields set) with {@code baseFiles} minus
-     * what the tasks removed (all of them when {@code replaceAll}) plus what they added, and commits it.
-     */
     /** Index spans the write covers beyond its files' (a delete's boxes): recorded as changed. */
     final List<long[]> coveredRanges = new ArrayList<>();
     /** The format of the version committed. */
@@ -200,59 +195,23 @@ final class UpdateJob {
     /** The batch this write commits idempotently (a stream's, or options txnAppId/txnVersion); null: none. */
     io.sfclayer.format.Transactions.Txn txn;
 
-    LayerMetadata commit(LayerMetadata md, List<DataFile> baseFiles, List<UpdateTask.Result> results,
+    /**
+     * Builds the new version from {@code md} (its shape fields set) with {@code baseFiles} minus
+     * what the tasks removed (all of them when {@code replaceAll}) plus what they added ({@link Transaction}),
+     * and commits it.
+     */
+    LayerMetadata commit(LayerMetadata md, List<DataFile> baseFiles, List<TaskWrite.Result> results,
                          boolean replaceAll) throws IOException {
         List<DataFile> added = new ArrayList<>();
         List<DataFile> removed = new ArrayList<>();
-        long[] counts = new long[4];
-        for (UpdateTask.Result r : results) {
-            added.addAll(r.added);
-            removed.addAll(r.removed);
-            for (int i = 0; i < 4; i++) {
-                counts[i] += r.counts[i];
-            }
+        TileCounts counts = TileCounts.NONE;
+        for (TaskWrite.Result r : results) {
+            added.addAll(r.added());
+            removed.addAll(r.removed());
+            counts = counts.plus(r.counts());
         }
-        if (replaceAll) {
-            removed = new ArrayList<>(baseFiles);
-        }
-        Set<String> removedIds = new HashSet<>();
-        for (DataFile f : removed) {
-            removedIds.add(f.id());
-        }
-        List<DataFile> files = new ArrayList<>();
-        for (DataFile f : baseFiles) {
-            if (!removedIds.contains(f.id())) {
-                files.add(f);
-            }
-        }
-        files.addAll(added);
-        md.formatVersion = formatVersion;
-        md.writeId = writeId;
-        md.createdAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString();
-        md.dataDir = dataDirName;
-        md.setFiles(files);
-        md.removedFiles = new ArrayList<>(removedIds);
-        md.removedFiles.sort(null);
-        md.changedRanges = SfcLayerUpdate.coarsen(SfcLayerUpdate.spans(added, replaceAll ? List.of() : removed, coveredRanges),
-            SfcLayerUpdate.MAX_CHANGED_RANGES);
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("filesAdded", added.size());
-        m.put("filesRemoved", replaced != null ? replaced.fileCount : removed.size());
-        m.put("recordsAdded", added.stream().mapToLong(f -> f.records).sum());
-        m.put("recordsRemoved", replaced != null ? replaced.recordCount
-            : removed.stream().mapToLong(f -> f.records).sum());
-        m.put("bytesWritten", added.stream().mapToLong(f -> f.dataBytes).sum());
-        m.put("tilesInserted", counts[0]);
-        m.put("tilesReplaced", counts[1]);
-        m.put("tilesKept", counts[2]);
-        m.put("tilesDeleted", counts[3]);
-        if (repair != null) {
-            // the history entry of a repair lists what it dropped
-            md.operation = "repair";
-            m.put("dropped", repair);
-        }
-        md.metrics = m;
-        md.txn = txn;
+        new Transaction(writeId, dataDirName, formatVersion, coveredRanges, replaced, repair, txn)
+            .apply(md, baseFiles, added, removed, counts, replaceAll);
         LayerMetadata committed;
         try {
             committed = log.commit(md, added);
