@@ -13,7 +13,7 @@ import pytest
 pytestmark = pytest.mark.usefixtures("spark")
 
 
-def _run(spark, path, seconds=20, threads=3, ops=6, delay_probability=0.3, delay_max_millis=20, fail_probability=0.01):
+def _run(spark, path, seconds=15, threads=3, ops=6, delay_probability=0.3, delay_max_millis=20, fail_probability=0.01):
     jvm = spark._jvm
     try:
         harness = jvm.java.lang.Class.forName("io.sfclayer.testing.RaceHarness", False,
