@@ -63,7 +63,8 @@ final class UpdateJob {
         Path marker = new Path(log.dataDir(dataDirName), io.sfclayer.layer.Vacuum.PENDING);
         for (int attempt = 0; ; attempt++) {
             try {
-                io.sfclayer.format.ObjectStores.create(log.fileSystem(), marker, false).close();
+                // a retry may find its own marker from the failed attempt (created, then a fault): replace it
+                io.sfclayer.format.ObjectStores.create(log.fileSystem(), marker, attempt > 0).close();
                 break;
             } catch (IOException e) {
                 // A vacuum with no retention may remove this directory, new and still empty, between its
