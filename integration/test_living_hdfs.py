@@ -50,7 +50,7 @@ def test_append_delete_history_time_travel_vacuum(spark, hdfs):
         plan = sfclayer.vacuum(spark, path, retain=dt.timedelta(0), enforce_retention=False, dry_run=True)
         assert plan["versionsRemoved"] == [1, 2]
         sfclayer.vacuum(spark, path, retain=dt.timedelta(0), enforce_retention=False)
-        with pytest.raises(sfclayer.LayerNotFound, match=r"no version 1; its versions are \[3\]"):
+        with pytest.raises(sfclayer.LayerNotFound, match=r"no version 1: it was removed by vacuum; its versions are \[3\]"):
             sfclayer.read(spark, path, version=1).count()
         assert values(spark, path) == model
     finally:
