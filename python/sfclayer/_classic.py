@@ -5,7 +5,6 @@ look-up socket (:mod:`sfclayer._lookup`) for tiles. The only module of the packa
 import contextlib
 import io
 import json
-import threading
 import uuid
 
 from . import errors
@@ -68,6 +67,8 @@ _PROGRESS_POLL = 0.25  # seconds between two looks at the status tracker (a few 
 
 @contextlib.contextmanager
 def _status_poller(spark, tracker):
+    from ._progress import polled
+
     sc = spark.sparkContext
     group = sc.getLocalProperty("spark.jobGroup.id")
     ours = group is None
@@ -77,7 +78,6 @@ def _status_poller(spark, tracker):
     status = sc._jsc.sc().statusTracker()  # the JVM's: one py4j call per question
     before = set(status.getJobIdsForGroup(group))  # a caller's group may hold earlier jobs
     ended = set()  # jobs whose last counts the tracker has: not asked again
-    stop = threading.Event()
 
     def poll():
         for job in status.getJobIdsForGroup(group):
@@ -97,24 +97,10 @@ def _status_poller(spark, tracker):
                 rows.append((sid, s.numCompletedTasks(), s.numTasks()))
             tracker.stages(job, rows)
 
-    def loop():
-        while not stop.wait(_PROGRESS_POLL):
-            try:
-                poll()
-            except Exception:  # noqa: BLE001 - the gateway closing with the session: the bar just stops
-                return
-
-    thread = threading.Thread(target=loop, name="sfclayer-progress", daemon=True)
-    thread.start()
     try:
-        yield
+        with polled(poll, _PROGRESS_POLL, last=True):  # the gateway closing with the session stops the bar
+            yield
     finally:
-        stop.set()
-        thread.join()
-        try:
-            poll()  # the last tasks, so a finished operation's bar shows its true count
-        except Exception:  # noqa: BLE001
-            pass
         if ours:
             sc.setLocalProperty("spark.jobGroup.id", None)
 

@@ -200,28 +200,29 @@ def track(spark, what, quiet=None, follow=None, unit="task"):
 
 
 @contextmanager
-def polled(tracker, ask, every=0.25):
-    """Feed ``tracker`` from ``ask()`` every ``every`` seconds while the block runs: ``ask`` returns
-    ``{"done": n, "total": m}`` or None (not started, or ended). For driver-side work without Spark
-    tasks (a vacuum's deletions, counted by the JVM: ``io.sfclayer.layer.Vacuum.progress``)."""
+def polled(look, every=0.25, last=False):
+    """Call ``look()`` every ``every`` seconds while the block runs (and once more after it, with
+    ``last``): the one polling loop of the bars that ask for their counts (the status tracker of a
+    classic session in :mod:`sfclayer._classic`; a vacuum's removals counted by the JVM). A failed look
+    stops the polling; the work goes on."""
     stop = threading.Event()
-
-    def look():
-        p = ask()
-        if p:
-            tracker.stages("polled", [(0, int(p["done"]), int(p["total"]))])
 
     def loop():
         while not stop.wait(every):
             try:
                 look()
-            except Exception:  # noqa: BLE001 - a failed look only stops the bar; the work goes on
+            except Exception:  # noqa: BLE001 - a failed look only stops the bar
                 return
 
-    thread = threading.Thread(target=loop, name="sfclayer-progress-poll", daemon=True)
+    thread = threading.Thread(target=loop, name="sfclayer-progress", daemon=True)
     thread.start()
     try:
         yield
     finally:
         stop.set()
         thread.join()
+        if last:
+            try:
+                look()  # the last counts, so a finished operation's bar shows its true count
+            except Exception:  # noqa: BLE001
+                pass

@@ -241,7 +241,12 @@ def vacuum(spark, path, retain=DEFAULT_RETAIN, dry_run=False, enforce_retention=
     millis = retain // _dt.timedelta(milliseconds=1)
 
     def follow(tracker):  # the JVM counts the vacuum's removals (no Spark tasks to follow)
-        return _progress.polled(tracker, lambda: _jvm.command(spark, "vacuumProgress", path))
+        def look():
+            p = _jvm.command(spark, "vacuumProgress", path)
+            if p:
+                tracker.stages("polled", [(0, int(p["done"]), int(p["total"]))])
+
+        return _progress.polled(look)
 
     with _progress.track(spark, f"vacuum {path}", quiet, follow=follow, unit="file") as tracker:
         out = _jvm.command(spark, "vacuum", path, int(millis), bool(dry_run), bool(enforce_retention))
