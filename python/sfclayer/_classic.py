@@ -67,7 +67,7 @@ _PROGRESS_POLL = 0.25  # seconds between two looks at the status tracker (a few 
 
 @contextlib.contextmanager
 def _status_poller(spark, tracker):
-    from ._progress import polled
+    from ._polling import polled
 
     sc = spark.sparkContext
     group = sc.getLocalProperty("spark.jobGroup.id")
