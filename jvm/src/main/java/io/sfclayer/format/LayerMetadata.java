@@ -32,7 +32,9 @@ public final class LayerMetadata implements Serializable {
      */
     public static final int FORMAT_VERSION = 3;
     /** The highest format version this code reads. */
-    public static final int MAX_FORMAT_VERSION = ManifestRef.MANIFEST_FORMAT_VERSION;
+    /** Format 7 (section 11): a version that lists delta files; it says 7 only while it has some. */
+    public static final int DELTA_FORMAT_VERSION = 7;
+    public static final int MAX_FORMAT_VERSION = DELTA_FORMAT_VERSION;
     /** Per-file field (format 3): the CRC32C of the file's {@code index}. */
     public static final String FILE_INDEX_CRC = "indexCrc32c";
     /** The document's last field (format 3): the CRC32C of the document with its value zeroed. */
@@ -43,7 +45,7 @@ public final class LayerMetadata implements Serializable {
     /** Top-level fields this class reads; any other field is kept as it is when a version is rebuilt. */
     private static final Set<String> KNOWN = Set.of("format", "formatVersion", "version", "writeId", "createdAt",
         "dataDir", "keyIndex", "keyColumns", "compression", "blockSize", "indexInterval", "extent", "crs",
-        "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "operation",
+        "recordCount", "indexCount", "fileCount", "dataBytes", "valueSchema", "tileSchema", "files", "deltas", "operation",
         "checksum", "manifests", "transactions");
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -110,6 +112,11 @@ public final class LayerMetadata implements Serializable {
      * when the document lists its files inline.
      */
     public List<ManifestRef> manifests;
+    /**
+     * Format 7: the version's delta files in the order they were added (later entries win at a key),
+     * outside the base files ({@link #files} or {@link #manifests}) and their totals. Empty: none.
+     */
+    public List<DeltaFile> deltas = new ArrayList<>();
     /** What made this version: write (a first write), overwrite, append, delete, compact. */
     public String operation = "write";
     /** The version this one was based on (-1: none, as for a first write or a version 1 document). */
@@ -156,6 +163,9 @@ public final class LayerMetadata implements Serializable {
         if (manifests != null) {
             need = Math.max(need, ManifestRef.MANIFEST_FORMAT_VERSION);
         }
+        if (!deltas.isEmpty()) {
+            need = Math.max(need, DELTA_FORMAT_VERSION);
+        }
         if (need > formatVersion && !RecordFrame.checked(formatVersion)) {
             throw new IllegalStateException("format " + need + " content (compression " + compression
                 + " or raster masks) in a format " + formatVersion + " layer");
@@ -197,6 +207,13 @@ public final class LayerMetadata implements Serializable {
                     fl.add(f.toJson());
                 }
                 m.put("files", fl);
+            }
+            if (!deltas.isEmpty()) {
+                List<Map<String, Object>> dl = new ArrayList<>();
+                for (DeltaFile d : deltas) {
+                    dl.add(d.toJson(version));
+                }
+                m.put("deltas", dl);
             }
             Map<String, Object> op = new LinkedHashMap<>();
             op.put("name", operation);
@@ -432,6 +449,20 @@ public final class LayerMetadata implements Serializable {
             if (md.formatVersion >= 2 && md.manifests == null && md.files.size() != md.fileCount) {
                 throw new SfcLayerException.CorruptLayer("it lists " + md.files.size() + " files but fileCount is "
                     + md.fileCount);
+            }
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> deltas = (List<Map<String, Object>>) m.get("deltas");
+            if (deltas != null && !deltas.isEmpty()) {
+                if (md.formatVersion < DELTA_FORMAT_VERSION) {
+                    throw new SfcLayerException.CorruptLayer("it lists deltas but says format version " + md.formatVersion);
+                }
+                for (Map<String, Object> d : deltas) {
+                    md.deltas.add(DeltaFile.fromJson(d, source));
+                }
+                String bad = DeltaFile.checkOrder(md.deltas, md.version);
+                if (bad != null) {
+                    throw new SfcLayerException.CorruptLayer(bad);
+                }
             }
             @SuppressWarnings("unchecked")
             Map<String, Object> op = (Map<String, Object>) m.get("operation");
