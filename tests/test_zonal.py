@@ -118,6 +118,16 @@ def test_bad_arguments(spark, dem_layer):
         sfclayer.zonal_stats(spark, dem_layer, ["POINT (0 0)", "POLYGON ((0 0"])
 
 
+def test_a_bad_zone_of_a_dataframe_is_refused_at_the_door_naming_it(spark, dem_layer):
+    # Checked by a job of its own before the statistics' query is built: the user's action never
+    # meets it in a task (which Spark would retry, logging the executor's traceback at ERROR).
+    zones = spark.createDataFrame([(1, "POINT (0 0)"), (7, "POLYGON ((0 0"), (9, "not a geometry")],
+                                  "id long, geometry string")
+    with pytest.raises(InvalidArgument, match="zone 7 is not a usable geometry") as e:
+        sfclayer.zonal_stats(spark, dem_layer, zones)
+    assert "Traceback" not in str(e.value) and "\n" not in str(e.value)
+
+
 def test_web_mercator_layer_equals_rasterstats_on_a_geotiff_of_its_tiles(spark, dem_tif, tmp_path):  # noqa: F811
     import pyproj
 

@@ -69,6 +69,38 @@ def _zones_frame(spark, zones, id_column, geometry_column, geometry_crs):
     return spark.createDataFrame(rows, f"id {kind}, geometry binary"), crs
 
 
+def _check_zones(zdf, zcrs, layer_crs):
+    """Zones of a DataFrame checked at the door, by a job that returns the first bad zone as data.
+
+    Parsed only inside the statistics' tasks, a bad zone would fail a task, which Spark retries (a retry
+    cannot fix the input) and logs at ERROR before the user's action fails with a Python traceback from
+    an executor. This pass costs a scan of the zones (parsing each geometry once more), usually small
+    beside the raster's; the error names the zone's id.
+    """
+    from pyspark.sql.types import StringType, StructType
+
+    def bad(batches):
+        import pandas as pd
+
+        from .errors import SfcLayerError
+        from .geometry import as_shape, reproject
+
+        for pdf in batches:
+            for zid, geom in zip(pdf["id"], pdf["geometry"]):
+                try:
+                    shape = as_shape(geom, f"zone {_python(zid)!r}")
+                    if zcrs is not None:
+                        reproject(shape, zcrs, layer_crs)
+                except (SfcLayerError, ValueError, TypeError) as e:
+                    yield pd.DataFrame({"id": [repr(_python(zid))], "error": [str(e)]})
+                    return
+
+    schema = StructType().add("id", StringType()).add("error", StringType())
+    found = zdf.mapInPandas(bad, schema).limit(1).collect()
+    if found:
+        raise InvalidArgument(f"zones: zone {found[0]['id']} is not a usable geometry: {found[0]['error']}")
+
+
 def _envelopes(zones):
     """The union of the zones' envelopes (a read's geometry: the tiles any zone may need)."""
     import shapely
@@ -162,6 +194,8 @@ def zonal_stats(spark, path, zones, stats=STATS, all_touched=False, id_column="i
     layer_crs = md.get("crs")
     if zcrs is not None and layer_crs is None:
         raise InvalidArgument(f"geometry_crs: {zcrs!r} given, but the layer at {path} has no CRS")
+    if zdf_local is None:
+        _check_zones(zdf, zcrs, layer_crs)
     id_type = zdf.schema["id"].dataType
     extent = (md["extent"]["xmin"], md["extent"]["ymin"], md["extent"]["xmax"], md["extent"]["ymax"])
     bounds = tuple(grid.bounds)
