@@ -110,13 +110,13 @@ class Tracker:
         self._stages = {}  # (key, stage id) -> [done, total]
         self._lock = threading.Lock()
 
-    def _draw(self):
+    def _draw(self, total):
         tqdm = _bar_class()
         out = sys.stderr
         width = _columns(out)
         sized = {} if width != 0 else {"ncols": 80, "nrows": 24}  # tqdm draws nothing in 0 columns
         delay = max(0.0, self._delay - (time.monotonic() - self._started))  # counted from the operation's start
-        self.bar = tqdm(total=0, desc=self._what, unit=self._unit, file=out, leave=True, dynamic_ncols=bool(width),
+        self.bar = tqdm(total=total, desc=self._what, unit=self._unit, file=out, leave=True, dynamic_ncols=bool(width),
                         mininterval=0.2 if _is_tty(out) else 10.0, smoothing=0.1, delay=delay, **sized)
 
     def stages(self, key, stages):
@@ -130,9 +130,9 @@ class Tracker:
             if self.bar is None:
                 if total == 0:
                     return
-                self._draw()
+                self._draw(total)
             if total != self.bar.total:
-                self.bar.total = total  # drawn with the next update (tqdm keeps to its mininterval)
+                _set_total(self.bar, total)
             if done != self.bar.n:
                 self.bar.update(done - self.bar.n)
 
@@ -143,6 +143,17 @@ class Tracker:
             if ok and self.bar.total:  # a finished stage may not have reported its last tasks yet
                 self.bar.update(self.bar.total - self.bar.n)
             self.bar.close()
+
+
+def _set_total(bar, total):
+    """A bar's new total, drawn with its next update (tqdm keeps to its mininterval). A notebook's bar
+    (``tqdm.notebook``) is a widget whose length tqdm sets only when the bar is made or reset: its
+    ``max`` follows here, or the widget would stay as long as the first stage's tasks."""
+    bar.total = total
+    container = getattr(bar, "container", None)
+    children = getattr(container, "children", None)
+    if children is not None and len(children) == 3:  # (label, IProgress, counts), tqdm.notebook's layout
+        children[1].max = total
 
 
 @contextmanager
