@@ -1,8 +1,9 @@
 """The in-process reader's object-store byte source (sfclayer.reader.objectstore) on moto's S3 server:
 the ByteSource contract, one request per call counted at the server (no HEAD before a GET, a ranged
 GET for a range), credentials from options, the environment and an AWS profile, many threads, and
-processes forked before and after it made requests. No Spark: integration/test_s3_inprocess.py reads
-a layer Spark wrote through S3A."""
+processes forked before and after it made requests; a format 1 layer (whose files are found by listing
+its data directory) read from it. Spark only writes that layer locally: integration/test_s3_inprocess.py
+reads a layer Spark wrote through S3A."""
 
 import os
 import pickle
@@ -199,6 +200,73 @@ def test_sources_of_one_bucket_share_one_client_per_process(server):
     assert a._requests()._store is b._requests()._store  # its connections and credentials
     assert c._requests()._store is not a._requests()._store  # other settings, another client
     assert b.list("_sfclayer") == []
+
+
+def _upload(server, root, prefix):
+    """Every file under the local directory ``root`` put at ``s3://BUCKET/prefix/``."""
+    client = ObjectStoreSource(f"s3://{BUCKET}/{prefix}", **creds(server))._requests()
+    for folder, _, names in os.walk(root):
+        for name in names:
+            if name.endswith(".crc"):  # the local filesystem's checksum files: S3A writes none
+                continue
+            rel = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+            with open(os.path.join(folder, name), "rb") as f:
+                client._obs.put(client._store, client._p(rel), f.read())
+    return client
+
+
+def _names(client, prefix):
+    """Names of the objects directly under ``prefix``."""
+    return [path.rsplit("/", 1)[1] for path, _ in client.list(prefix + "/")]
+
+
+def test_a_format_1_layer_is_read_by_listing_its_data_directory(server, spark, tmp_path):
+    """Format 1 (docs/FORMAT.md section 1): the version's files are the ``part-*`` entries of ``dataDir``,
+    listed through the store (common prefixes), their count checked against ``fileCount``; the answers
+    are the JVM's on the same layer's local copy."""
+    import sfclayer
+    from sfclayer.errors import CorruptLayer
+
+    from . import helpers
+
+    local = str(tmp_path / "format1")
+    sfclayer.write(s3_helpers.tiles(spark, 12, 9, payload=40, partitions=3), local, bounds=(0, 0, 11, 8), partitions=3)
+    md = helpers.as_format_1(local)
+    assert md["fileCount"] == 3 and "dir" not in md["files"][0]
+    client = _upload(server, local, "format1")
+    url = f"s3://{BUCKET}/format1"
+    remote = sfclayer.open(url, storage_options=creds(server))
+    jvm = sfclayer.open(spark, local)
+    try:
+        assert remote.metadata["formatVersion"] == 1 and remote.count() == jvm.count() == 12 * 9
+        assert sorted(map(sorted, (t.items() for t in remote.query()))) == \
+            sorted(map(sorted, (t.items() for t in jvm.query())))
+        for key in [(0, 0), (11, 8), (5, 4), (3, 7)]:
+            assert remote.get(*key) == jvm.get(*key), key
+        assert remote.count(keys=(2, 2, 6, 5)) == jvm.count(keys=(2, 2, 6, 5)) == 5 * 4
+    finally:
+        jvm.close()
+        remote.close()
+    # not part-*: Spark's _SUCCESS marker and an abandoned attempt's directory are no data files
+    data_dir = md["dataDir"]
+    client._obs.put(client._store, client._p(f"{data_dir}/_SUCCESS"), b"")
+    client._obs.put(client._store, client._p(f"{data_dir}/_temporary/0/part-r-00009-9/data"), b"junk")
+    with sfclayer.open(url, storage_options=creds(server)) as again:
+        assert again.count() == 12 * 9 and [f["name"] for f in again.metadata["files"]] == \
+            [f["name"] for f in md["files"]]  # the document's own entries, as written
+    # a part the document does not name (renamed: S3 copies, then deletes), then a part gone: said as the JVM says
+    first = md["files"][0]["name"]
+    renamed = first.replace("part-r-00000-", "part-r-00099-")
+    for name in _names(client, f"{data_dir}/{first}"):  # data, index, bloom
+        body = client._obs.get(client._store, client._p(f"{data_dir}/{first}/{name}")).bytes()
+        client._obs.put(client._store, client._p(f"{data_dir}/{renamed}/{name}"), body)
+        client._obs.delete(client._store, client._p(f"{data_dir}/{first}/{name}"))
+    with pytest.raises(CorruptLayer, match=f"data file {data_dir}/{renamed} is not among the files its metadata lists"):
+        sfclayer.open(url, storage_options=creds(server))
+    for name in _names(client, f"{data_dir}/{renamed}"):  # S3 has no directories: gone with its objects
+        client._obs.delete(client._store, client._p(f"{data_dir}/{renamed}/{name}"))
+    with pytest.raises(CorruptLayer, match=f"{data_dir} holds 2 data files but the version's metadata lists 3"):
+        sfclayer.open(url, storage_options=creds(server))
 
 
 def test_a_source_pickles_without_its_client(source):

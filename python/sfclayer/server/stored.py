@@ -145,6 +145,15 @@ def render_pixels(array, valid, fmt="png", colormap="viridis", rescale=None):
         The values mapped to 0 and 255: for one band, and for 3/4 bands of types other than uint8;
         the tile's own valid min and max otherwise. 3/4-band uint8 tiles are drawn as they are (a
         fourth band is the alpha, under the validity).
+
+    Examples
+    --------
+    >>> import io
+    >>> from PIL import Image
+    >>> valid = np.array([[True, False], [True, True]])
+    >>> png = render_pixels(np.full((1, 2, 2), 5.0), valid, colormap="gray", rescale=(0, 10))
+    >>> np.asarray(Image.open(io.BytesIO(png)))[0].tolist()  # 5 of 0..10: rio-tiler's 127, and a missing pixel
+    [[127, 127, 127, 255], [0, 0, 0, 0]]
     """
     bands = array.shape[0]
     color = bands in (3, 4)
