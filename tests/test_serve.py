@@ -14,7 +14,7 @@ import pytest
 from sfclayer import server as srv
 from sfclayer.curves.metadata import key_index_from_json
 from sfclayer.errors import InvalidArgument
-from sfclayer.server import catalog, stored
+from sfclayer.server import catalog, tiles
 
 from . import helpers
 from . import serving as sv
@@ -34,7 +34,7 @@ def test_png_tile_is_the_tiles_pixels(client):
     assert (image[..., 3] == 255).all()
 
 
-@pytest.mark.skipif("webp" not in stored.formats(), reason="GDAL without WebP")
+@pytest.mark.skipif("webp" not in tiles.formats(), reason="GDAL without WebP")
 def test_webp_tile_is_lossless(client):
     code, headers, body = client.get("/layers/rgb/tiles/0/3/2.webp")
     assert code == 200 and headers["content-type"] == "image/webp"
@@ -78,7 +78,7 @@ def test_single_band_defaults_to_viridis_over_the_tiles_own_values(client):
     np.testing.assert_array_equal(sv.decode_png(body), expected)
 
 
-@pytest.mark.skipif("webp" not in stored.formats(), reason="GDAL without WebP")
+@pytest.mark.skipif("webp" not in tiles.formats(), reason="GDAL without WebP")
 def test_webp_single_band_equals_the_png(client):
     code, headers, body = client.get("/layers/dem/tiles/0/1/2.webp?colormap_name=terrain&rescale=1000,1500")
     assert code == 200 and headers["content-type"] == "image/webp"

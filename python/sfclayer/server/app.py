@@ -21,10 +21,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from ..errors import InvalidArgument, KeyNotFound, KeyOutOfBounds, SfcLayerError
-from . import ogc, stored
+from . import ogc, tiles
 from .coalesce import Coalescer
 from .middleware import etag_matches, middleware
-from .stored import COLORMAP_NOTE, TitilerMount
+from .stored import TitilerMount
+from .tiles import COLORMAP_NOTE
 
 __all__ = ["TileApp", "HttpError", "static_files"]
 
@@ -292,7 +293,7 @@ class TileApp:
 
     async def layers(self, request):
         return _json({"layers": [self._describe(s) for s in self.served.values()], "coalesceMs": self.coalesce_ms,
-                      "formats": list(stored.formats())})
+                      "formats": list(tiles.formats())})
 
     async def layer(self, request):
         return _json(self._describe(self._served(request.path_params["name"])))
@@ -315,8 +316,8 @@ class TileApp:
                                  f"/layers/{name}{also}")
         self._check_params(request, _TILE_PARAMS - {"f", "empty"} | {"format"})
         fmt = request.query_params.get("format", "png")
-        if fmt not in stored.formats():
-            raise HttpError(400, f"format: {fmt!r} is not served ({', '.join(stored.formats())})")
+        if fmt not in tiles.formats():
+            raise HttpError(400, f"format: {fmt!r} is not served ({', '.join(tiles.formats())})")
         passed = {k: v for k, v in request.query_params.items() if k != "format"}
         options = self._tile_options(s.base, passed)  # a TileJSON never names tiles that would answer 400
         if options.note:  # its tiles by the current name
@@ -342,8 +343,8 @@ class TileApp:
             name, parameter, note = text, "colormap", COLORMAP_NOTE
         try:
             if name is not None:
-                stored.colormap_table(name, parameter)
-            rescale = stored.parse_rescale(params["rescale"]) if "rescale" in params else None
+                tiles.colormap_table(name, parameter)
+            rescale = tiles.parse_rescale(params["rescale"]) if "rescale" in params else None
         except InvalidArgument as e:
             raise HttpError(400, str(e)) from None
         empty = params.get("empty")
@@ -357,9 +358,9 @@ class TileApp:
 
     async def _image(self, request, name, z, col, row, fmt):
         s = self._served(name)
-        if fmt != "png" and fmt not in stored.formats():
+        if fmt != "png" and fmt not in tiles.formats():
             raise HttpError(400 if fmt not in ("png", "webp") else 404,
-                            f"image format: {fmt!r} is not served ({', '.join(stored.formats())})")
+                            f"image format: {fmt!r} is not served ({', '.join(tiles.formats())})")
         self._check_params(request, _TILE_PARAMS)
         lv0 = s.level(z) or s.base
         options = self._tile_options(lv0, request.query_params)
@@ -376,19 +377,19 @@ class TileApp:
             message = f"layer {name} has no tile at {where} (zooms: {', '.join(map(str, s.zooms))})"
             if options.empty == "transparent":
                 g = s.base.grid
-                return Response(stored.empty_png(g.tile_width or 256, g.tile_height or 256), 404,
+                return Response(tiles.empty_png(g.tile_width or 256, g.tile_height or 256), 404,
                                 media_type="image/png", headers={"X-Sfclayer-Error": message, **options.headers})
             raise HttpError(404, message)
 
         def draw():
-            array, valid = stored.tile_pixels(lv, tile)
-            return stored.render_pixels(array, valid, fmt, options.colormap, options.rescale)
+            array, valid = lv.tile_pixels(tile)
+            return tiles.render_pixels(array, valid, fmt, options.colormap, options.rescale)
 
         try:
             body = await self._run(draw)
         except (InvalidArgument, ValueError) as e:
             raise HttpError(500, f"layer {name}, tile ({col}, {row}) cannot be drawn: {e}") from None
-        return Response(body, media_type=stored.formats()[fmt] if fmt != "png" else "image/png",
+        return Response(body, media_type=tiles.formats()[fmt] if fmt != "png" else "image/png",
                         headers={"ETag": self._etag(lv, z, col, row, micros, extra), "Cache-Control": CACHE_CONTROL,
                                  **options.headers})
 

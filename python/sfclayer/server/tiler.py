@@ -42,7 +42,6 @@ from rio_tiler.io.base import BaseReader
 from rio_tiler.models import ImageData, Info
 
 from ..errors import InvalidArgument, KeyNotFound, KeyOutOfBounds
-from .stored import tile_pixels
 
 __all__ = ["LayerReader", "TooManyTiles", "MAX_TILES", "read_window", "data_bounds"]
 
@@ -426,7 +425,7 @@ class LayerReader(BaseReader):
             dtype = (lv.metadata.get("raster") or {}).get("dtype") or "uint8"
             array = np.ma.masked_all((bands, g.tile_height, g.tile_width), dtype=dtype)
         else:  # padded to the tile size where smaller (edge tiles of the demo layout)
-            a, valid = tile_pixels(lv, tile)
+            a, valid = lv.tile_pixels(tile)
             array = np.ma.MaskedArray(np.array(a), mask=np.repeat(~valid[np.newaxis], a.shape[0], axis=0))
         if expression:
             indexes = parse_expression(expression)

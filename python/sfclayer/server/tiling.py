@@ -32,8 +32,8 @@ from titiler.extensions import wmtsExtension
 
 from ..errors import CorruptLayer, InvalidArgument, KeyNotFound, SfcLayerError
 from .png import encode_png as _encode_png
-from .stored import COLORMAP_NOTE
 from .tiler import MAX_TILES, LayerReader, TooManyTiles
+from .tiles import COLORMAP_NOTE
 
 __all__ = ["titiler_app", "PREFIX"]
 
