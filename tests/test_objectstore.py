@@ -1,9 +1,9 @@
 """The in-process reader's object-store byte source (sfclayer.reader.objectstore) on moto's S3 server:
 the ByteSource contract, one request per call counted at the server (no HEAD before a GET, a ranged
 GET for a range), credentials from options, the environment and an AWS profile, many threads, and
-processes forked before and after it made requests; a format 1 layer (whose files are found by listing
-its data directory) read from it. Spark only writes that layer locally: integration/test_s3_inprocess.py
-reads a layer Spark wrote through S3A."""
+processes forked before and after it made requests; layers of every format version 1 to 6 (format 1's
+files found by listing its data directory) read from it as the JVM reads their local copies. Spark
+writes those layers locally only: integration/test_s3_inprocess.py reads a layer Spark wrote through S3A."""
 
 import os
 import pickle
@@ -267,6 +267,72 @@ def test_a_format_1_layer_is_read_by_listing_its_data_directory(server, spark, t
         client._obs.delete(client._store, client._p(f"{data_dir}/{renamed}/{name}"))
     with pytest.raises(CorruptLayer, match=f"{data_dir} holds 2 data files but the version's metadata lists 3"):
         sfclayer.open(url, storage_options=creds(server))
+
+
+def _answer(call):
+    """What a call answers: its value, or the class of the sfclayer error it raises."""
+    from sfclayer.errors import SfcLayerError
+
+    try:
+        return call()
+    except SfcLayerError as e:
+        return type(e)
+
+
+def _layer_of_format(spark, path, version):
+    """A small local layer whose version document says ``version`` (2 to 6), made the way each is."""
+    import numpy as np
+
+    import sfclayer
+    from sfclayer import raster
+
+    from . import helpers
+
+    if version in (2, 3):
+        sfclayer.write(s3_helpers.tiles(spark, 8, 6, payload=40, partitions=3), path, bounds=(0, 0, 7, 5),
+                       partitions=3, **({"format_version": 2} if version == 2 else {}))
+    elif version in (4, 5):  # raster tiles: zstd-raster says 4; with their validity mask column, 5
+        rng = np.random.default_rng(version)
+        rows = []
+        for c in range(6):
+            for r in range(5):
+                a = rng.integers(0, 255, (2, 8, 8)).astype("uint16")
+                a[:, 0, :3] = 0
+                rows.append({"col": c, "row": r, **raster.from_numpy(a, nodata=0, valid=(a != 7).any(axis=0))})
+        df = spark.createDataFrame(rows, raster.spark_schema())
+        if version == 4:
+            df = df.drop("mask")
+        sfclayer.write(df, path, bounds=(0, 0, 5, 4), partitions=3)
+    else:  # manifests: one data file a leaf, two manifests a node
+        with helpers.manifest_capacities(spark):
+            sfclayer.write(s3_helpers.tiles(spark, 8, 6, payload=40, partitions=3), path, bounds=(0, 0, 7, 5),
+                           partitions=4)
+    return helpers.metadata(path)
+
+
+@pytest.mark.parametrize("version", [2, 3, 4, 5, 6])
+def test_every_later_format_reads_from_the_store_as_the_jvm_reads_it_locally(server, spark, tmp_path, version):
+    """Formats 2 to 6 (format 1: above) uploaded to moto: the in-process reader's answers from the store
+    equal the JVM path's on the local copy (tiles, counts, look-ups, the document's files)."""
+    import sfclayer
+
+    local = str(tmp_path / f"format{version}")
+    md = _layer_of_format(spark, local, version)
+    assert md["formatVersion"] == version
+    _upload(server, local, f"format{version}")
+    jvm = sfclayer.open(spark, local)
+    remote = sfclayer.open(f"s3://{BUCKET}/format{version}", storage_options=creds(server))
+    try:
+        assert remote.metadata["formatVersion"] == version
+        assert remote.count() == jvm.count() > 0
+        got = sorted(map(sorted, (t.items() for t in remote.query())))
+        assert got == sorted(map(sorted, (t.items() for t in jvm.query())))
+        for key in [(0, 0), (5, 4), (2, 3), (7, 5), (9, 9)]:  # (9, 9): no tile; rasters: not (7, 5) either
+            assert _answer(lambda: remote.get(*key)) == _answer(lambda: jvm.get(*key)), key
+        assert [f["name"] for f in remote.metadata["files"]] == [f["name"] for f in jvm.metadata["files"]]
+    finally:
+        jvm.close()
+        remote.close()
 
 
 def test_a_source_pickles_without_its_client(source):
