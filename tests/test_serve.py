@@ -78,6 +78,24 @@ def test_single_band_defaults_to_viridis_over_the_tiles_own_values(client):
     np.testing.assert_array_equal(sv.decode_png(body), expected)
 
 
+def test_rgba_and_wide_rgb_tiles_are_drawn_as_rio_tiler_draws_them():
+    from rio_tiler.models import ImageData
+
+    rng = np.random.default_rng(34)
+    valid = np.ones((8, 8), bool)
+    valid[:2] = False
+    rgba = rng.integers(0, 256, (4, 8, 8)).astype(np.uint8)  # a fourth band is the alpha, under the validity
+    image = sv.decode_png(tiles.render_pixels(rgba, valid))
+    np.testing.assert_array_equal(image[..., :3][valid], rgba[:3].transpose(1, 2, 0)[valid])
+    np.testing.assert_array_equal(image[..., 3], np.where(valid, rgba[3], 0))
+    wide = rng.integers(0, 4000, (3, 8, 8)).astype(np.uint16)  # other types: rescaled to 0..255, as rio-tiler does
+    for rescale in ((0, 4000), None):
+        img = ImageData(np.ma.MaskedArray(wide.copy(), mask=np.broadcast_to(~valid, wide.shape)))
+        img.rescale(in_range=(rescale or (int(wide[:, valid].min()), int(wide[:, valid].max())),))
+        want = sv.decode_png(img.render(img_format="PNG"))
+        np.testing.assert_array_equal(sv.decode_png(tiles.render_pixels(wide, valid, rescale=rescale)), want)
+
+
 @pytest.mark.skipif("webp" not in tiles.formats(), reason="GDAL without WebP")
 def test_webp_single_band_equals_the_png(client):
     code, headers, body = client.get("/layers/dem/tiles/0/1/2.webp?colormap_name=terrain&rescale=1000,1500")
