@@ -46,6 +46,29 @@ def data_files(path, version=None):
     return sorted(files, key=lambda p: int(os.path.basename(p).rsplit("-", 1)[1]))
 
 
+def as_format_1(path):
+    """Rewrite a local layer of one version as format 1 wrote it (docs/FORMAT.md sections 1 and 7):
+    its data files moved into the one ``dataDir``, found by listing it; the document's ``files``
+    without ``dir``, no ``operation`` and no ``checksum``. Returns the document."""
+    import shutil
+
+    (version,) = versions(path)
+    md = metadata(path, version)
+    data_dir = os.path.join(path, md["dataDir"])
+    for f in md["files"]:
+        if os.path.join(path, f["dir"]) != data_dir:
+            shutil.move(os.path.join(path, f["dir"], f["name"]), os.path.join(data_dir, f["name"]))
+        del f["dir"]
+    md["formatVersion"] = 1
+    md.pop("operation", None)
+    md.pop("checksum", None)  # format 1 documents have none (a stale one would be damage)
+    for pointer in glob.glob(os.path.join(path, "_sfclayer", "_last*")):
+        os.remove(pointer)
+    with open(os.path.join(path, "_sfclayer", f"v{version:08d}.json"), "w") as f:
+        json.dump(md, f)
+    return md
+
+
 def read_groups(spark, mapfile):
     """Every (index, group bytes) of one MapFile, read with the connector's DataFileReader."""
     jvm = spark.sparkContext._jvm

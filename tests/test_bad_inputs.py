@@ -354,6 +354,10 @@ SERVER = [
     ("/layers/dem/keys/a/1", 400, "'a'"),
     ("/layers/dem/values/1/1?time=2020-01-01", 400, "'2020-01-01'"),
     ("/layers/dem/values/1/1?bogus=1", 400, "bogus"),
+    ("/layers/dem/tiles/0/1/1.png?colormap_name=nosuch", 400, "colormap_name: 'nosuch'"),
+    ("/layers/dem/tiles/0/1/1.png?colormap=nosuch", 400, "colormap: 'nosuch'"),
+    ("/layers/dem/tiles/0/1/1.png?rescale=1", 400, "rescale: '1'"),
+    ("/layers/dem/tiles/0/1/1.gif", 400, "'gif'"),
 ]
 
 

@@ -8,7 +8,7 @@ import pytest
 
 import sfclayer
 from sfclayer import pyramids, raster
-from sfclayer.server import render
+from sfclayer.server import tiles as served_tiles
 
 from tests import serving as sv
 from tests.raster_sources import blue_marble_window, jacksboro, needs_basemap, write_geotiff
@@ -290,10 +290,16 @@ def test_from_numpy_stores_a_mask_only_where_nodata_cannot_say_it():
         raster.from_numpy(a, valid=np.ones((3, 2), bool))
 
 
-def test_masked_to_rgba_black_is_opaque_and_masked_is_transparent():
+def test_masked_tile_drawn_black_is_opaque_and_masked_is_transparent():
+    import io
+
+    from PIL import Image
+
     a = np.zeros((3, 2, 2), np.uint8)
     valid = np.array([[True, False], [True, True]])
-    rgba = render.to_rgba(raster.to_numpy(raster.from_numpy(a, valid=valid), masked=True), nodata=0)
+    tile = raster.from_numpy(a, valid=valid, nodata=0)  # black is the nodata value, yet valid where the mask says
+    png = served_tiles.render_pixels(raster.to_numpy(tile), raster.valid_mask(tile))
+    rgba = np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
     assert rgba[..., 3].tolist() == [[255, 0], [255, 255]] and (rgba[..., :3] == 0).all()
 
 

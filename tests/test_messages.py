@@ -14,7 +14,7 @@ from sfclayer import _args, cli, curves, maintenance, pyramids, raster
 from sfclayer.errors import InvalidArgument, KeyOutOfBounds
 from sfclayer.grid import TileGrid
 from sfclayer.ingestion import Grid, _tms
-from sfclayer.server import app, catalog, render
+from sfclayer.server import app, catalog, tiles
 
 
 def _shape(name, value):
@@ -70,10 +70,11 @@ CASES = [
     ("pyramids", lambda: pyramids.downsample(__import__("numpy").zeros((1, 2, 2)), None, "bogus"), InvalidArgument,
      "resampling", "'bogus'"),
     # serve (the texts of HTTP 400 answers)
-    ("serve", lambda: render.parse_rescale("5"), InvalidArgument, "rescale", "'5'"),
-    ("serve", lambda: render.parse_rescale("9,1"), InvalidArgument, "rescale", "'9,1'"),
-    ("serve", lambda: render.check_colormap("nosuchmap"), InvalidArgument, "colormap", "'nosuchmap'"),
-    ("serve", lambda: render.encode(None, "gif"), InvalidArgument, "image format", "'gif'"),
+    ("serve", lambda: tiles.parse_rescale("5"), InvalidArgument, "rescale", "'5'"),
+    ("serve", lambda: tiles.parse_rescale("9,1"), InvalidArgument, "rescale", "'9,1'"),
+    ("serve", lambda: tiles.colormap_table("nosuchmap"), InvalidArgument, "colormap_name", "'nosuchmap'"),
+    ("serve", lambda: tiles.render_pixels(__import__("numpy").zeros((1, 2, 2)), __import__("numpy").ones((2, 2), bool),
+                                           "gif"), InvalidArgument, "image format", "'gif'"),
     ("serve", lambda: catalog.layer_names(["a b=/x"]), InvalidArgument, "layer name", "'a b'"),
     ("serve", lambda: app._int("1.5", "y"), app.HttpError, "y", "'1.5'"),
     # maintenance

@@ -1,8 +1,9 @@
 """The in-process reader's object-store byte source (sfclayer.reader.objectstore) on moto's S3 server:
 the ByteSource contract, one request per call counted at the server (no HEAD before a GET, a ranged
 GET for a range), credentials from options, the environment and an AWS profile, many threads, and
-processes forked before and after it made requests. No Spark: integration/test_s3_inprocess.py reads
-a layer Spark wrote through S3A."""
+processes forked before and after it made requests; layers of every format version 1 to 6 (format 1's
+files found by listing its data directory) read from it as the JVM reads their local copies. Spark
+writes those layers locally only: integration/test_s3_inprocess.py reads a layer Spark wrote through S3A."""
 
 import os
 import pickle
@@ -199,6 +200,139 @@ def test_sources_of_one_bucket_share_one_client_per_process(server):
     assert a._requests()._store is b._requests()._store  # its connections and credentials
     assert c._requests()._store is not a._requests()._store  # other settings, another client
     assert b.list("_sfclayer") == []
+
+
+def _upload(server, root, prefix):
+    """Every file under the local directory ``root`` put at ``s3://BUCKET/prefix/``."""
+    client = ObjectStoreSource(f"s3://{BUCKET}/{prefix}", **creds(server))._requests()
+    for folder, _, names in os.walk(root):
+        for name in names:
+            if name.endswith(".crc"):  # the local filesystem's checksum files: S3A writes none
+                continue
+            rel = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+            with open(os.path.join(folder, name), "rb") as f:
+                client._obs.put(client._store, client._p(rel), f.read())
+    return client
+
+
+def _names(client, prefix):
+    """Names of the objects directly under ``prefix``."""
+    return [path.rsplit("/", 1)[1] for path, _ in client.list(prefix + "/")]
+
+
+def test_a_format_1_layer_is_read_by_listing_its_data_directory(server, spark, tmp_path):
+    """Format 1 (docs/FORMAT.md section 1): the version's files are the ``part-*`` entries of ``dataDir``,
+    listed through the store (common prefixes), their count checked against ``fileCount``; the answers
+    are the JVM's on the same layer's local copy."""
+    import sfclayer
+    from sfclayer.errors import CorruptLayer
+
+    from . import helpers
+
+    local = str(tmp_path / "format1")
+    sfclayer.write(s3_helpers.tiles(spark, 12, 9, payload=40, partitions=3), local, bounds=(0, 0, 11, 8), partitions=3)
+    md = helpers.as_format_1(local)
+    assert md["fileCount"] == 3 and "dir" not in md["files"][0]
+    client = _upload(server, local, "format1")
+    url = f"s3://{BUCKET}/format1"
+    remote = sfclayer.open(url, storage_options=creds(server))
+    jvm = sfclayer.open(spark, local)
+    try:
+        assert remote.metadata["formatVersion"] == 1 and remote.count() == jvm.count() == 12 * 9
+        assert sorted(map(sorted, (t.items() for t in remote.query()))) == \
+            sorted(map(sorted, (t.items() for t in jvm.query())))
+        for key in [(0, 0), (11, 8), (5, 4), (3, 7)]:
+            assert remote.get(*key) == jvm.get(*key), key
+        assert remote.count(keys=(2, 2, 6, 5)) == jvm.count(keys=(2, 2, 6, 5)) == 5 * 4
+    finally:
+        jvm.close()
+        remote.close()
+    # not part-*: Spark's _SUCCESS marker and an abandoned attempt's directory are no data files
+    data_dir = md["dataDir"]
+    client._obs.put(client._store, client._p(f"{data_dir}/_SUCCESS"), b"")
+    client._obs.put(client._store, client._p(f"{data_dir}/_temporary/0/part-r-00009-9/data"), b"junk")
+    with sfclayer.open(url, storage_options=creds(server)) as again:
+        assert again.count() == 12 * 9 and [f["name"] for f in again.metadata["files"]] == \
+            [f["name"] for f in md["files"]]  # the document's own entries, as written
+    # a part the document does not name (renamed: S3 copies, then deletes), then a part gone: said as the JVM says
+    first = md["files"][0]["name"]
+    renamed = first.replace("part-r-00000-", "part-r-00099-")
+    for name in _names(client, f"{data_dir}/{first}"):  # data, index, bloom
+        body = client._obs.get(client._store, client._p(f"{data_dir}/{first}/{name}")).bytes()
+        client._obs.put(client._store, client._p(f"{data_dir}/{renamed}/{name}"), body)
+        client._obs.delete(client._store, client._p(f"{data_dir}/{first}/{name}"))
+    with pytest.raises(CorruptLayer, match=f"data file {data_dir}/{renamed} is not among the files its metadata lists"):
+        sfclayer.open(url, storage_options=creds(server))
+    for name in _names(client, f"{data_dir}/{renamed}"):  # S3 has no directories: gone with its objects
+        client._obs.delete(client._store, client._p(f"{data_dir}/{renamed}/{name}"))
+    with pytest.raises(CorruptLayer, match=f"{data_dir} holds 2 data files but the version's metadata lists 3"):
+        sfclayer.open(url, storage_options=creds(server))
+
+
+def _answer(call):
+    """What a call answers: its value, or the class of the sfclayer error it raises."""
+    from sfclayer.errors import SfcLayerError
+
+    try:
+        return call()
+    except SfcLayerError as e:
+        return type(e)
+
+
+def _layer_of_format(spark, path, version):
+    """A small local layer whose version document says ``version`` (2 to 6), made the way each is."""
+    import numpy as np
+
+    import sfclayer
+    from sfclayer import raster
+
+    from . import helpers
+
+    if version in (2, 3):
+        sfclayer.write(s3_helpers.tiles(spark, 8, 6, payload=40, partitions=3), path, bounds=(0, 0, 7, 5),
+                       partitions=3, **({"format_version": 2} if version == 2 else {}))
+    elif version in (4, 5):  # raster tiles: zstd-raster says 4; with their validity mask column, 5
+        rng = np.random.default_rng(version)
+        rows = []
+        for c in range(6):
+            for r in range(5):
+                a = rng.integers(0, 255, (2, 8, 8)).astype("uint16")
+                a[:, 0, :3] = 0
+                rows.append({"col": c, "row": r, **raster.from_numpy(a, nodata=0, valid=(a != 7).any(axis=0))})
+        df = spark.createDataFrame(rows, raster.spark_schema())
+        if version == 4:
+            df = df.drop("mask")
+        sfclayer.write(df, path, bounds=(0, 0, 5, 4), partitions=3)
+    else:  # manifests: one data file a leaf, two manifests a node
+        with helpers.manifest_capacities(spark):
+            sfclayer.write(s3_helpers.tiles(spark, 8, 6, payload=40, partitions=3), path, bounds=(0, 0, 7, 5),
+                           partitions=4)
+    return helpers.metadata(path)
+
+
+@pytest.mark.parametrize("version", [2, 3, 4, 5, 6])
+def test_every_later_format_reads_from_the_store_as_the_jvm_reads_it_locally(server, spark, tmp_path, version):
+    """Formats 2 to 6 (format 1: above) uploaded to moto: the in-process reader's answers from the store
+    equal the JVM path's on the local copy (tiles, counts, look-ups, the document's files)."""
+    import sfclayer
+
+    local = str(tmp_path / f"format{version}")
+    md = _layer_of_format(spark, local, version)
+    assert md["formatVersion"] == version
+    _upload(server, local, f"format{version}")
+    jvm = sfclayer.open(spark, local)
+    remote = sfclayer.open(f"s3://{BUCKET}/format{version}", storage_options=creds(server))
+    try:
+        assert remote.metadata["formatVersion"] == version
+        assert remote.count() == jvm.count() > 0
+        got = sorted(map(sorted, (t.items() for t in remote.query())))
+        assert got == sorted(map(sorted, (t.items() for t in jvm.query())))
+        for key in [(0, 0), (5, 4), (2, 3), (7, 5), (9, 9)]:  # (9, 9): no tile; rasters: not (7, 5) either
+            assert _answer(lambda: remote.get(*key)) == _answer(lambda: jvm.get(*key)), key
+        assert [f["name"] for f in remote.metadata["files"]] == [f["name"] for f in jvm.metadata["files"]]
+    finally:
+        jvm.close()
+        remote.close()
 
 
 def test_a_source_pickles_without_its_client(source):

@@ -454,6 +454,12 @@ def test_a_format_1_version_is_read_by_listing_its_data_directory(spark, layers,
     with jvm, local:
         _same_tiles(list(jvm.query()), list(local.query()))
         assert local.count() == md["recordCount"]
+    # the listing is the version (the document's files are informational): a part gone is damage to both
+    first = sorted(n for n in os.listdir(data_dir) if n.startswith("part-"))[0]
+    shutil.move(os.path.join(data_dir, first), str(tmp_path / first))
+    for reader in (lambda: sfclayer.open(spark, path).count(), lambda: sfclayer.open(path).count()):
+        with pytest.raises(CorruptLayer, match=f"holds {len(md['files']) - 1} data files but the"):
+            reader()
 
 
 def test_cli_read_commands_answer_alike_in_process_and_with_spark(spark, layers, capsys):

@@ -14,7 +14,7 @@ import pytest
 from sfclayer import server as srv
 from sfclayer.curves.metadata import key_index_from_json
 from sfclayer.errors import InvalidArgument
-from sfclayer.server import catalog, render
+from sfclayer.server import catalog, tiles
 
 from . import helpers
 from . import serving as sv
@@ -34,25 +34,76 @@ def test_png_tile_is_the_tiles_pixels(client):
     assert (image[..., 3] == 255).all()
 
 
-@pytest.mark.skipif("webp" not in render.FORMATS, reason="Pillow without WebP")
+@pytest.mark.skipif("webp" not in tiles.formats(), reason="GDAL without WebP")
 def test_webp_tile_is_lossless(client):
     code, headers, body = client.get("/layers/rgb/tiles/0/3/2.webp")
     assert code == 200 and headers["content-type"] == "image/webp"
     np.testing.assert_array_equal(sv.decode_png(body)[..., :3], sv.rgb_pixels(3, 2).transpose(1, 2, 0))
 
 
-def test_single_band_goes_through_the_colormap_with_nodata_transparent(client):
-    import matplotlib
+def _rio_tiler_render(array, invalid, rescale, colormap):
+    """rio-tiler's own rendering of a one-band tile (the reference for the server's): ImageData,
+    rescaled, through rio-tiler's colormap table, as an RGBA image."""
+    from rio_tiler.colormap import cmap
+    from rio_tiler.models import ImageData
 
-    code, _, body = client.get("/layers/dem/tiles/0/1/2.png?colormap=terrain&rescale=1000,1500")
+    img = ImageData(np.ma.MaskedArray(array, mask=np.broadcast_to(invalid, array.shape)))
+    img.rescale(in_range=(rescale,))
+    return sv.decode_png(img.render(img_format="PNG", colormap=cmap.get(colormap)))
+
+
+def test_single_band_goes_through_the_colormap_with_nodata_transparent(client):
+    values = sv.dem_pixels(1, 2)
+    invalid = values[0] == -9999.0
+    expected = _rio_tiler_render(values, invalid, (1000, 1500), "terrain")
+    for query in ("colormap_name=terrain&rescale=1000,1500", "colormap_name=Terrain&rescale=1000,1500"):
+        code, headers, body = client.get(f"/layers/dem/tiles/0/1/2.png?{query}")
+        assert code == 200 and "warning" not in headers
+        image = sv.decode_png(body)
+        np.testing.assert_array_equal(image, expected)
+        assert (image[invalid][:, 3] == 0).all() and (image[~invalid][:, 3] == 255).all()
+    # sfclayer's older name of the parameter: the same tile, and TiTiler's routes' deprecation note
+    code, headers, body = client.get("/layers/dem/tiles/0/1/2.png?colormap=terrain&rescale=1000,1500")
+    assert code == 200 and np.array_equal(sv.decode_png(body), expected)
+    assert "colormap_name=<name>" in headers["warning"] and headers["warning"].startswith("299 ")
+
+
+def test_single_band_defaults_to_viridis_over_the_tiles_own_values(client):
+    values = sv.dem_pixels(2, 1)
+    invalid = values[0] == -9999.0
+    valid = values[0][~invalid]
+    expected = _rio_tiler_render(values, invalid, (float(valid.min()), float(valid.max())), "viridis")
+    code, _, body = client.get("/layers/dem/tiles/0/2/1.png")
     assert code == 200
-    image = sv.decode_png(body)
-    values = sv.dem_pixels(1, 2)[0].astype(np.float64)
-    lut = (matplotlib.colormaps["terrain"](np.linspace(0, 1, 256)) * 255).round().astype(np.uint8)
-    expected = lut[np.clip((values - 1000) / 500 * 255, 0, 255).round().astype(np.uint8)]
-    valid = values != -9999.0
-    np.testing.assert_array_equal(image[valid][:, :3], expected[valid][:, :3])
-    assert (image[~valid][:, 3] == 0).all() and (image[valid][:, 3] == 255).all()
+    np.testing.assert_array_equal(sv.decode_png(body), expected)
+
+
+def test_rgba_and_wide_rgb_tiles_are_drawn_as_rio_tiler_draws_them():
+    from rio_tiler.models import ImageData
+
+    rng = np.random.default_rng(34)
+    valid = np.ones((8, 8), bool)
+    valid[:2] = False
+    rgba = rng.integers(0, 256, (4, 8, 8)).astype(np.uint8)  # a fourth band is the alpha, under the validity
+    image = sv.decode_png(tiles.render_pixels(rgba, valid))
+    np.testing.assert_array_equal(image[..., :3][valid], rgba[:3].transpose(1, 2, 0)[valid])
+    np.testing.assert_array_equal(image[..., 3], np.where(valid, rgba[3], 0))
+    wide = rng.integers(0, 4000, (3, 8, 8)).astype(np.uint16)  # other types: rescaled to 0..255, as rio-tiler does
+    for rescale in ((0, 4000), None):
+        img = ImageData(np.ma.MaskedArray(wide.copy(), mask=np.broadcast_to(~valid, wide.shape)))
+        img.rescale(in_range=(rescale or (int(wide[:, valid].min()), int(wide[:, valid].max())),))
+        want = sv.decode_png(img.render(img_format="PNG"))
+        np.testing.assert_array_equal(sv.decode_png(tiles.render_pixels(wide, valid, rescale=rescale)), want)
+
+
+@pytest.mark.skipif("webp" not in tiles.formats(), reason="GDAL without WebP")
+def test_webp_single_band_equals_the_png(client):
+    code, headers, body = client.get("/layers/dem/tiles/0/1/2.webp?colormap_name=terrain&rescale=1000,1500")
+    assert code == 200 and headers["content-type"] == "image/webp"
+    png = sv.decode_png(client.get("/layers/dem/tiles/0/1/2.png?colormap_name=terrain&rescale=1000,1500")[2])
+    webp = sv.decode_png(body)
+    np.testing.assert_array_equal(webp[..., 3], png[..., 3])
+    np.testing.assert_array_equal(webp[..., :3][png[..., 3] > 0], png[..., :3][png[..., 3] > 0])
 
 
 def test_demo_layout_tiles_and_padded_edge_tiles(client):
@@ -67,14 +118,13 @@ def test_demo_layout_tiles_and_padded_edge_tiles(client):
 
 
 def test_space_time_tiles_by_iso_time(client):
-    import matplotlib
-
     for i, t in enumerate(sv.TIMES):
-        code, _, body = client.get(f"/layers/st/tiles/0/3/1.png?time={t.isoformat()}Z&colormap=gray&rescale=0,255")
-        assert code == 200
-        v = 3 * 10 + 1 + 100 * i
-        lut = (matplotlib.colormaps["gray"](np.linspace(0, 1, 256)) * 255).round().astype(np.uint8)
-        assert (sv.decode_png(body)[..., :3] == lut[v][:3]).all()
+        code, _, body = client.get(f"/layers/st/tiles/0/3/1.png?time={t.isoformat()}Z&colormap_name=gray&rescale=0,255")
+        assert code == 200, body
+        values = sv.st_pixels(3, 1, i)
+        assert values[0, 0, 0] == 3 * 10 + 1 + 100 * i  # one value a time: each time its own grey
+        expected = _rio_tiler_render(values, np.zeros(values.shape[1:], bool), (0, 255), "gray")
+        np.testing.assert_array_equal(sv.decode_png(body), expected)
     assert client.get("/layers/st/tiles/0/3/1.png")[0] == 400          # a time is needed
     assert client.get("/layers/st/tiles/0/3/1.png?time=2031-01-01")[0] == 404
     assert client.get("/layers/rgb/tiles/0/3/1.png?time=2024-05-01")[0] == 400
@@ -115,6 +165,11 @@ def test_layers_and_tilejson(client):
     assert merc["tiles"][0].endswith("/layers/merc/tiles/{z}/{x}/{y}.png") and merc["tiles"][0].startswith("http://127.0.0.1:")
     assert merc["minzoom"] == merc["maxzoom"] == sv.MERCATOR_ZOOM and merc["tileMatrixSet"] == "WebMercatorQuad"
     assert merc["center"][2] == sv.MERCATOR_ZOOM
+    assert doc["formats"][0] == "png" and set(doc["formats"]) <= {"png", "webp"}
+    # its tiles carry the drawing parameters, colormap by its current name (the TileJSON notes the old one)
+    code, headers, body = client.get("/layers/merc/tilejson.json?colormap=terrain&rescale=0,9")
+    assert code == 200 and "colormap_name=<name>" in headers["warning"]
+    assert json.loads(body)["tiles"][0].endswith("/layers/merc/tiles/{z}/{x}/{y}.png?colormap_name=terrain&rescale=0,9")
     import morecantile
 
     tms = morecantile.tms.get("WebMercatorQuad")
@@ -238,6 +293,10 @@ def test_missing_tiles_404_and_transparent_option(client):
     ("/layers/rgb/tiles/99999999999/1/1.png", "z: '99999999999'"),
     ("/layers/rgb/tiles/0/1/1.gif", "image format: 'gif' is not served"),
     ("/layers/dem/tiles/0/1/1.png?colormap=nosuchmap", "colormap: 'nosuchmap' is unknown"),
+    ("/layers/dem/tiles/0/1/1.png?colormap_name=nosuchmap", "colormap_name: 'nosuchmap' is unknown"),
+    ("/layers/dem/tiles/0/1/1.png?colormap_name=gray&colormap=terrain", "colormap: 'terrain' is given with colormap_name"),
+    ("/layers/dem/tiles/0/1/1.png?colormap=%7B%221%22%3A%5B0%2C0%2C0%2C255%5D%7D", "colormap: a JSON colormap"),
+    ("/layers/merc/tilejson.json?colormap_name=nosuchmap", "colormap_name: 'nosuchmap' is unknown"),
     ("/layers/dem/tiles/0/1/1.png?rescale=5", "rescale: '5' is not two numbers"),
     ("/layers/dem/tiles/0/1/1.png?rescale=9,1", "rescale: '9,1' is not a range ('min,max', finite, min < max)"),
     ("/layers/dem/tiles/0/1/1.png?empty=maybe", "empty: 'maybe' is not a choice"),

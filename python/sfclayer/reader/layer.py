@@ -127,7 +127,7 @@ class LocalLayer(Layer):
             md = dict(p.document.doc)
             md.pop("manifests", None)
             md.pop("checksum", None)
-            md["files"] = [f.to_json() for f in p.all_files()]
+            md["files"] = [f.to_json() for f in p.described_files()]
             self._metadata = md
         return self._metadata
 
@@ -137,7 +137,7 @@ class LocalLayer(Layer):
         md.pop("checksum", None)
         md.pop("files", None)
         if files:
-            md["files"] = [f.to_json() for f in p.all_files()[:int(files)]]
+            md["files"] = [f.to_json() for f in p.described_files()[:int(files)]]
         return md
 
     def stats(self):

@@ -94,7 +94,9 @@ class PinnedVersion:
         self._source_id = getattr(source, "url", layer)
         self._local = isinstance(source, LocalSource)
         self._tree = None
-        if document.files is not None:
+        if document.format_version == 1:  # its `files` are informational: the listing is the version
+            files = self._listed_files(doc)
+        elif document.files is not None:
             files = document.files
         elif "manifests" in doc:
             files = None
@@ -131,17 +133,32 @@ class PinnedVersion:
         return out
 
     def _listed_files(self, doc) -> list[FileEntry]:
-        """Format 1: the ``part-*`` directories of ``dataDir``, checked against ``fileCount``."""
+        """Format 1 (docs/FORMAT.md section 1): the ``part-*`` entries of ``dataDir``, listed (a local
+        directory's sub-directories, an object store's common prefixes), checked as the JVM's
+        ``DataFileListing.list`` checks them: their count against ``fileCount``, no two starting at one
+        index, and each among the document's informational ``files`` where it names any."""
         data_dir = doc.get("dataDir")
         list_dirs = getattr(self.source, "list_dirs", None)
         if list_dirs is None:
             raise CorruptLayer(f"layer {self.layer}: a format 1 version, whose files are found by listing "
                                f"directories, which this byte source cannot do; read it through Spark")
-        names = sorted((n for n in list_dirs(data_dir) if n.startswith("part-")))
+        if not isinstance(data_dir, str) or not data_dir:
+            raise CorruptLayer(f"layer {self.layer}: version {self.version} is format 1 but names no dataDir")
+        names = [n for n in list_dirs(data_dir) if n.startswith("part-")]
         files = sorted((FileEntry.listed(data_dir, n) for n in names), key=lambda f: f.first_index)
+        where = f"layer {self.layer} version {self.version}: layer data directory {data_dir}"
+        for a, b in zip(files, files[1:]):
+            if a.first_index == b.first_index:
+                raise CorruptLayer(f"{where} has two data files starting at index {a.first_index}: {a.name} and "
+                                   f"{b.name}")
         if len(files) != int(doc["fileCount"]):
-            raise CorruptLayer(f"layer {self.layer}: version {self.version} lists {len(files)} data files in "
-                               f"{data_dir} but its document says fileCount {doc['fileCount']}")
+            raise CorruptLayer(f"{where} holds {len(files)} data files but the version's metadata lists "
+                               f"{doc['fileCount']} (fileCount)")
+        named = {f.get("name") for f in doc.get("files") or () if isinstance(f, dict)}
+        stray = [f.name for f in files if named and f.name not in named]
+        if stray:
+            raise CorruptLayer(f"{where}: data file {data_dir}/{stray[0]} is not among the files its metadata "
+                               f"lists")
         return files
 
     # ------------------------------------------------------------------ files
@@ -161,6 +178,13 @@ class PinnedVersion:
 
     def all_files(self) -> list[FileEntry]:
         return self._tree.files() if self._tree is not None else list(self._files)
+
+    def described_files(self) -> list[FileEntry]:
+        """The files a version's document shows: format 1's own (informational) entries, as the JVM
+        gives the document out; else :meth:`all_files`."""
+        if self.document.format_version == 1 and self.document.files is not None:
+            return list(self.document.files)
+        return self.all_files()
 
     def data_file(self, entry: FileEntry) -> DataFile:
         key = (self._source_id, entry.id, entry.index_crc, entry.data_bytes)

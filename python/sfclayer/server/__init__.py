@@ -16,8 +16,10 @@ driver, and answers:
 ``/layers/{name}/tiles/{tms}/{z}/{x}/{y}`` and the rest     TiTiler's endpoints (:mod:`.tiling`)
 ==========================================================  ========================================
 
-Query parameters: ``time`` (ISO-8601, space-time layers), ``colormap`` and ``rescale=min,max``
-(single-band tiles), ``empty=transparent`` (a transparent PNG with a ``404``).
+Query parameters: ``time`` (ISO-8601, space-time layers), ``colormap_name`` (rio-tiler's colormaps;
+``colormap=<name>`` still reads, with a deprecation ``Warning``) and ``rescale=min,max`` (single-band
+tiles), ``empty=transparent`` (a transparent PNG with a ``404``). Tiles are drawn by rio-tiler, as
+TiTiler's endpoint draws them (:mod:`.tiles`).
 
 HTTP: ``ETag`` on tiles and values, ``If-None-Match`` compared weakly (``304``); JSON gzipped for
 clients that accept it; CORS off unless origins are given (``cors_origins``, ``--cors-origin``);

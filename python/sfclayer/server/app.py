@@ -21,16 +21,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from ..errors import InvalidArgument, KeyNotFound, KeyOutOfBounds, SfcLayerError
-from . import ogc, render
+from . import ogc, tiles
 from .coalesce import Coalescer
 from .middleware import etag_matches, middleware
 from .stored import TitilerMount
+from .tiles import COLORMAP_NOTE
 
 __all__ = ["TileApp", "HttpError", "static_files"]
 
 _INT = re.compile(r"^-?[0-9]{1,10}$")
 _STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
-_TILE_PARAMS = {"time", "colormap", "rescale", "empty", "f"}
+_TILE_PARAMS = {"time", "colormap_name", "colormap", "rescale", "empty", "f"}
 CACHE_CONTROL = "public, max-age=300"
 
 
@@ -86,6 +87,19 @@ def _json(payload, status=200, headers=None):
 
 def _error(status, message):
     return _json({"error": message, "status": status}, status)
+
+
+class _TileOptions:
+    """How a col/row route draws its tiles: rio-tiler's colormap name (one band), ``rescale``
+    (min, max) or None, ``empty`` (None, ``404``, ``transparent``), and the deprecation ``note`` of
+    ``?colormap=<name>`` (None, else the ``Warning`` header)."""
+
+    def __init__(self, colormap, rescale, empty, note):
+        self.colormap, self.rescale, self.empty, self.note = colormap, rescale, empty, note
+
+    @property
+    def headers(self):
+        return {"Warning": self.note} if self.note else {}
 
 
 class TileApp:
@@ -279,7 +293,7 @@ class TileApp:
 
     async def layers(self, request):
         return _json({"layers": [self._describe(s) for s in self.served.values()], "coalesceMs": self.coalesce_ms,
-                      "formats": list(render.FORMATS)})
+                      "formats": list(tiles.formats())})
 
     async def layer(self, request):
         return _json(self._describe(self._served(request.path_params["name"])))
@@ -302,21 +316,35 @@ class TileApp:
                                  f"/layers/{name}{also}")
         self._check_params(request, _TILE_PARAMS - {"f", "empty"} | {"format"})
         fmt = request.query_params.get("format", "png")
-        if fmt not in render.FORMATS:
-            raise HttpError(400, f"format: {fmt!r} is not served ({', '.join(render.FORMATS)})")
+        if fmt not in tiles.formats():
+            raise HttpError(400, f"format: {fmt!r} is not served ({', '.join(tiles.formats())})")
         passed = {k: v for k, v in request.query_params.items() if k != "format"}
-        self._tile_options(s.base, passed)  # a TileJSON never names tiles that would answer 400
+        options = self._tile_options(s.base, passed)  # a TileJSON never names tiles that would answer 400
+        if options.note:  # its tiles by the current name
+            passed = {"colormap_name" if k == "colormap" else k: v for k, v in passed.items()}
         query = ("?" + urllib.parse.urlencode(passed, safe=",:")) if passed else ""
-        return _json(ogc.tilejson(name, s, self._base(request), fmt, query))
+        return _json(ogc.tilejson(name, s, self._base(request), fmt, query), headers=options.headers)
 
     # ---------------------------------------------------------------------------------------------
     # Tiles
 
     def _tile_options(self, lv, params):
-        colormap = params.get("colormap", "viridis")
+        """The col/row routes' drawing options (:class:`_TileOptions`); 400 naming a bad parameter."""
+        name, parameter, note = params.get("colormap_name"), "colormap_name", None
+        if "colormap" in params:
+            text = params["colormap"]
+            if text.lstrip().startswith(("{", "[")):
+                raise HttpError(400, f"colormap: a JSON colormap is taken by TiTiler's tile endpoint "
+                                     f"(/layers/{lv.name}/tiles/{{tileMatrixSetId}}/{{z}}/{{x}}/{{y}}); here give "
+                                     f"colormap_name=<name>")
+            if name is not None:
+                raise HttpError(400, f"colormap: {text!r} is given with colormap_name={name!r} (give colormap_name "
+                                     f"alone: colormap=<name> is its deprecated spelling)")
+            name, parameter, note = text, "colormap", COLORMAP_NOTE
         try:
-            render.check_colormap(colormap)
-            rescale = render.parse_rescale(params["rescale"]) if "rescale" in params else None
+            if name is not None:
+                tiles.colormap_table(name, parameter)
+            rescale = tiles.parse_rescale(params["rescale"]) if "rescale" in params else None
         except InvalidArgument as e:
             raise HttpError(400, str(e)) from None
         empty = params.get("empty")
@@ -326,43 +354,44 @@ class TileApp:
         if lv.pixel_layout is None:
             raise HttpError(400, f"layer: {lv.name!r} has no raster columns (its values are "
                                  f"{', '.join(lv.value_columns)}: use /layers/{lv.name}/values/{{col}}/{{row}})")
-        return colormap, rescale, empty
+        return _TileOptions((name or "viridis").lower(), rescale, empty, note)
 
     async def _image(self, request, name, z, col, row, fmt):
         s = self._served(name)
-        if fmt not in render.FORMATS:
+        if fmt != "png" and fmt not in tiles.formats():
             raise HttpError(400 if fmt not in ("png", "webp") else 404,
-                            f"image format: {fmt!r} is not served ({', '.join(render.FORMATS)})")
+                            f"image format: {fmt!r} is not served ({', '.join(tiles.formats())})")
         self._check_params(request, _TILE_PARAMS)
         lv0 = s.level(z) or s.base
-        colormap, rescale, empty = self._tile_options(lv0, request.query_params)
+        options = self._tile_options(lv0, request.query_params)
         micros = self._time(lv0, request)
-        extra = f"{fmt}|{colormap}|{rescale}"
+        extra = f"{fmt}|{options.colormap}|{options.rescale}"
         if s.level(z) is not None and self._in_bounds(lv0, col, row, micros):
             etag = self._etag(lv0, z, col, row, micros, extra)
             if self._not_modified(request, etag):
-                return Response(status_code=304, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})
+                return Response(status_code=304, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL,
+                                                          **options.headers})
         lv, index, tile = await self._tile(name, z, col, row, micros)
         if tile is None:
             where = f"zoom {z}" if lv is None else f"key ({col}, {row}) at zoom {z}"
             message = f"layer {name} has no tile at {where} (zooms: {', '.join(map(str, s.zooms))})"
-            if empty == "transparent":
+            if options.empty == "transparent":
                 g = s.base.grid
-                return Response(render.empty_png(g.tile_width or 256, g.tile_height or 256), 404,
-                                media_type="image/png", headers={"X-Sfclayer-Error": message})
+                return Response(tiles.empty_png(g.tile_width or 256, g.tile_height or 256), 404,
+                                media_type="image/png", headers={"X-Sfclayer-Error": message, **options.headers})
             raise HttpError(404, message)
-        size = (lv.grid.tile_width, lv.grid.tile_height) if lv.grid.tile_width else None
 
         def draw():
-            array, nodata = lv.pixels(tile)
-            return render.encode(render.to_rgba(array, nodata, colormap, rescale, size), fmt)
+            array, valid = lv.tile_pixels(tile)
+            return tiles.render_pixels(array, valid, fmt, options.colormap, options.rescale)
 
         try:
             body = await self._run(draw)
         except (InvalidArgument, ValueError) as e:
             raise HttpError(500, f"layer {name}, tile ({col}, {row}) cannot be drawn: {e}") from None
-        return Response(body, media_type=render.FORMATS[fmt],
-                        headers={"ETag": self._etag(lv, z, col, row, micros, extra), "Cache-Control": CACHE_CONTROL})
+        return Response(body, media_type=tiles.formats()[fmt] if fmt != "png" else "image/png",
+                        headers={"ETag": self._etag(lv, z, col, row, micros, extra), "Cache-Control": CACHE_CONTROL,
+                                 **options.headers})
 
     async def xyz_tile(self, request):
         p = request.path_params

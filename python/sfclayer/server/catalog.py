@@ -203,6 +203,26 @@ class ServedLayer:
         raise InvalidArgument(f"layer: {self.name!r} has no raster columns (pixels, width, height, bands, dtype; "
                               f"its value columns are {', '.join(self.value_columns)}: use /layers/{self.name}/values)")
 
+    def tile_pixels(self, tile):
+        """A tile's ``(bands, h, w)`` pixels and ``(h, w)`` validity (its mask, else its nodata),
+        padded with invalid pixels to the level's tile size where the tile is smaller (the edge tiles of
+        the demo's older layout). Plain arrays: no masked array to build for a tile drawn at once."""
+        if self.pixel_layout == "raster":
+            a = _raster.to_numpy(tile)
+            valid = _raster.valid_mask(tile, a)
+        else:
+            a, _ = self.pixels(tile)
+            valid = ~np.isnan(a).all(axis=0) if a.dtype.kind == "f" else np.ones(a.shape[1:], bool)
+        g = self.grid
+        h, w = a.shape[1:]
+        if g.tile_width and (w < g.tile_width or h < g.tile_height):
+            padded = np.zeros((a.shape[0], max(h, g.tile_height), max(w, g.tile_width)), a.dtype)
+            padded[:, :h, :w] = a
+            pad_valid = np.zeros(padded.shape[1:], bool)
+            pad_valid[:h, :w] = valid
+            a, valid = padded, pad_valid
+        return a, valid
+
     def describe(self):
         """The layer's summary for ``/layers``."""
         md = self.metadata

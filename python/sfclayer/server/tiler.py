@@ -424,14 +424,9 @@ class LayerReader(BaseReader):
             bands = int((lv.metadata.get("raster") or {}).get("bands") or 1)
             dtype = (lv.metadata.get("raster") or {}).get("dtype") or "uint8"
             array = np.ma.masked_all((bands, g.tile_height, g.tile_width), dtype=dtype)
-        else:
-            a, _ = lv.pixels(tile)
-            array = np.ma.asarray(a)
-            if array.shape[1:] != (g.tile_height, g.tile_width):  # an edge tile of the demo layout: pad
-                padded = np.ma.masked_all((array.shape[0], g.tile_height, g.tile_width), dtype=array.dtype)
-                padded[:, :array.shape[1], :array.shape[2]] = array
-                array = padded
-            array = np.ma.MaskedArray(np.array(array.data), mask=np.ma.getmaskarray(array).copy())
+        else:  # padded to the tile size where smaller (edge tiles of the demo layout)
+            a, valid = lv.tile_pixels(tile)
+            array = np.ma.MaskedArray(np.array(a), mask=np.repeat(~valid[np.newaxis], a.shape[0], axis=0))
         if expression:
             indexes = parse_expression(expression)
         if indexes:

@@ -33,6 +33,7 @@ from titiler.extensions import wmtsExtension
 from ..errors import CorruptLayer, InvalidArgument, KeyNotFound, SfcLayerError
 from .png import encode_png as _encode_png
 from .tiler import MAX_TILES, LayerReader, TooManyTiles
+from .tiles import COLORMAP_NOTE
 
 __all__ = ["titiler_app", "PREFIX"]
 
@@ -163,9 +164,7 @@ class _Aliases:
 
         async def noted(message):
             if message["type"] == "http.response.start":
-                note = ('299 sfclayer "colormap=<name> is deprecated: use colormap_name=<name> '
-                        '(colormap takes TiTiler\'s JSON map)"')
-                message = dict(message, headers=list(message.get("headers", [])) + [(b"warning", note.encode())])
+                message = dict(message, headers=list(message.get("headers", [])) + [(b"warning", COLORMAP_NOTE.encode())])
             await send(message)
 
         return await self.app(scope, receive, noted)
