@@ -5,18 +5,23 @@ import io.sfclayer.format.DeltaFile;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.lookup.ValueReader;
+import io.sfclayer.testing.DeltaVersions;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.junit.Test;
 
 import java.io.IOException;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
@@ -189,4 +194,56 @@ public class DeltaReadTest extends DeltaLayersBase {
         }
     }
 
+
+    @Test
+    public void manifestVersionsMergeTheirDeltasToo() throws IOException {
+        String path = TMP.newFolder("manifests").getAbsolutePath();
+        Configuration c = conf();
+        Map<String, Long> base = new TreeMap<>();
+        for (int col = 0; col < N; col += 2) {
+            for (int row = 0; row < N; row++) {
+                base.put(col + "," + row, col * 1000L + row);
+            }
+        }
+        c.setInt(io.sfclayer.format.ManifestTree.INLINE_FILES, 2);
+        c.setInt(io.sfclayer.format.ManifestTree.LEAF_FILES, 2);
+        c.setInt(io.sfclayer.format.ManifestTree.FANOUT, 2);
+        try {
+            writeSpatial(path, base, 6, true);
+        } finally {
+            c.unset(io.sfclayer.format.ManifestTree.INLINE_FILES);
+            c.unset(io.sfclayer.format.ManifestTree.LEAF_FILES);
+            c.unset(io.sfclayer.format.ManifestTree.FANOUT);
+        }
+        Map<String, Long> delta = randomTiles(new Random(6), 400, 500_000);
+        String src = TMP.newFolder("manifestsDelta").getAbsolutePath();
+        writeSpatial(src, delta, 2, false);
+        assertEquals(2, DeltaVersions.add(c, path, src));
+        LayerMetadata md = Layer.open(c, path).metadata();
+        assertNotNull("the base files are listed by manifests (format 6), the deltas inline", md.manifests);
+        assertFalse(md.deltas.isEmpty());
+        Map<String, Long> model = new TreeMap<>(base);
+        model.putAll(delta);
+        assertEquals(model, collect(read(path, 2), false));
+        assertEquals(inBox(model, 5, 9, 30, 41, x -> true),
+            collect(read(path, 2).where("col between 5 and 30 and row between 9 and 41"), false));
+        assertEquals(model.size(), read(path, 2).count());
+        assertEquals(base, collect(read(path, 1), false));
+        try (ValueReader r = ValueReader.open(c, path, 16)) {
+            Schema schema = new Schema.Parser().parse(r.tileSchemaJson());
+            for (int col = 0; col < N; col++) {
+                for (int row = 0; row < N; row++) {
+                    byte[] rec = r.getOrNull(col, row, 0);
+                    assertEquals(col + "," + row, model.get(col + "," + row),
+                        rec == null ? null : (Long) decode(schema, rec).get("v"));
+                }
+            }
+            assertEquals(model.size(), r.count(r.boxQuery("")));
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> report = new com.fasterxml.jackson.databind.ObjectMapper()
+            .readValue(io.sfclayer.layer.LayerVerifier.run(c, path, null), Map.class);
+        assertEquals(report.toString(), List.of(), report.get("problems"));
+        assertEquals(report.toString(), List.of(), report.get("files"));
+    }
 }
