@@ -11,6 +11,8 @@ import pytest
 from pyspark.sql import functions as F
 
 import sfclayer
+from sfclayer.layer import _tile_count
+from . import helpers
 from .helpers import add_delta_version, sfclayer_errors
 
 N = 32
@@ -70,10 +72,23 @@ def test_look_ups_box_queries_and_counts_of_every_version(spark, layer):
                 assert lyr.count(keys=(c0, r0, c1, r1)) == len(want)
         df = sfclayer.read(spark, path, version=version)
         assert df.count() == len(model)
+        md = helpers.metadata(path, version)
+        assert _tile_count(spark, path, md) == len(model)  # what ingest and convert report
         assert {(r["col"], r["row"]): r["v"] for r in df.collect()} == model
         got = sfclayer.read(spark, path, version=version, keys=(0, 0, 9, 20)).where(F.col("v") >= 100_000)
         assert {(r["col"], r["row"]): r["v"] for r in got.collect()} == \
             {k: v for k, v in in_box(model, 0, 0, 9, 20).items() if v >= 100_000}
+
+
+def test_info_says_the_counts_are_the_base_files_and_lists_the_deltas(layer):
+    from sfclayer.cli import _info_text
+
+    path, _ = layer
+    md = helpers.metadata(path)
+    text = _info_text(path, md)
+    records = sum(int(d["records"]) for d in md["deltas"])
+    assert f"deltas       {len(md['deltas'])} delta files, {records} tiles" in text
+    assert "added in versions 2, 3" in text
 
 
 def test_get_many_answers_the_newest_tiles(spark, layer):
