@@ -1,9 +1,10 @@
 """What changed in a pyramid's base since the pyramid was built, as the key boxes of Spark queries
 (:func:`sfclayer.pyramid`'s incremental update; FORMAT.md section 8).
 
-The base keys that differ between two versions come from the data files (base or delta, format 7) one
-version lists and the other does not (their col/row statistics give the boxes to compare), joined in Spark on the key and
-the tile's values: inserted, replaced and deleted tiles exactly, without reading untouched files.
+The base keys that differ between two versions come from the data files (base or delta, format 7)
+one version lists and the other does not (their col/row statistics give the boxes to compare),
+joined in Spark on the key and the tile's values: inserted, replaced and deleted tiles exactly,
+without reading untouched files.
 
 Examples
 --------

@@ -282,7 +282,8 @@ def repair(spark, path, report=None):
         # base files by name could take a base file of the same name for it)
         oldest = min(f.added_in for f in deltas)
         raise CorruptLayer(f"cannot repair layer {path} version {report.version}: delta file "
-                           f"{deltas[0].delta_dir}/{deltas[0].name} (added in version {deltas[0].added_in}) is damaged; "
+                           f"{deltas[0].delta_dir}/{deltas[0].name} (added in version {deltas[0].added_in}) "
+                           f"is damaged; "
                            f"a version whose delta is damaged is repaired by restoring one that does not list it: "
                            f"`sfclayer restore {path} --version {oldest - 1}` (check it first with "
                            f"`sfclayer verify {path} --version {oldest - 1}`)")
