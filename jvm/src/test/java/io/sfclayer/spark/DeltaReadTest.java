@@ -169,6 +169,44 @@ public class DeltaReadTest extends DeltaLayersBase {
     }
 
     @Test
+    public void concurrentMergesOnASmallCacheAnswerTheModelWithoutDeadlock() throws Exception {
+        Map<String, Long> model = MODELS.get(MODELS.size() - 1);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        // 3 open files at most: merges of a base file and its deltas evict one another's files
+        try (ValueReader r = ValueReader.open(conf(), layer, 3)) {
+            Schema schema = new Schema.Parser().parse(r.tileSchemaJson());
+            List<java.util.concurrent.Future<?>> runs = new java.util.ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int seed = t;
+                runs.add(pool.submit(() -> {
+                    Random rnd = new Random(seed);
+                    for (int i = 0; i < 15; i++) {
+                        int c0 = rnd.nextInt(N), r0 = rnd.nextInt(N);
+                        int c1 = Math.min(N - 1, c0 + rnd.nextInt(40)), r1 = Math.min(N - 1, r0 + rnd.nextInt(40));
+                        Map<String, Long> got = new TreeMap<>();
+                        r.query(r.boxQuery("keys=" + c0 + "," + r0 + "," + c1 + "," + r1), batch -> {
+                            for (byte[] rec : batch) {
+                                GenericRecord g = decode(schema, rec);
+                                got.put(g.get("col") + "," + g.get("row"), (Long) g.get("v"));
+                            }
+                        });
+                        assertEquals(inBox(model, c0, r0, c1, r1, x -> true), got);
+                        int c = rnd.nextInt(N), row = rnd.nextInt(N);
+                        byte[] rec = r.getOrNull(c, row, 0);
+                        assertEquals(model.get(c + "," + row), rec == null ? null : (Long) decode(schema, rec).get("v"));
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> f : runs) {
+                f.get(120, java.util.concurrent.TimeUnit.SECONDS); // a deadlock fails here, not by hanging
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     public void spaceTimeLayersMergeByTheWholeKey() throws IOException {
         for (int v = 1; v <= ST_MODELS.size(); v++) {
             Map<String, Long> model = ST_MODELS.get(v - 1);
