@@ -1,5 +1,6 @@
 package io.sfclayer.layer;
 
+import io.sfclayer.curve.IndexRange;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DeltaFile;
@@ -140,6 +141,20 @@ public final class Deltas {
             }
         }
         return Arrays.copyOf(out, k); // runs are visited in list order, each run's deltas in order
+    }
+
+    /**
+     * The parts of sorted, disjoint {@code ranges} below {@code start} (the first base file's first index,
+     * {@code Long.MAX_VALUE} when there is none): what only deltas can hold.
+     */
+    public static List<IndexRange> before(List<IndexRange> ranges, long start) {
+        List<IndexRange> head = new ArrayList<>();
+        for (IndexRange r : ranges) {
+            if (r.lo < start) {
+                head.add(new IndexRange(r.lo, Math.min(r.hi, start - 1)));
+            }
+        }
+        return head;
     }
 
     /** Whether a delta other than {@code except} (-1: none) has a span meeting {@code [lo, hi]}. */

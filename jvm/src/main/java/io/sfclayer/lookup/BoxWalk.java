@@ -117,14 +117,7 @@ final class BoxWalk {
         }
         if (!deltas.isEmpty()) {
             // ranges before the first base file: only deltas can hold them
-            long start = listing.size() == 0 ? Long.MAX_VALUE : listing.start(0);
-            List<IndexRange> head = new ArrayList<>();
-            for (IndexRange r : ranges) {
-                if (r.lo < start) {
-                    head.add(new IndexRange(r.lo, Math.min(r.hi, start - 1)));
-                }
-            }
-            long[] pairs = QueryPlan.pairs(head);
+            long[] pairs = QueryPlan.pairs(Deltas.before(ranges, listing.size() == 0 ? Long.MAX_VALUE : listing.start(0)));
             int[] ds = deltas.meeting(pairs);
             if (ds.length > 0) {
                 parts.add(new Part(-1, pairs, ds));

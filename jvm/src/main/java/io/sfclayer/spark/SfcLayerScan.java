@@ -127,13 +127,7 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
         parts = new ArrayList<>(byName.size() + 1);
         if (pruning != null) {
             // ranges before the first base file: only deltas can hold them
-            long start = listing.size() == 0 ? Long.MAX_VALUE : listing.start(0);
-            List<IndexRange> head = new ArrayList<>();
-            for (IndexRange r : ranges) {
-                if (r.lo < start) {
-                    head.add(new IndexRange(r.lo, Math.min(r.hi, start - 1)));
-                }
-            }
+            List<IndexRange> head = Deltas.before(ranges, listing.size() == 0 ? Long.MAX_VALUE : listing.start(0));
             int[] ds = pruning.kept(deltas.meeting(QueryPlan.pairs(head)));
             if (ds.length > 0) {
                 parts.add(new Part(null, null, head, ds));
@@ -147,8 +141,9 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
                 throw new SfcLayerException.StorageError("cannot read the manifests of layer " + layer.path() + ": " + e, e);
             }
             int[] ds = pruning == null ? NO_DELTAS : pruning.kept(deltas.meeting(QueryPlan.pairs(s.ranges)));
-            // a base file's statistics rule it out only where no delta meets it (FORMAT.md section 11): a
-            // stale tile of it could pass a filter that its newer value in a delta fails, and vice versa
+            // FORMAT.md section 11: a base file's statistics rule it out only where no delta meets its span
+            // (the rule is what keeps a skipped delta from exposing a stale base tile; a skipped base file's
+            // deltas are still read below, so its span loses nothing)
             if (f != null && !StatsPruning.mightMatch(f.stats, f.records, filters, bx)
                     && (pruning == null || !deltas.meets(f.firstIndex, f.lastIndex, -1))) {
                 planning.filesPrunedByStats++;
