@@ -283,6 +283,13 @@ def _info_text(path, md, listed=False):
         f"(block size {human_bytes(md.get('blockSize', 0))}, compression {md.get('compression')}, "
         f"index interval {md.get('indexInterval')})")
     add(f"data dir     {md.get('dataDir')}")
+    deltas = md.get("deltas") or []
+    if deltas:
+        added = sorted({int(d["addedIn"]) for d in deltas})
+        add(f"deltas       {len(deltas)} delta files, {sum(int(d['records']) for d in deltas)} tiles, "
+            f"{human_bytes(sum(int(d['dataBytes']) for d in deltas))}, added in version"
+            f"{'s' if len(added) > 1 else ''} {', '.join(map(str, added))} (merged on read over the counts above, "
+            "which are the base files'; docs/FORMAT.md section 11)")
     refs = md.get("manifests")
     if refs is not None:
         levels = 1 + max((int(r["level"]) for r in refs), default=0)

@@ -1,9 +1,7 @@
 package io.sfclayer.lookup;
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
-import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.BloomFilter;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
@@ -12,19 +10,17 @@ import io.sfclayer.format.TileCursor;
 import io.sfclayer.format.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.BoxQuery;
+import io.sfclayer.layer.Deltas;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.QueryPlan;
-import io.sfclayer.layer.RangeTraversal;
 import org.apache.hadoop.conf.Configuration;
 
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -62,10 +58,15 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
     private final Layer layer;
     private final LayerMetadata md;
     private final DataFileListing listing;
+    /** The version's delta files (format 7; empty for other versions): asked before the base file, newest first. */
+    private final Deltas deltas;
+    private final TileSchema schema;
     private final KeyIndex keyIndex;
     private final ValueCompression compression;
     /** The open files, kept indexes and bloom filters the three access paths read through. */
     private final ReaderCaches caches;
+    /** Box queries and counts: the files' ranges traversed, merged with deltas (format 7). */
+    private final BoxWalk walker;
 
     private ValueReader(Layer layer, int cacheSize, long cacheBytes, boolean indexInDriver) throws IOException {
         if (cacheSize < 1) {
@@ -78,9 +79,12 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
         this.layer = layer;
         this.md = layer.metadata();
         this.listing = layer.listing();
+        this.deltas = layer.deltas();
+        this.schema = schema(md);
         this.keyIndex = md.keyIndex;
         this.compression = ValueCompression.parse(md.compression);
-        this.caches = new ReaderCaches(layer, schema(md), cacheSize, cacheBytes, indexInDriver);
+        this.caches = new ReaderCaches(layer, schema, cacheSize, cacheBytes, indexInDriver);
+        this.walker = new BoxWalk(layer, caches, schema);
     }
 
     /**
@@ -181,7 +185,10 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
         return caches.indexesKept();
     }
 
-    /** Look-ups answered as missing by a file's bloom filter, without opening the file. */
+    /**
+     * Files a look-up skipped by their bloom filter, without opening them: look-ups answered as missing
+     * (and, in a version with deltas, deltas passed over on the way to an older file).
+     */
     public long bloomSkips() {
         return caches.bloomSkips();
     }
@@ -241,10 +248,24 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
     }
 
     private byte[] find(int col, int row, long time, long index) throws IOException {
+        if (!deltas.isEmpty()) {
+            // format 7: the newest file holding the key answers; deltas (newest first), then the base file
+            for (int d : deltas.holding(index)) {
+                byte[] found = findIn(-1 - d, col, row, time, index);
+                if (found != null) {
+                    return found;
+                }
+            }
+        }
         int file = listing.fileFor(index);
         if (file < 0) {
             return null;
         }
+        return findIn(file, col, row, time, index);
+    }
+
+    /** The key's record in cache file {@code file} (a base file, or delta {@code -1 - file}), or null. */
+    private byte[] findIn(int file, int col, int row, long time, long index) throws IOException {
         if (!caches.mayHold(file, index)) {
             caches.skipped();
             return null;
@@ -333,7 +354,7 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
      * same {@link QueryPlan} rules as a Spark read. Returns how many records were handed out.
      */
     public long query(BoxQuery q, Batches batches) throws IOException {
-        return walk(q, batches);
+        return walker.walk(q, batches);
     }
 
     /** A box query on this reader's layer from its text form ({@link BoxQuery}). */
@@ -343,96 +364,12 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
 
     /** How many tiles lie in the box (keys only: no value is decoded or copied). */
     public long count(BoxQuery q) throws IOException {
-        return walk(q, null);
-    }
-
-    private long walk(BoxQuery q, Batches batches) throws IOException {
-        List<IndexRange> ranges = QueryPlan.ranges(keyIndex, q.boxes, q.maxRanges);
-        QueryBox[] boxes = q.boxes.toArray(new QueryBox[0]);
-        long left = q.limit < 0 ? Long.MAX_VALUE : q.limit;
-        long total = 0;
-        List<byte[]> batch = new ArrayList<>();
-        long batchBytes = 0;
-        for (DataFileListing.Selection s : ranges.isEmpty() ? List.<DataFileListing.Selection>of()
-                : listing.select(ranges)) {
-            int file = listing.fileFor(s.firstIndex);
-            long[] pairs = QueryPlan.pairs(s.ranges);
-            while (pairs != null && left > 0) {
-                ReaderCaches.OpenFile f = caches.acquire(file);
-                long last;
-                synchronized (f) {
-                    if (f.closed) {
-                        continue; // evicted between acquire and lock: open it again
-                    }
-                    RangeTraversal t = new RangeTraversal(f.reader, pairs);
-                    last = -1;
-                    while (left > 0 && t.next()) {
-                        byte[] buf = group(f);
-                        TileCursor c = f.cursor;
-                        while (left > 0 && c.next()) {
-                            if (!QueryPlan.anyContains(boxes, c.col(), c.row(), c.timeMicros())) {
-                                continue;
-                            }
-                            if (batches != null) {
-                                int start = c.recordOffset();
-                                int length = c.recordLength();
-                                batch.add(Arrays.copyOfRange(buf, start, start + length));
-                                batchBytes += length;
-                            }
-                            total++;
-                            left--;
-                        }
-                        if (batches != null && (batch.size() >= BATCH_RECORDS || batchBytes >= BATCH_BYTES)) {
-                            last = f.reader.index(); // whole groups per batch: resume after this one
-                            break;
-                        }
-                    }
-                }
-                if (last >= 0 && left > 0) {
-                    batches.accept(batch);
-                    batch = new ArrayList<>();
-                    batchBytes = 0;
-                    pairs = after(pairs, last);
-                } else {
-                    pairs = null;
-                }
-            }
-            if (left == 0) {
-                break;
-            }
-        }
-        if (batches != null && !batch.isEmpty()) {
-            batches.accept(batch);
-        }
-        return total;
+        return walker.walk(q, null);
     }
 
     /** Puts {@code f}'s cursor on its reader's current group (decompressed) and returns the group's bytes. Under f's lock. */
     private byte[] group(ReaderCaches.OpenFile f) {
-        byte[] buf = f.reader.bytes();
-        int off = f.reader.offset();
-        int len = f.reader.length();
-        if (compression != ValueCompression.NONE) {
-            buf = compression.decompress(buf, off, len);
-            off = 0;
-            len = buf.length;
-        }
-        f.cursor.reset(buf, off, len);
-        return buf;
-    }
-
-    /** The {@code lo, hi} pairs clipped to indexes after {@code index}; null when none is left. */
-    static long[] after(long[] pairs, long index) {
-        int k = 0;
-        while (k < pairs.length && pairs[k + 1] <= index) {
-            k += 2;
-        }
-        if (k == pairs.length || index == Long.MAX_VALUE) {
-            return null;
-        }
-        long[] out = Arrays.copyOfRange(pairs, k, pairs.length);
-        out[0] = Math.max(out[0], index + 1);
-        return out;
+        return BoxWalk.group(f, compression);
     }
 
     @Override
