@@ -5,12 +5,18 @@ keyed by the file's identity: files are immutable) and decoded *blocks* (the rec
 entries, ``indexInterval`` groups, each decoded on first use; per layer, sized in bytes). A warm
 look-up or window reads nothing; a cold one reads the file's index once, then one byte range of
 ``data`` per block run.
+
+A format 7 version's delta files (docs/FORMAT.md section 11) are read as its base files are, checked
+the same way and cached under their own paths: a look-up asks the deltas whose span holds the index,
+newest first, then the base file; a box scan merges the base files with every delta meeting its ranges
+by index, a later file's tile replacing an earlier one's of the same key.
 """
 
 from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import heapq
 import io
 import json
 import os
@@ -25,7 +31,7 @@ from ..errors import CorruptLayer
 from .bloom import BloomFilter
 from .cache import ByteLRU
 from .datafile import DataFile, FileEntry
-from .documents import Document, ManifestTree
+from .documents import DeltaFile, Document, ManifestTree
 from .source import LocalSource
 
 __all__ = ["PinnedVersion", "INDEXES"]
@@ -103,6 +109,12 @@ class PinnedVersion:
             files = self._listed_files(doc)
         self._files = files
         self._firsts = [f.first_index for f in files] if files is not None else None
+        self.deltas: list[DeltaFile] = document.deltas
+        # the deltas by the version that added them, newest first: (first indexes, deltas), each sorted
+        groups: dict[int, list[DeltaFile]] = {}
+        for d in self.deltas:
+            groups.setdefault(d.added_in, []).append(d)
+        self._delta_groups = [([d.file.first_index for d in g], g) for _, g in sorted(groups.items(), reverse=True)]
         self._grid = None
         self._ranges = ByteLRU(1 << 20)  # key box -> its SFC ranges: a warm window or count repeats its box
         # (col, row) -> (weak reference to a cached _Pixels, position): where a warm window finds its tiles
@@ -159,7 +171,29 @@ class PinnedVersion:
         i1 = bisect.bisect_right(self._firsts, hi)
         return self._files[i0:i1]
 
+    def deltas_holding(self, index: int) -> list[DeltaFile]:
+        """The deltas whose span holds ``index``, newest first (one per version at most: section 11)."""
+        out = []
+        for firsts, group in self._delta_groups:
+            i = bisect.bisect_right(firsts, index) - 1
+            if i >= 0 and index <= group[i].file.last_index:
+                out.append(group[i])
+        return out
+
+    def deltas_meeting(self, ranges) -> list[DeltaFile]:
+        """The deltas whose span meets one of ``ranges`` (sorted, disjoint ``(lo, hi)``), in list order."""
+        if not self.deltas or not ranges:
+            return []
+        his = [hi for _, hi in ranges]
+        out = []
+        for d in self.deltas:
+            r = bisect.bisect_left(his, d.file.first_index)  # the first range ending at or after the span's start
+            if r < len(ranges) and ranges[r][0] <= d.file.last_index:
+                out.append(d)
+        return out
+
     def all_files(self) -> list[FileEntry]:
+        """The base files (a format 7 version's deltas are :attr:`deltas`)."""
         return self._tree.files() if self._tree is not None else list(self._files)
 
     def data_file(self, entry: FileEntry) -> DataFile:
@@ -257,10 +291,15 @@ class PinnedVersion:
         if not self.in_bounds(col, row, micros):
             return None
         index = self.key_index.index(col, row, micros) if self.space_time else self.key_index.index(col, row)
+        key = (col, row, micros) if self.space_time else (col, row)
+        if self.deltas:
+            for d in self.deltas_holding(index):  # newest first: the first that holds the key answers
+                tile = self._find(d.file, index, key)
+                if tile is not None:
+                    return tile
         entry = self.file_for(index)
         if entry is None:
             return None
-        key = (col, row, micros) if self.space_time else (col, row)
         return self._find(entry, index, key)
 
     def _find(self, entry, index, key):
@@ -325,11 +364,37 @@ class PinnedVersion:
                 out.append(pairs[hit[1]])
         return out
 
+    def _records(self, entry: FileEntry, ranges, los, delta: bool):
+        """``(index, block, j)`` of a file's records inside ``ranges``, in index order (its blocks read at once)."""
+        df = self.data_file(entry)
+        if len(df.index.keys) == 0:
+            return
+        wanted = set()
+        for lo, hi in ranges:
+            if hi < entry.first_index or (delta and lo > entry.last_index):
+                continue
+            i0, i1 = max(df.index.floor(lo), 0), df.index.floor(hi)
+            if i1 < 0:
+                continue
+            wanted.update(range(i0, i1 + 1))
+        if not wanted:
+            return
+        order = sorted(wanted)
+        blocks = self.blocks(entry, order)
+        for i in order:
+            block = blocks[i]
+            for j, index in enumerate(block.keys):
+                r = bisect.bisect_right(los, index) - 1
+                if r < 0 or index > ranges[r][1]:
+                    continue
+                yield index, block, j
+
     def scan(self, box, ranges, accept=None, pixels=False):
         """Tiles whose key lies in ``box`` ``(c0, r0, c1, r1, t0, t1)`` within the SFC ``ranges``, in index order.
 
         ``accept``: an extra test of ``(col, row)`` (a geometry's tile cover). ``pixels``: yield
-        ``(tile, pixels)`` pairs, the pixels a cached ``raster.to_numpy`` view (raster layers)."""
+        ``(tile, pixels)`` pairs, the pixels a cached ``raster.to_numpy`` view (raster layers). With delta
+        files meeting the ranges, the base files' and the deltas' records are merged by index (section 11)."""
         c0, r0, c1, r1, t0, t1 = box
         if not ranges:
             return
@@ -343,45 +408,68 @@ class PinnedVersion:
                     entries.append(e)
         entries.sort(key=lambda e: e.first_index)
         st = self.space_time
-        for entry in entries:
-            df = self.data_file(entry)
-            keys = df.index.keys
-            if len(keys) == 0:
-                continue
-            wanted = set()
-            for lo, hi in ranges:
-                if hi < entry.first_index:
+        directory = self._directory
+
+        def emit(entry, block, j, group, wanted):
+            # the tiles of one record (those in ``wanted`` positions, or all) that the box and ``accept`` take
+            if pixels:
+                pairs = block.arrays[j] or self.pixels(block, j, group)
+            for n in wanted if wanted is not None else range(len(group)):
+                k, tile = group[n]
+                if not (c0 <= k[0] <= c1 and r0 <= k[1] <= r1):
                     continue
-                i0, i1 = max(df.index.floor(lo), 0), df.index.floor(hi)
-                if i1 < 0:
+                if st and not (t0 <= k[2] <= t1):
                     continue
-                wanted.update(range(i0, i1 + 1))
-            if not wanted:
-                continue
-            order = sorted(wanted)
-            blocks = self.blocks(entry, order)
-            for i in order:
-                block = blocks[i]
-                for j, index in enumerate(block.keys):
-                    r = bisect.bisect_right(los, index) - 1
-                    if r < 0 or index > ranges[r][1]:
-                        continue
+                if accept is not None and not accept(k[0], k[1]):
+                    continue
+                if pixels:
+                    if not st:
+                        directory[k] = (pairs.ref, n)
+                    yield pairs[n]
+                else:
+                    yield tile
+
+        deltas = self.deltas_meeting(ranges)
+        if not deltas:
+            for entry in entries:
+                for _, block, j in self._records(entry, ranges, los, False):
                     group = block.tiles[j] or self.decoded(entry, block, j)  # (a warm window's tiles: no call)
-                    if pixels:
-                        pairs = block.arrays[j] or self.pixels(block, j, group)
-                    for n, (k, tile) in enumerate(group):
-                        if not (c0 <= k[0] <= c1 and r0 <= k[1] <= r1):
-                            continue
-                        if st and not (t0 <= k[2] <= t1):
-                            continue
-                        if accept is not None and not accept(k[0], k[1]):
-                            continue
-                        if pixels:
-                            if not st:
-                                self._directory[k] = (pairs.ref, n)
-                            yield pairs[n]
-                        else:
-                            yield tile
+                    yield from emit(entry, block, j, group, None)
+            return
+
+        def base():
+            for entry in entries:
+                for index, block, j in self._records(entry, ranges, los, False):
+                    yield index, 0, entry, block, j
+
+        def delta(d):
+            for index, block, j in self._records(d.file, ranges, los, True):
+                yield index, d.position + 1, d.file, block, j
+
+        # (index, rank, ...): at one index the base record comes first, then the deltas in list order;
+        # two items never tie on (index, rank), so the files and blocks behind them are never compared
+        merged = heapq.merge(base(), *(delta(d) for d in deltas))
+        pending = next(merged, None)
+        while pending is not None:
+            index = pending[0]
+            first = pending
+            pending = next(merged, None)
+            if pending is None or pending[0] != index:  # one file holds this index: its tiles as they are
+                _, _, entry, block, j = first
+                group = block.tiles[j] or self.decoded(entry, block, j)
+                yield from emit(entry, block, j, group, None)
+                continue
+            at = [first]
+            while pending is not None and pending[0] == index:
+                at.append(pending)
+                pending = next(merged, None)
+            winners = {}  # key -> (entry, block, j, n): a later file's tile replaces an earlier one's in place
+            for _, _, entry, block, j in at:
+                group = block.tiles[j] or self.decoded(entry, block, j)
+                for n, (k, _) in enumerate(group):
+                    winners[k] = (entry, block, j, n)
+            for entry, block, j, n in winners.values():
+                yield from emit(entry, block, j, block.tiles[j], (n,))
 
 
 def _forget(directory, keys):
