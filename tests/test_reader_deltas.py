@@ -399,6 +399,7 @@ def test_the_tile_server_serves_the_delta_tiles(layers):
     try:
         c = Client(server.url)
         try:
+            assert c.json("/layers/d")["deltaFileCount"] == len(_deltas.document(path)["deltas"]) == 2
             for col in range(7):
                 for row in range(5):
                     a = c.get(f"/layers/d/values/{col}/{row}")

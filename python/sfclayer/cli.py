@@ -283,6 +283,13 @@ def _info_text(path, md, listed=False):
         f"(block size {human_bytes(md.get('blockSize', 0))}, compression {md.get('compression')}, "
         f"index interval {md.get('indexInterval')})")
     add(f"data dir     {md.get('dataDir')}")
+    deltas = md.get("deltas") or []
+    if deltas:
+        added = sorted({int(d["addedIn"]) for d in deltas})
+        add(f"deltas       {len(deltas)} delta files added in version{'s' if len(added) > 1 else ''} "
+            f"{', '.join(map(str, added))}: {sum(int(d.get('records', 0)) for d in deltas)} tiles, "
+            f"{human_bytes(sum(int(d.get('dataBytes', 0)) for d in deltas))}, merged over the data files by "
+            f"readers (not in the counts above; docs/FORMAT.md section 11)")
     refs = md.get("manifests")
     if refs is not None:
         levels = 1 + max((int(r["level"]) for r in refs), default=0)
@@ -310,6 +317,16 @@ def _info_text(path, md, listed=False):
         for i, f in enumerate(files):
             add(f"{i:>4}  {f['name']:<{w}}  {f['firstIndex']:>{iw}}  {f['lastIndex']:>{iw}}  "
                 f"{f.get('records', '?'):>8}  {human_bytes(f.get('dataBytes', 0)):>10}")
+    if deltas:  # every one: compaction bounds their number
+        add("")
+        add("delta files, in the order they were added (a later one's tile replaces an earlier one's):")
+        w = max(len(f"{d['dir']}/{d['name']}") for d in deltas)
+        iw = max(len("first index"), max(len(str(d["lastIndex"])) for d in deltas))
+        add(f"{'#':>4}  {'added in':>8}  {'file':<{w}}  {'first index':>{iw}}  {'last index':>{iw}}  {'records':>8}  "
+            f"{'size':>10}")
+        for i, d in enumerate(deltas):
+            add(f"{i:>4}  {d['addedIn']:>8}  {d['dir'] + '/' + d['name']:<{w}}  {d['firstIndex']:>{iw}}  "
+                f"{d['lastIndex']:>{iw}}  {d.get('records', '?'):>8}  {human_bytes(d.get('dataBytes', 0)):>10}")
     return "\n".join(out)
 
 
@@ -529,7 +546,8 @@ def _cmd_layout(args, spark_factory):
                 spark.stop()
     info = pictures.layout_picture(md, out, present=present, time=args.time, curve=args.curve)
     rows, cols = info["grid_shape"]
-    print(f"{os.path.abspath(out)}: {info['files']} data files over {cols} × {rows} tiles"
+    deltas = f" and {info['deltas']} delta files (dashed: their spans)" if info.get("deltas") else ""
+    print(f"{os.path.abspath(out)}: {info['files']} data files{deltas} over {cols} × {rows} tiles"
           + (f" (every {info['step']}th tile)" if info["step"] > 1 else ""))
     return 0
 

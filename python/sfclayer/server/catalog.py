@@ -212,7 +212,8 @@ class ServedLayer:
             "spaceTime": self.space_time,
             "keyIndex": md.get("keyIndex"),
             "recordCount": md.get("recordCount"),
-            "fileCount": md.get("fileCount"),
+            "fileCount": md.get("fileCount"),  # the base files (recordCount too); format 7 adds delta files:
+            "deltaFileCount": len(md.get("deltas") or []),
             "valueColumns": self.value_columns,
             "pixelLayout": self.pixel_layout,
             "raster": md.get("raster"),
