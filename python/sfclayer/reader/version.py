@@ -294,6 +294,12 @@ class PinnedVersion:
         key = (col, row, micros) if self.space_time else (col, row)
         if self.deltas:
             for d in self.deltas_holding(index):  # newest first: the first that holds the key answers
+                # every look-up in its span asks a delta: its filter (read once, on object stores too)
+                # answers most misses before its index or data is read
+                bf = self.bloom(d.file)
+                if bf is not None and not bf.might_contain(index):
+                    self.bloom_skips += 1
+                    continue
                 tile = self._find(d.file, index, key)
                 if tile is not None:
                     return tile
