@@ -434,7 +434,8 @@ public final class LayerMetadata implements Serializable {
                     throw new SfcLayerException.CorruptLayer("its manifests hold " + count + " files but fileCount is "
                         + md.fileCount);
                 }
-            } else if (md.formatVersion >= ManifestRef.MANIFEST_FORMAT_VERSION) {
+            } else if (md.formatVersion == ManifestRef.MANIFEST_FORMAT_VERSION) {
+                // format 6 says it lists manifests; format 7 (deltas) lists either, as the version it updates did
                 throw new SfcLayerException.CorruptLayer("field 'manifests' is missing");
             }
             if (files == null && md.formatVersion >= 2 && md.manifests == null) {
