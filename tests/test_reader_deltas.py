@@ -364,16 +364,19 @@ def test_a_format_7_document_checks_its_trailer(layers, tmp_path):
 # ---------------------------------------------------------------- the CLI and the server
 
 
-def test_cli_info_layout_get_and_history_show_the_deltas(layers, tmp_path, capsys):
+def test_cli_info_layout_get_and_history_show_the_deltas(spark, layers, tmp_path, capsys):
     from sfclayer import cli
 
     path, models = layers["z"]
+    assert cli.main(["info", "--files", path, "--spark"], spark_factory=lambda: (spark, False)) == 0
+    jvm = capsys.readouterr().out
     assert cli.main(["info", path]) == 0
     out = capsys.readouterr().out
     assert "format 7" in out
     assert "deltas       5 delta files added in versions 2, 3, 4" in out, out
     assert cli.main(["info", "--files", path]) == 0
     out = capsys.readouterr().out
+    assert out == jvm  # the JVM's document of the version says the same
     for d in _deltas.document(path)["deltas"]:
         assert d["name"] in out
     assert cli.main(["info", "--json", path]) == 0
@@ -411,3 +414,45 @@ def test_the_tile_server_serves_the_delta_tiles(layers):
             c.close()
     finally:
         server.stop()
+
+
+# ---------------------------------------------------------------- the JVM path
+
+
+def test_answers_equal_the_jvm_paths(spark, layers):
+    """The JVM's reader of deltas (sfclayer.open(spark, path)) gives the same tiles in the same order
+    (within an index too: a later file's tile replaces an earlier one's in its place), counts and look-ups."""
+    rnd = random.Random(5)
+    for name in ("z", "z3", "hilbert-manifests"):
+        path, models = layers[name]
+        for version in models:
+            jvm, local = sfclayer.open(spark, path, version=version), sfclayer.open(path, version=version)
+            with jvm, local:
+                a, b = list(jvm.query()), list(local.query())
+                assert [sorted(t.items()) for t in a] == [sorted(t.items()) for t in b], (name, version)
+                assert _as_model(b) == models[version]
+                assert jvm.count() == local.count() == len(models[version])
+                assert jvm.document().get("deltas") == local.document().get("deltas")
+                for _ in range(4):
+                    c0, c1 = sorted(rnd.randrange(-2, 26) for _ in range(2))
+                    r0, r1 = sorted(rnd.randrange(-2, 22) for _ in range(2))
+                    kw = {"keys": (c0, r0, c1, r1)}
+                    assert [sorted(t.items()) for t in jvm.query(**kw)] == [sorted(t.items()) for t in local.query(**kw)]
+                    assert jvm.count(**kw) == local.count(**kw)
+                keys = [(t["col"], t["row"]) + ((t["time"],) if "time" in t else ()) for t in rnd.sample(b, 20)]
+                keys += _keys(rnd, 20, jvm.space_time)  # present or not
+                assert jvm.get_many(keys) == local.get_many(keys)
+    path, _ = layers["raster"]
+    with sfclayer.open(spark, path) as jvm, sfclayer.open(path) as local:
+        for b in ((0, 0, 70, 50), (12.5, 3.0, 47.5, 33.0)):
+            np.testing.assert_array_equal(jvm.to_numpy(b, masked=True), local.to_numpy(b, masked=True))
+
+
+def test_a_damaged_delta_is_corrupt_layer_naming_it_on_both_paths(spark, layers, tmp_path):
+    path = _copy(layers, "z", tmp_path)
+    entry, _ = _a_delta(path, layers["z"][1])
+    data = os.path.join(path, entry["dir"], entry["name"], "data")
+    _flip(data, os.path.getsize(data) - 3)
+    for layer in (sfclayer.open(spark, path), sfclayer.open(path)):
+        with layer, pytest.raises(CorruptLayer, match=entry["name"]):
+            list(layer.query())
