@@ -456,3 +456,42 @@ def test_a_damaged_delta_is_corrupt_layer_naming_it_on_both_paths(spark, layers,
     for layer in (sfclayer.open(spark, path), sfclayer.open(path)):
         with layer, pytest.raises(CorruptLayer, match=entry["name"]):
             list(layer.query())
+
+
+def test_a_layer_with_deltas_on_an_object_store(layers):
+    """Through the object-store byte source (moto's S3): the same answers, and a look-up that misses a
+    delta's span reads no byte of it (its filter answers; the filter is read once)."""
+    pytest.importorskip("obstore")
+    from integration import s3 as s3_helpers
+
+    try:
+        srv = s3_helpers.MotoS3().start()
+    except s3_helpers.S3Unavailable as e:
+        pytest.skip(str(e))
+    try:
+        srv.create_bucket("deltas")
+        path, models = layers["z"]
+        for d, _, names in os.walk(path):
+            for n in names:
+                if not n.endswith(".crc"):
+                    rel = os.path.relpath(os.path.join(d, n), path)
+                    with open(os.path.join(d, n), "rb") as f:
+                        assert s3_helpers._http(srv.endpoint, "PUT", f"/deltas/z/{rel}", f.read())[0] == 200
+        creds = {"endpoint": srv.endpoint, "access_key_id": s3_helpers.ACCESS_KEY,
+                 "secret_access_key": s3_helpers.SECRET_KEY, "region": s3_helpers.REGION}
+        with sfclayer.open("s3://deltas/z", storage_options=creds) as layer:
+            assert layer.version == 4
+            assert _as_model(layer.query()) == models[4]
+            assert layer.count(keys=(3, 2, 17, 11)) == len(_in_box(models[4], 3, 2, 17, 11))
+            p = layer._use_pinned()
+            misses = [(c, r) for c in range(24) for r in range(20)
+                      if (c, r) not in models[4] and p.deltas_holding(layer.key_index.index(c, r))]
+            srv.reset()
+            for k in misses:
+                with pytest.raises(KeyNotFound):
+                    layer.get(*k)
+            assert layer.stats()["bloom_skips"] > len(misses) // 2
+            filters = [p for _, p, _ in srv.requests() if p.endswith("/bloom")]
+            assert filters and len(filters) == len(set(filters))  # each delta's filter read once, then kept
+    finally:
+        srv.stop()
