@@ -72,7 +72,9 @@ def _layer_with_deltas(spark, root, name, space_time=False, manifests=False, **o
     """A base layer and three delta versions (deltas of 2, 1 and 2 files, each replacing tiles of the
     base and of earlier deltas and inserting new ones). Returns ``(path, models)``: version -> model."""
     rnd, value = random.Random(name), _Values()
-    base = _keys(rnd, 140, space_time)
+    # the first delta inserts the first and last keys: indexes before the base files' first and past their last
+    ends = [(0, 0), (23, 19)] if not space_time else [(0, 0, T0), (23, 19, T0 + dt.timedelta(days=5, hours=12))]
+    base = _keys(rnd, 140, space_time, avoid=set(ends))
     path = str(root / name)
     if manifests:
         with manifest_capacities(spark, inline_files=2, leaf_files=2, fanout=2):
@@ -83,7 +85,7 @@ def _layer_with_deltas(spark, root, name, space_time=False, manifests=False, **o
     models = {1: dict(model)}
     seen = list(base)
     for n, (old, new, parts, bloom) in enumerate(((20, 20, 2, True), (12, 10, 1, False), (15, 15, 2, True))):
-        keys = rnd.sample(seen, old) + _keys(rnd, new, space_time, avoid=set(seen))
+        keys = rnd.sample(seen, old) + (ends if n == 0 else []) + _keys(rnd, new, space_time, avoid=set(seen) | set(ends))
         seen += keys[old:]
         src = str(root / f"{name}-delta{n}")
         model.update(_write(spark, src, {k: value() for k in keys}, space_time, partitions=parts,
@@ -160,6 +162,10 @@ def test_every_version_answers_as_the_dict_model(layers, name):
                    for t in tiles]
             assert idx == sorted(idx)  # in SFC index order, as a scan of base files alone
             assert layer.count() == len(model)
+            if version > 1:  # tiles of deltas alone before the first base file (and, on Z curves, past the last)
+                p = layer._use_pinned()
+                assert min(idx) < p.all_files()[0].first_index
+                assert name == "hilbert-manifests" or max(idx) > max(f.last_index for f in p.all_files())
             for _ in range(15):  # boxes
                 c0, c1 = sorted(rnd.randrange(-2, 26) for _ in range(2))
                 r0, r1 = sorted(rnd.randrange(-2, 22) for _ in range(2))
@@ -257,9 +263,7 @@ def test_windows_equal_the_same_tiles_written_whole(layers):
 
 
 def _copy(layers, name, tmp_path):
-    dest = str(tmp_path / name)
-    shutil.copytree(layers[name][0], dest)
-    return dest
+    return shutil.copytree(layers[name][0], str(tmp_path / name))
 
 
 def _flip(path, at):
@@ -294,10 +298,8 @@ def test_a_damaged_delta_file_is_corrupt_layer_naming_it(layers, tmp_path, where
     mapfile = os.path.join(path, entry["dir"], entry["name"])
     if where == "data":
         _flip(os.path.join(mapfile, "data"), os.path.getsize(os.path.join(mapfile, "data")) - 3)
-    elif where == "index":
-        _flip(os.path.join(mapfile, "index"), 60)
-    elif where == "bloom":
-        _flip(os.path.join(mapfile, "bloom"), 40)
+    elif where in ("index", "bloom"):
+        _flip(os.path.join(mapfile, where), 60 if where == "index" else 40)
     elif where == "truncated":
         with open(os.path.join(mapfile, "data"), "r+b") as f:
             f.truncate(int(entry["dataBytes"]) - 5)

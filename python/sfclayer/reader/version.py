@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
-import heapq
 import io
 import json
 import os
@@ -31,6 +30,7 @@ from ..errors import CorruptLayer
 from .bloom import BloomFilter
 from .cache import ByteLRU
 from .datafile import DataFile, FileEntry
+from .deltas import DeltaFiles, DeltaRecords, merge_by_key
 from .documents import DeltaFile, Document, ManifestTree
 from .source import LocalSource
 
@@ -110,11 +110,7 @@ class PinnedVersion:
         self._files = files
         self._firsts = [f.first_index for f in files] if files is not None else None
         self.deltas: list[DeltaFile] = document.deltas
-        # the deltas by the version that added them, newest first: (first indexes, deltas), each sorted
-        groups: dict[int, list[DeltaFile]] = {}
-        for d in self.deltas:
-            groups.setdefault(d.added_in, []).append(d)
-        self._delta_groups = [([d.file.first_index for d in g], g) for _, g in sorted(groups.items(), reverse=True)]
+        self._deltas = DeltaFiles(document.deltas)
         self._grid = None
         self._ranges = ByteLRU(1 << 20)  # key box -> its SFC ranges: a warm window or count repeats its box
         # (col, row) -> (weak reference to a cached _Pixels, position): where a warm window finds its tiles
@@ -173,24 +169,7 @@ class PinnedVersion:
 
     def deltas_holding(self, index: int) -> list[DeltaFile]:
         """The deltas whose span holds ``index``, newest first (one per version at most: section 11)."""
-        out = []
-        for firsts, group in self._delta_groups:
-            i = bisect.bisect_right(firsts, index) - 1
-            if i >= 0 and index <= group[i].file.last_index:
-                out.append(group[i])
-        return out
-
-    def deltas_meeting(self, ranges) -> list[DeltaFile]:
-        """The deltas whose span meets one of ``ranges`` (sorted, disjoint ``(lo, hi)``), in list order."""
-        if not self.deltas or not ranges:
-            return []
-        his = [hi for _, hi in ranges]
-        out = []
-        for d in self.deltas:
-            r = bisect.bisect_left(his, d.file.first_index)  # the first range ending at or after the span's start
-            if r < len(ranges) and ranges[r][0] <= d.file.last_index:
-                out.append(d)
-        return out
+        return self._deltas.holding(index)
 
     def all_files(self) -> list[FileEntry]:
         """The base files (a format 7 version's deltas are :attr:`deltas`)."""
@@ -370,14 +349,15 @@ class PinnedVersion:
                 out.append(pairs[hit[1]])
         return out
 
-    def _records(self, entry: FileEntry, ranges, los, delta: bool):
-        """``(index, block, j)`` of a file's records inside ``ranges``, in index order (its blocks read at once)."""
+    def _records(self, entry: FileEntry, ranges, los):
+        """``(index, block, j)`` of a file's records inside ``ranges``, in index order (its blocks read at once):
+        the merge's inputs (:meth:`scan` of base files alone inlines this)."""
         df = self.data_file(entry)
         if len(df.index.keys) == 0:
             return
         wanted = set()
         for lo, hi in ranges:
-            if hi < entry.first_index or (delta and lo > entry.last_index):
+            if hi < entry.first_index or (0 <= entry.last_index < lo):
                 continue
             i0, i1 = max(df.index.floor(lo), 0), df.index.floor(hi)
             if i1 < 0:
@@ -399,8 +379,13 @@ class PinnedVersion:
         """Tiles whose key lies in ``box`` ``(c0, r0, c1, r1, t0, t1)`` within the SFC ``ranges``, in index order.
 
         ``accept``: an extra test of ``(col, row)`` (a geometry's tile cover). ``pixels``: yield
-        ``(tile, pixels)`` pairs, the pixels a cached ``raster.to_numpy`` view (raster layers). With delta
-        files meeting the ranges, the base files' and the deltas' records are merged by index (section 11)."""
+        ``(tile, pixels)`` pairs, the pixels a cached ``raster.to_numpy`` view (raster layers).
+
+        Delta files meeting the ranges (section 11) are read first, their records sorted by index and
+        list position, and interleaved with the base files' records as these stream by: an index held by
+        several files yields its tiles merged by key (the base's first, then each delta's in list order,
+        a later tile replacing an earlier one in its place). Base records between deltas' cost one
+        comparison more than without deltas."""
         c0, r0, c1, r1, t0, t1 = box
         if not ranges:
             return
@@ -416,66 +401,78 @@ class PinnedVersion:
         st = self.space_time
         directory = self._directory
 
-        def emit(entry, block, j, group, wanted):
-            # the tiles of one record (those in ``wanted`` positions, or all) that the box and ``accept`` take
-            if pixels:
-                pairs = block.arrays[j] or self.pixels(block, j, group)
-            for n in wanted if wanted is not None else range(len(group)):
+        def emit(picked):
+            # ``(entry, block, j, n)`` tiles that the box and ``accept`` take (the merge's rare path)
+            for entry, block, j, n in picked:
+                group = decoded(entry, block, j)
                 k, tile = group[n]
-                if not (c0 <= k[0] <= c1 and r0 <= k[1] <= r1):
-                    continue
-                if st and not (t0 <= k[2] <= t1):
-                    continue
-                if accept is not None and not accept(k[0], k[1]):
+                if not (c0 <= k[0] <= c1 and r0 <= k[1] <= r1) or (st and not (t0 <= k[2] <= t1)) \
+                        or (accept is not None and not accept(k[0], k[1])):
                     continue
                 if pixels:
+                    pairs = block.arrays[j] or self.pixels(block, j, group)
                     if not st:
                         directory[k] = (pairs.ref, n)
                     yield pairs[n]
                 else:
                     yield tile
 
-        deltas = self.deltas_meeting(ranges)
-        if not deltas:
-            for entry in entries:
-                for _, block, j in self._records(entry, ranges, los, False):
-                    group = block.tiles[j] or self.decoded(entry, block, j)  # (a warm window's tiles: no call)
-                    yield from emit(entry, block, j, group, None)
-            return
+        deltas = DeltaRecords([(index, d.position, d.file, block, j) for d in self._deltas.meeting(ranges)
+                               for index, block, j in self._records(d.file, ranges, los)])
 
-        def base():
-            for entry in entries:
-                for index, block, j in self._records(entry, ranges, los, False):
-                    yield index, 0, entry, block, j
+        def decoded(entry, block, j):
+            return block.tiles[j] or self.decoded(entry, block, j)
 
-        def delta(d):
-            for index, block, j in self._records(d.file, ranges, los, True):
-                yield index, d.position + 1, d.file, block, j
+        def deltas_before(index):  # the tiles of the deltas' indexes below ``index`` (None: all)
+            for group in deltas.before(index):
+                e, b, j = group[0]
+                yield from emit(merge_by_key(group, decoded) if len(group) > 1
+                                else [(e, b, j, n) for n in range(len(decoded(e, b, j)))])
 
-        # (index, rank, ...): at one index the base record comes first, then the deltas in list order;
-        # two items never tie on (index, rank), so the files and blocks behind them are never compared
-        merged = heapq.merge(base(), *(delta(d) for d in deltas))
-        pending = next(merged, None)
-        while pending is not None:
-            index = pending[0]
-            first = pending
-            pending = next(merged, None)
-            if pending is None or pending[0] != index:  # one file holds this index: its tiles as they are
-                _, _, entry, block, j = first
-                group = block.tiles[j] or self.decoded(entry, block, j)
-                yield from emit(entry, block, j, group, None)
+        for entry in entries:
+            df = self.data_file(entry)
+            if len(df.index.keys) == 0:
                 continue
-            at = [first]
-            while pending is not None and pending[0] == index:
-                at.append(pending)
-                pending = next(merged, None)
-            winners = {}  # key -> (entry, block, j, n): a later file's tile replaces an earlier one's in place
-            for _, _, entry, block, j in at:
-                group = block.tiles[j] or self.decoded(entry, block, j)
-                for n, (k, _) in enumerate(group):
-                    winners[k] = (entry, block, j, n)
-            for entry, block, j, n in winners.values():
-                yield from emit(entry, block, j, block.tiles[j], (n,))
+            wanted = set()
+            for lo, hi in ranges:
+                if hi < entry.first_index:
+                    continue
+                i0, i1 = max(df.index.floor(lo), 0), df.index.floor(hi)
+                if i1 < 0:
+                    continue
+                wanted.update(range(i0, i1 + 1))
+            if not wanted:
+                continue
+            order = sorted(wanted)
+            blocks = self.blocks(entry, order)
+            for i in order:
+                block = blocks[i]
+                for j, index in enumerate(block.keys):
+                    r = bisect.bisect_right(los, index) - 1
+                    if r < 0 or index > ranges[r][1]:
+                        continue
+                    if deltas.next is not None and deltas.next <= index:
+                        yield from deltas_before(index)
+                        if deltas.next == index:  # base and deltas hold it: merged, the base's tiles first
+                            yield from emit(merge_by_key([(entry, block, j)] + deltas.take(index), decoded))
+                            continue
+                    group = block.tiles[j] or self.decoded(entry, block, j)  # (a warm window's tiles: no call)
+                    if pixels:
+                        pairs = block.arrays[j] or self.pixels(block, j, group)
+                    for n, (k, tile) in enumerate(group):
+                        if not (c0 <= k[0] <= c1 and r0 <= k[1] <= r1):
+                            continue
+                        if st and not (t0 <= k[2] <= t1):
+                            continue
+                        if accept is not None and not accept(k[0], k[1]):
+                            continue
+                        if pixels:
+                            if not st:
+                                directory[k] = (pairs.ref, n)
+                            yield pairs[n]
+                        else:
+                            yield tile
+        yield from deltas_before(None)
 
 
 def _forget(directory, keys):
