@@ -5,6 +5,7 @@ naming it. The delta versions are made by hand (tests/_deltas.py): a layer's new
 another layer's files listed as deltas."""
 
 import datetime as dt
+import itertools
 import json
 import os
 import random
@@ -30,15 +31,6 @@ def _micros(t):
     return (t - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(microseconds=1)
 
 
-class _Values:
-    """Distinct values, so a tile says which write it came from."""
-
-    def __init__(self):
-        self.n = 0
-
-    def __call__(self):
-        self.n += 1
-        return self.n
 
 
 def _keys(rnd, n, space_time=False, avoid=()):
@@ -71,7 +63,7 @@ def _tile_key(t):
 def _layer_with_deltas(spark, root, name, space_time=False, manifests=False, **opts):
     """A base layer and three delta versions (deltas of 2, 1 and 2 files, each replacing tiles of the
     base and of earlier deltas and inserting new ones). Returns ``(path, models)``: version -> model."""
-    rnd, value = random.Random(name), _Values()
+    rnd, value = random.Random(name), itertools.count(1).__next__  # distinct: a tile says which write made it
     # the first delta inserts the first and last keys: indexes before the base files' first and past their last
     ends = [(0, 0), (23, 19)] if not space_time else [(0, 0, T0), (23, 19, T0 + dt.timedelta(days=5, hours=12))]
     base = _keys(rnd, 140, space_time, avoid=set(ends))
@@ -141,8 +133,7 @@ def _as_model(tiles):
 
 
 def _in_box(model, c0, r0, c1, r1, t0=None, t1=None):
-    return {k: v for k, v in model.items() if c0 <= k[0] <= c1 and r0 <= k[1] <= r1
-            and (t0 is None or t0 <= k[2] <= t1)}
+    return {k: v for k, v in model.items() if c0 <= k[0] <= c1 and r0 <= k[1] <= r1 and (t0 is None or t0 <= k[2] <= t1)}
 
 
 @pytest.mark.parametrize("name", ["z", "z3", "hilbert-manifests"])
@@ -412,6 +403,11 @@ def test_the_tile_server_serves_the_delta_tiles(layers):
                     assert a[0] == b[0]
                     if a[0] == 200:
                         assert json.loads(a[2])["values"] == json.loads(b[2])["values"]
+                        assert "deltas" not in json.loads(b[2])
+            p = sfclayer.open(path)._use_pinned()  # a key in a delta's span: the files asked before the base's
+            col, row = next((c, r) for c in range(7) for r in range(5) if p.deltas_holding(p.key_index.index(c, r)))
+            assert c.json(f"/layers/d/keys/{col}/{row}")["deltas"] == [
+                d.file.name for d in p.deltas_holding(p.key_index.index(col, row))]
         finally:
             c.close()
     finally:

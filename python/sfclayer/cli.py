@@ -738,8 +738,8 @@ def build_parser():
 
     i = sub.add_parser("info", help="summarise a layer's metadata and data files",
                        description="Print a layer's key index, bounds, extent, value columns and counts, the "
-                                   "manifests its version document lists (format 6), and with --files its data "
-                                   "files with their index ranges, records and sizes. Without --files only the "
+                                   "manifests its version document lists (format 6), its delta files (format 7), and "
+                                   "with --files its data files with their index ranges, records and sizes. Without --files only the "
                                    "version document is read, whatever the layer's size.")
     i.add_argument("path", metavar="PATH", help="the layer")
     i.add_argument("--files", action="store_true", help="list the data files too (the first --max-files)")

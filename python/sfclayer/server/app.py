@@ -405,6 +405,9 @@ class TileApp:
                                  + (f" time {request.query_params['time']}" if micros is not None else ""))
         out = {"layer": s.name, "zoom": z, "col": col, "row": row, "index": index, "file": lv.file_of(index),
                "values": tile}
+        deltas = lv.deltas_of(index)
+        if deltas:  # format 7: the delta files asked before the base file
+            out["deltas"] = deltas
         if micros is not None:
             out["time"] = micros
         return _json(out, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})
@@ -415,8 +418,12 @@ class TileApp:
             return _json({"layer": s.name, "zoom": z, "col": col, "row": row, "index": None, "file": None,
                           "inBounds": False})
         index = lv.index(col, row, micros)
-        return _json({"layer": s.name, "zoom": z, "col": col, "row": row, "index": index,
-                      "file": lv.file_of(index), "inBounds": True})
+        out = {"layer": s.name, "zoom": z, "col": col, "row": row, "index": index, "file": lv.file_of(index),
+               "inBounds": True}
+        deltas = lv.deltas_of(index)
+        if deltas:  # format 7: the delta files asked before the base file
+            out["deltas"] = deltas
+        return _json(out)
 
     # ---------------------------------------------------------------------------------------------
     # OGC API – Tiles documents
