@@ -7,6 +7,7 @@ import json
 import os
 
 import fastavro
+import pytest
 
 from sfclayer._manifests import document_files
 
@@ -73,6 +74,18 @@ def decode_group(md, group):
 #: fault-injecting test filesystems of io.sfclayer.testing, which conftest.py puts on the session.
 TEST_JAR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "libs",
                         "sfclayer-bench.jar")
+
+
+def add_delta_version(spark, layer, source):
+    """Publishes a version of ``layer`` whose deltas (format 7) are ``source``'s files (a layer of the same
+    key index, schema and compression), as later tiles replacing earlier ones of the same key; returns the
+    version number. By hand, through io.sfclayer.testing.DeltaVersions in the test jar (``make setup``):
+    a way to make delta versions that does not depend on the writer that writes them."""
+    try:
+        helper = spark._jvm.io.sfclayer.testing.DeltaVersions
+        return int(helper.add(spark.sparkContext._jsc.hadoopConfiguration(), layer, source))
+    except TypeError as e:  # py4j: a JavaPackage, not a class, when the test jar is not on the class path
+        pytest.skip(f"delta versions are built by the test jar ({TEST_JAR}, `make setup`): {e}")
 
 
 @contextlib.contextmanager

@@ -75,6 +75,28 @@ def scratch_pyramid(spark, path, scratch, min_zoom=None):
     sfclayer.pyramid(spark, scratch, resampling="average", min_zoom=min_zoom)
 
 
+def test_a_delta_version_updates_the_pyramid_incrementally(spark, tmp_path):
+    """Tiles a delta file (format 7) replaces or adds are changed tiles, as a rewritten file's are."""
+    from .helpers import add_delta_version
+
+    path = str(tmp_path / "base")
+    write_base(spark, path, [((c, r), tile_pixels(100 * c + r)) for c in range(COLS) for r in range(ROWS)],
+               block_size="256k")
+    assert sfclayer.pyramid(spark, path, block_size="64k") == [0, 1, 2]
+    changed = {(2, 2), (3, 2), (13, 5)}
+    delta = str(tmp_path / "delta")
+    write_base(spark, delta, [(k, tile_pixels(7 + k[0])) for k in sorted(changed)])
+    assert add_delta_version(spark, path, delta) == 2
+    messages = []
+    assert sfclayer.pyramid(spark, path, note=messages.append) == [0, 1, 2]
+    assert len(messages) == 1 and re.fullmatch(
+        f"incremental update from version 1 to 2 of the base: {len(changed)} changed tiles in "
+        r"\d+ added or dropped data files", messages[0]), messages
+    scratch = str(tmp_path / "scratch")
+    scratch_pyramid(spark, path, scratch)
+    assert_same_as_scratch(spark, path, scratch, (0, 1, 2))
+
+
 def test_append_and_delete_rewrite_only_the_parents_of_changed_tiles(spark, tmp_path):
     path = str(tmp_path / "base")
     write_base(spark, path, [((c, r), tile_pixels(100 * c + r)) for c in range(COLS) for r in range(ROWS)],

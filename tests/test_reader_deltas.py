@@ -366,7 +366,8 @@ def test_cli_info_layout_get_and_history_show_the_deltas(spark, layers, tmp_path
     assert cli.main(["info", path]) == 0
     out = capsys.readouterr().out
     assert "format 7" in out
-    assert "deltas       5 delta files added in versions 2, 3, 4" in out, out
+    records = sum(int(d["records"]) for d in _deltas.document(path)["deltas"])
+    assert f"deltas       5 delta files, {records} tiles" in out and "added in versions 2, 3, 4" in out, out
     assert cli.main(["info", "--files", path]) == 0
     out = capsys.readouterr().out
     assert out == jvm  # the JVM's document of the version says the same

@@ -412,11 +412,11 @@ def test_newer_format_version_is_refused_by_name(spark, layer_path):
     sfclayer.write(tiles(spark, 2, 2), layer_path, bounds=(0, 0, 1, 1))
     doc = os.path.join(layer_path, "_sfclayer", "v00000001.json")
     md = helpers.metadata(layer_path)
-    md["formatVersion"] = 7
+    md["formatVersion"] = 8
     os.remove(doc)
     with open(doc, "w") as f:
         json.dump(md, f)
-    with pytest.raises(sfclayer.CorruptLayer, match="format version 7; this sfclayer reads format versions 1..6"):
+    with pytest.raises(sfclayer.CorruptLayer, match="format version 8; this sfclayer reads format versions 1..7"):
         sfclayer.read(spark, layer_path).count()
 
 

@@ -286,10 +286,10 @@ def _info_text(path, md, listed=False):
     deltas = md.get("deltas") or []
     if deltas:
         added = sorted({int(d["addedIn"]) for d in deltas})
-        add(f"deltas       {len(deltas)} delta files added in version{'s' if len(added) > 1 else ''} "
-            f"{', '.join(map(str, added))}: {sum(int(d.get('records', 0)) for d in deltas)} tiles, "
-            f"{human_bytes(sum(int(d.get('dataBytes', 0)) for d in deltas))}, merged over the data files by "
-            f"readers (not in the counts above; docs/FORMAT.md section 11)")
+        add(f"deltas       {len(deltas)} delta files, {sum(int(d['records']) for d in deltas)} tiles, "
+            f"{human_bytes(sum(int(d['dataBytes']) for d in deltas))}, added in version"
+            f"{'s' if len(added) > 1 else ''} {', '.join(map(str, added))} (merged on read over the counts above, "
+            "which are the base files'; docs/FORMAT.md section 11)")
     refs = md.get("manifests")
     if refs is not None:
         levels = 1 + max((int(r["level"]) for r in refs), default=0)

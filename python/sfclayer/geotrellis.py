@@ -351,7 +351,7 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, quiet=None, **write_op
     """
     from . import pyramids as _pyramids
     from ._pyramid_levels import PYRAMID_DIR, _base_metadata, _join
-    from .layer import write
+    from .layer import _tile_count, write
 
     name, zoom = _check_id(name, zoom)
     levels = sorted({int(z) for z in (zooms or ())} - {zoom})
@@ -365,7 +365,7 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, quiet=None, **write_op
     options.update(write_options)
     with _progress.track(spark, f"convert {name} zoom {zoom}", quiet):
         write(df, dest, mode=mode, **options)
-    counts = {zoom: int(_base_metadata(spark, dest)["recordCount"])}
+    counts = {zoom: _tile_count(spark, dest, _base_metadata(spark, dest))}
     if not levels:
         return {"tiles": counts, "options": options}
     # The levels and their document under the pyramid's lease, as a pyramid run writes them: a run or
@@ -382,7 +382,7 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, quiet=None, **write_op
             with _progress.track(spark, f"convert {name} zoom {z}", quiet):
                 write(level_df, level, mode="overwrite", **level_options)
             md = _base_metadata(spark, level)
-            counts[z] = int(md["recordCount"])
+            counts[z] = _tile_count(spark, level, md)
             level_versions[str(z)] = int(md["version"])
         base = _base_metadata(spark, dest)
         doc = {"format": "sfclayer-pyramid", "formatVersion": _pyramids._DOC_VERSION,

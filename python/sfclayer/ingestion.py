@@ -238,7 +238,7 @@ def ingest(spark, sources, path, tms="WebMercatorQuad", zoom=None, resampling="b
                      raster=grid.raster_metadata(first.bands, first.dtype, nodata), **write_options)
     # The committed version's count, not the tasks' (a retried task would count twice); on Spark Connect
     # through sfclayer's relation plugin.
-    tiles = int(json.loads(_jvm.layer_metadata_json(spark, path, files=0))["recordCount"])
+    tiles = _layer._tile_count(spark, path, json.loads(_jvm.layer_metadata_json(spark, path, files=0)))
     return IngestReport(path, grid, srcs, len(tasks), tiles, nodata, time.perf_counter() - t0)
 
 

@@ -36,6 +36,11 @@ class DamagedFile:
     lost : tuple of dict
         Per damaged record: ``offset``, ``index`` (as stored, unverified, or None), ``after`` (the
         last intact index before it) and ``what``.
+    delta_dir : str or None
+        For a delta file (format 7): its directory in the layer (delta and base files can share a
+        name); None for a base file.
+    added_in : int or None
+        For a delta file: the version that added it (the version before it does not list it).
     """
 
     name: str
@@ -45,6 +50,8 @@ class DamagedFile:
     first_offset: object
     problems: tuple
     lost: tuple
+    delta_dir: object = None
+    added_in: object = None
 
     def line(self):
         """One line for a terminal.
@@ -55,7 +62,8 @@ class DamagedFile:
         'part-r-00000-0  SFC indexes 0..99  1 damaged record, first at byte 1234'
         """
         n = self.damaged_records
-        text = f"{self.name}  SFC indexes {self.first_index}..{self.last_index if self.last_index >= 0 else '?'}"
+        text = self.name if self.delta_dir is None else f"delta {self.delta_dir}/{self.name}"
+        text += f"  SFC indexes {self.first_index}..{self.last_index if self.last_index >= 0 else '?'}"
         text += f"  {n} damaged record{'' if n == 1 else 's'}"
         if self.first_offset is not None:
             text += f", first at byte {self.first_offset}"
@@ -124,7 +132,9 @@ class VerifyReport:
                 name=f["name"], first_index=int(f["firstIndex"]), last_index=int(f["lastIndex"]),
                 damaged_records=int(f["damagedRecords"]),
                 first_offset=None if int(f["firstOffset"]) < 0 else int(f["firstOffset"]),
-                problems=tuple(f["problems"]), lost=tuple(f["lost"]))
+                problems=tuple(f["problems"]), lost=tuple(f["lost"]),
+                delta_dir=f.get("dir") if f.get("delta") else None,
+                added_in=int(f["addedIn"]) if f.get("delta") else None)
             for f in d.get("files", []))
         return cls(path=d["layer"], version=d.get("version"), format_version=d.get("formatVersion"),
                    files_checked=int(d.get("filesChecked", 0)), groups_checked=int(d.get("groupsChecked", 0)),
@@ -266,6 +276,16 @@ def repair(spark, path, report=None):
                     "what": f"version document {v} is damaged; version {done['newVersion']} restores version "
                             f"{done['restoredVersion']}"} for v in done["damagedVersions"])
         return RepairReport(path, True, report.version, done["newVersion"], tuple(dropped), report)
+    deltas = [f for f in report.damaged_files if f.delta_dir is not None]
+    if deltas:
+        # FORMAT.md section 11: a damaged delta's version is repaired only by a restore (a rewrite of
+        # base files by name could take a base file of the same name for it)
+        oldest = min(f.added_in for f in deltas)
+        raise CorruptLayer(f"cannot repair layer {path} version {report.version}: delta file "
+                           f"{deltas[0].delta_dir}/{deltas[0].name} (added in version {deltas[0].added_in}) is damaged; "
+                           f"a version whose delta is damaged is repaired by restoring one that does not list it: "
+                           f"`sfclayer restore {path} --version {oldest - 1}` (check it first with "
+                           f"`sfclayer verify {path} --version {oldest - 1}`)")
     dropped = []
     for f in report.damaged_files:
         for d in f.lost:

@@ -248,6 +248,14 @@ def read(spark, path, bbox=None, keys=None, time=None, version=None, as_of=None,
     return df
 
 
+def _tile_count(spark, path, md):
+    """The tiles of the layer version whose document is ``md``: its ``recordCount``, which counts base files
+    only, unless the version has delta files (format 7, FORMAT.md section 11), which are merged by a read."""
+    if not md.get("deltas"):
+        return int(md["recordCount"])
+    return read(spark, path, version=int(md["version"])).count()
+
+
 @functools.lru_cache(maxsize=64)
 def _parsed_schema(text):
     """fastavro's parsed form of a tile schema (JSON text), parsed once per schema in a process."""

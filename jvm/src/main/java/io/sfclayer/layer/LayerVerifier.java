@@ -51,6 +51,8 @@ public final class LayerVerifier {
         /** A delta file's directory (format 7), null for base files (named by their name alone, as before). */
         public String dir;
         public boolean delta;
+        /** A delta file's {@code addedIn}: the version before it is the newest that does not list it. */
+        public long addedIn;
         public long firstIndex;
         public long lastIndex;
         public long groups;
@@ -67,6 +69,7 @@ public final class LayerVerifier {
             if (delta) {
                 m.put("dir", dir);
                 m.put("delta", true);
+                m.put("addedIn", addedIn);
             }
             m.put("firstIndex", firstIndex);
             m.put("lastIndex", lastIndex);
@@ -98,6 +101,7 @@ public final class LayerVerifier {
         final String compression;
         /** A delta file's directory (format 7), else null. */
         String deltaDir;
+        long addedIn;
 
         FileCheck(DataFileEntry entry, long nextFirst, String path, LayerMetadata md) {
             this.entry = entry;
@@ -115,6 +119,7 @@ public final class LayerVerifier {
             if (deltaDir != null) {
                 r.delta = true;
                 r.dir = deltaDir;
+                r.addedIn = addedIn;
             }
             return r;
         }
@@ -202,6 +207,7 @@ public final class LayerVerifier {
             FileCheck c = new FileCheck(deltas.entry(d), last == Long.MAX_VALUE ? last : last + 1,
                 deltas.path(d).toString(), md);
             c.deltaDir = deltas.get(d).file.dir;
+            c.addedIn = deltas.get(d).addedIn;
             checks.add(c);
         }
         List<FileReport> files = checks.isEmpty() ? List.of()
