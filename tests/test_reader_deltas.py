@@ -306,6 +306,8 @@ def test_a_damaged_delta_file_is_corrupt_layer_naming_it(layers, tmp_path, where
                     layer.get(*k)
             else:
                 layer.get(*key)
+        got = layer.get_many(list(models[4]), errors_as_values=True)  # the damage in place of those it hides
+        assert any(isinstance(g, CorruptLayer) and entry["name"] in str(g) for g in got)
     with sfclayer.open(path, version=1) as before:  # versions that do not list it read
         assert _as_model(before.query()) == models[1]
 
