@@ -2,8 +2,9 @@
 
 :class:`DeltaFiles` finds the deltas a look-up asks (those whose span holds its index, newest first)
 and those a scan reads (whose span meets its ranges); :class:`DeltaRecords` holds the records a scan
-read from them, sorted by index and list position, for :meth:`~sfclayer.reader.version.PinnedVersion.scan`
-to interleave with the base files' records; :func:`merge_by_key` merges the records at one index.
+read from them (:func:`file_records`), sorted by index and list position, for
+:meth:`~sfclayer.reader.version.PinnedVersion.scan` to interleave with the base files' records;
+:func:`merge_by_key` merges the records at one index.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import bisect
 
 from .documents import DeltaFile
 
-__all__ = ["DeltaFiles", "DeltaRecords", "merge_by_key"]
+__all__ = ["DeltaFiles", "DeltaRecords", "file_records", "merge_by_key"]
 
 
 class DeltaFiles:
@@ -86,3 +87,28 @@ def merge_by_key(records, decoded):
         for n, (k, _) in enumerate(decoded(entry, block, j)):
             winners[k] = (entry, block, j, n)
     return winners.values()
+
+
+def file_records(pinned, entry, ranges, los):
+    """``(index, block, j)`` of a delta file's records inside ``ranges`` (``los`` their starts), in index
+    order, its blocks read at once through ``pinned`` (the :class:`~sfclayer.reader.version.PinnedVersion`:
+    its checked index and block cache): what :meth:`~sfclayer.reader.version.PinnedVersion.scan` does
+    inline for base files."""
+    df = pinned.data_file(entry)
+    wanted = set()
+    for lo, hi in ranges:
+        if hi < entry.first_index or entry.last_index < lo:
+            continue
+        i0, i1 = max(df.index.floor(lo), 0), df.index.floor(hi)
+        if i1 >= 0:
+            wanted.update(range(i0, i1 + 1))
+    if not wanted or len(df.index.keys) == 0:
+        return
+    order = sorted(wanted)
+    blocks = pinned.blocks(entry, order)
+    for i in order:
+        block = blocks[i]
+        for j, index in enumerate(block.keys):
+            r = bisect.bisect_right(los, index) - 1
+            if r >= 0 and index <= ranges[r][1]:
+                yield index, block, j

@@ -30,7 +30,7 @@ from ..errors import CorruptLayer
 from .bloom import BloomFilter
 from .cache import ByteLRU
 from .datafile import DataFile, FileEntry
-from .deltas import DeltaFiles, DeltaRecords, merge_by_key
+from .deltas import DeltaFiles, DeltaRecords, file_records, merge_by_key
 from .documents import DeltaFile, Document, ManifestTree
 from .source import LocalSource
 
@@ -349,32 +349,6 @@ class PinnedVersion:
                 out.append(pairs[hit[1]])
         return out
 
-    def _records(self, entry: FileEntry, ranges, los):
-        """``(index, block, j)`` of a file's records inside ``ranges``, in index order (its blocks read at once):
-        the merge's inputs (:meth:`scan` of base files alone inlines this)."""
-        df = self.data_file(entry)
-        if len(df.index.keys) == 0:
-            return
-        wanted = set()
-        for lo, hi in ranges:
-            if hi < entry.first_index or (0 <= entry.last_index < lo):
-                continue
-            i0, i1 = max(df.index.floor(lo), 0), df.index.floor(hi)
-            if i1 < 0:
-                continue
-            wanted.update(range(i0, i1 + 1))
-        if not wanted:
-            return
-        order = sorted(wanted)
-        blocks = self.blocks(entry, order)
-        for i in order:
-            block = blocks[i]
-            for j, index in enumerate(block.keys):
-                r = bisect.bisect_right(los, index) - 1
-                if r < 0 or index > ranges[r][1]:
-                    continue
-                yield index, block, j
-
     def scan(self, box, ranges, accept=None, pixels=False):
         """Tiles whose key lies in ``box`` ``(c0, r0, c1, r1, t0, t1)`` within the SFC ``ranges``, in index order.
 
@@ -418,7 +392,7 @@ class PinnedVersion:
                     yield tile
 
         deltas = DeltaRecords([(index, d.position, d.file, block, j) for d in self._deltas.meeting(ranges)
-                               for index, block, j in self._records(d.file, ranges, los)])
+                               for index, block, j in file_records(self, d.file, ranges, los)])
 
         def decoded(entry, block, j):
             return block.tiles[j] or self.decoded(entry, block, j)

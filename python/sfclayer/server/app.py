@@ -403,11 +403,8 @@ class TileApp:
         if tile is None:
             raise HttpError(404, f"layer {s.name} has no tile at key ({col}, {row})"
                                  + (f" time {request.query_params['time']}" if micros is not None else ""))
-        out = {"layer": s.name, "zoom": z, "col": col, "row": row, "index": index, "file": lv.file_of(index),
+        out = {"layer": s.name, "zoom": z, "col": col, "row": row, "index": index, **lv.files_of(index),
                "values": tile}
-        deltas = lv.deltas_of(index)
-        if deltas:  # format 7: the delta files asked before the base file
-            out["deltas"] = deltas
         if micros is not None:
             out["time"] = micros
         return _json(out, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})
@@ -418,12 +415,8 @@ class TileApp:
             return _json({"layer": s.name, "zoom": z, "col": col, "row": row, "index": None, "file": None,
                           "inBounds": False})
         index = lv.index(col, row, micros)
-        out = {"layer": s.name, "zoom": z, "col": col, "row": row, "index": index, "file": lv.file_of(index),
-               "inBounds": True}
-        deltas = lv.deltas_of(index)
-        if deltas:  # format 7: the delta files asked before the base file
-            out["deltas"] = deltas
-        return _json(out)
+        return _json({"layer": s.name, "zoom": z, "col": col, "row": row, "index": index,
+                      **lv.files_of(index), "inBounds": True})
 
     # ---------------------------------------------------------------------------------------------
     # OGC API – Tiles documents

@@ -177,11 +177,12 @@ class ServedLayer:
         """The key's space-filling-curve index."""
         return int(self.key_index.index(col, row, time_micros if self.space_time else None))
 
-    def deltas_of(self, index):
-        """Names of the delta files (format 7) whose span holds ``index``, newest first: they are asked
-        before :meth:`file_of`'s base file (docs/FORMAT.md section 11)."""
+    def files_of(self, index):
+        """``{"file": file_of(index)}``, plus ``"deltas"``: the names of the delta files (format 7) whose span
+        holds ``index``, newest first, asked before that base file (docs/FORMAT.md section 11), if any."""
         deltas = self.metadata.get("deltas") or []  # the version document lists them (never in manifests)
-        return [d["name"] for d in reversed(deltas) if int(d["firstIndex"]) <= index <= int(d["lastIndex"])]
+        held = [d["name"] for d in reversed(deltas) if int(d["firstIndex"]) <= index <= int(d["lastIndex"])]
+        return {"file": self.file_of(index), "deltas": held} if held else {"file": self.file_of(index)}
 
     def file_of(self, index):
         """The name of the data file whose index range holds ``index``, or None."""
