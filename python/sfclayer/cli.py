@@ -317,6 +317,16 @@ def _info_text(path, md, listed=False):
         for i, f in enumerate(files):
             add(f"{i:>4}  {f['name']:<{w}}  {f['firstIndex']:>{iw}}  {f['lastIndex']:>{iw}}  "
                 f"{f.get('records', '?'):>8}  {human_bytes(f.get('dataBytes', 0)):>10}")
+    if deltas:  # every one: compaction bounds their number
+        add("")
+        add("delta files, in the order they were added (a later one's tile replaces an earlier one's):")
+        w = max(len(f"{d['dir']}/{d['name']}") for d in deltas)
+        iw = max(len("first index"), max(len(str(d["lastIndex"])) for d in deltas))
+        add(f"{'#':>4}  {'added in':>8}  {'file':<{w}}  {'first index':>{iw}}  {'last index':>{iw}}  {'records':>8}  "
+            f"{'size':>10}")
+        for i, d in enumerate(deltas):
+            add(f"{i:>4}  {d['addedIn']:>8}  {d['dir'] + '/' + d['name']:<{w}}  {d['firstIndex']:>{iw}}  "
+                f"{d['lastIndex']:>{iw}}  {d.get('records', '?'):>8}  {human_bytes(d.get('dataBytes', 0)):>10}")
     return "\n".join(out)
 
 
@@ -536,7 +546,8 @@ def _cmd_layout(args, spark_factory):
                 spark.stop()
     info = pictures.layout_picture(md, out, present=present, time=args.time, curve=args.curve)
     rows, cols = info["grid_shape"]
-    print(f"{os.path.abspath(out)}: {info['files']} data files over {cols} × {rows} tiles"
+    deltas = f" and {info['deltas']} delta files (dashed: their spans)" if info.get("deltas") else ""
+    print(f"{os.path.abspath(out)}: {info['files']} data files{deltas} over {cols} × {rows} tiles"
           + (f" (every {info['step']}th tile)" if info["step"] > 1 else ""))
     return 0
 
@@ -727,8 +738,8 @@ def build_parser():
 
     i = sub.add_parser("info", help="summarise a layer's metadata and data files",
                        description="Print a layer's key index, bounds, extent, value columns and counts, the "
-                                   "manifests its version document lists (format 6), and with --files its data "
-                                   "files with their index ranges, records and sizes. Without --files only the "
+                                   "manifests its version document lists (format 6), its delta files (format 7), and "
+                                   "with --files its data files with their index ranges, records and sizes. Without --files only the "
                                    "version document is read, whatever the layer's size.")
     i.add_argument("path", metavar="PATH", help="the layer")
     i.add_argument("--files", action="store_true", help="list the data files too (the first --max-files)")

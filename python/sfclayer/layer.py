@@ -456,7 +456,8 @@ class Layer:
         -------
         dict
             The version document: key index, schemas, counts and, for format 6, ``manifests`` (the
-            references to its manifests, with their index spans and totals).
+            references to its manifests, with their index spans and totals); for format 7, ``deltas``
+            (its delta files, each a ``files`` entry plus ``addedIn``, which the counts leave out).
         """
         self._require_open()
         if self._metadata is not None and files == 0:

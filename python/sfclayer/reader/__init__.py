@@ -5,7 +5,7 @@
 Azure), :mod:`~sfclayer.reader.documents` (version documents, the newest version, manifests),
 :mod:`~sfclayer.reader.datafile` (MapFile indexes and checked records), :mod:`~sfclayer.reader.bloom`,
 :mod:`~sfclayer.reader.cache` (the byte-sized LRU, fork hooks), :mod:`~sfclayer.reader.version` (one
-pinned version: look-ups, scans, decoded blocks), :mod:`~sfclayer.reader.pyramid` (zoom levels) and
+pinned version: look-ups, scans, decoded blocks), :mod:`~sfclayer.reader.deltas` (format 7 delta files), :mod:`~sfclayer.reader.pyramid` (zoom levels) and
 :mod:`~sfclayer.reader.layer`.
 """
 

@@ -1,5 +1,5 @@
-"""The commit log of a layer read in-process: version documents, the newest one, manifests
-(docs/FORMAT.md sections 5, 6, 9 and 10).
+"""The commit log of a layer read in-process: version documents, the newest one, manifests, delta files
+(docs/FORMAT.md sections 5, 6, 9, 10 and 11).
 
 Every document and manifest is checked before it is used (its CRC32C trailer from format 3 on, its
 format version, its fields), and damage raises :class:`~sfclayer.errors.CorruptLayer` naming it, with
@@ -17,15 +17,19 @@ import os
 import re
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 
 from ..errors import CorruptLayer, LayerNotFound, UnsupportedFormat
 from .datafile import FileEntry, crc32c
 from .source import LocalSource
 
-__all__ = ["MAX_FORMAT_VERSION", "VersionLog", "Document", "ManifestTree", "check_trailer"]
+__all__ = ["MAX_FORMAT_VERSION", "VersionLog", "Document", "DeltaFile", "ManifestTree", "check_trailer"]
 
 #: The newest format version this reader reads (docs/FORMAT.md).
-MAX_FORMAT_VERSION = 6
+MAX_FORMAT_VERSION = 7
+#: The first format whose documents list manifests (section 10), and the one of delta files (section 11).
+MANIFEST_FORMAT_VERSION = 6
+DELTA_FORMAT_VERSION = 7
 LOG_DIR = "_sfclayer"
 HINT = f"{LOG_DIR}/_last_version"
 _VERSION_FILE = re.compile(r"^v(\d{8,})\.json$")
@@ -54,8 +58,53 @@ def _micros(iso: str) -> int:
     return (t - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)) // _dt.timedelta(microseconds=1)
 
 
+@dataclass(frozen=True)
+class DeltaFile:
+    """One entry of a format 7 document's ``deltas`` (section 11): a data file and the version that added it.
+
+    ``position`` is its place in the list (oldest first): at a key held by several files, the base
+    file's tile comes first, then each delta's in this order, a later one replacing an earlier one.
+    """
+
+    file: FileEntry
+    added_in: int
+    position: int
+
+    @classmethod
+    def from_json(cls, m, position: int, document_format: int) -> "DeltaFile":
+        if not isinstance(m, dict):
+            raise CorruptLayer(f"deltas entry {position} is not an object")
+        added = m.get("addedIn")
+        if isinstance(added, bool) or not isinstance(added, int) or added < 1:
+            raise CorruptLayer(f"deltas entry {m.get('name')}: field 'addedIn' is missing or not a version number")
+        return cls(FileEntry.from_json(m, None, document_format), added, position)
+
+    @staticmethod
+    def check_order(deltas: "list[DeltaFile]", version: int) -> str | None:
+        """None when ``deltas`` follow section 11's order rules (as the JVM's ``DeltaFile.checkOrder``), else
+        what is wrong: ``addedIn`` never decreases and is at most ``version``; one version's files are sorted
+        by first index with disjoint spans."""
+        prev = None
+        for d in deltas:
+            f = d.file
+            if f.last_index < f.first_index:
+                return f"delta {f.id} ends ({f.last_index}) before it starts"
+            if d.added_in > version:
+                return f"delta {f.id} says it was added in version {d.added_in}, after the document's version {version}"
+            if prev is not None:
+                if d.added_in < prev.added_in:
+                    return f"deltas {prev.file.id} and {f.id} are not in the order they were added"
+                if d.added_in == prev.added_in and f.first_index <= prev.file.last_index:
+                    return f"deltas {prev.file.id} and {f.id} of one version are not sorted and disjoint"
+            prev = d
+        return None
+
+
 class Document:
-    """One parsed, checked version document: the raw JSON (``doc``) and what reading needs from it."""
+    """One parsed, checked version document: the raw JSON (``doc``) and what reading needs from it.
+
+    ``files``: the base files (None when the document lists manifests); ``deltas``: its delta files
+    (format 7), oldest first, empty without."""
 
     def __init__(self, doc: dict, source: str, layer: str):
         self.doc = doc
@@ -69,6 +118,15 @@ class Document:
             fv, data_dir = self.format_version, doc.get("dataDir")
             self.files = sorted((FileEntry.from_json(f, data_dir, fv) for f in doc["files"]),
                                 key=lambda f: f.first_index)
+        deltas = doc.get("deltas") or []
+        if not isinstance(deltas, list):
+            raise CorruptLayer("field 'deltas' is not a list")
+        if deltas and self.format_version < DELTA_FORMAT_VERSION:
+            raise CorruptLayer(f"it lists deltas but says format version {self.format_version}")
+        self.deltas: list[DeltaFile] = [DeltaFile.from_json(d, i, self.format_version) for i, d in enumerate(deltas)]
+        bad = DeltaFile.check_order(self.deltas, self.version)
+        if bad is not None:
+            raise CorruptLayer(bad)
 
     @classmethod
     def parse(cls, data: bytes, source: str, layer: str, version: int) -> "Document":
@@ -98,13 +156,13 @@ class Document:
         if fv >= 3 and "checksum" not in doc:
             raise _damaged(f"version document {source} is damaged: format version {fv} but no checksum", layer, version)
         if "manifests" in doc:
-            if fv < 6 or "files" in doc:
+            if fv < MANIFEST_FORMAT_VERSION or "files" in doc:
                 raise _damaged(f"bad layer metadata in {source}: it lists manifests but says format version {fv}"
                                + (" and lists files too" if "files" in doc else ""), layer, version)
             if sum(int(r["fileCount"]) for r in doc["manifests"]) != int(doc["fileCount"]):
                 raise _damaged(f"bad layer metadata in {source}: its manifests hold a different number of files "
                                f"than fileCount {doc['fileCount']}", layer, version)
-        elif fv >= 6:
+        elif fv == MANIFEST_FORMAT_VERSION:  # format 7 (deltas) lists its base files either way
             raise _damaged(f"bad layer metadata in {source}: field 'manifests' is missing", layer, version)
         elif fv >= 2 and doc.get("files") is None:
             raise _damaged(f"bad layer metadata in {source}: field 'files' is missing", layer, version)

@@ -121,7 +121,8 @@ class LocalLayer(Layer):
 
     @property
     def metadata(self):
-        """The pinned version's document with every data file in ``files`` (format 6: read from its manifests)."""
+        """The pinned version's document with every base data file in ``files`` (format 6: read from its
+        manifests); a format 7 version's delta files are its ``deltas``."""
         if self._metadata is None:
             p = self._use_pinned()
             md = dict(p.document.doc)

@@ -5,6 +5,11 @@ keyed by the file's identity: files are immutable) and decoded *blocks* (the rec
 entries, ``indexInterval`` groups, each decoded on first use; per layer, sized in bytes). A warm
 look-up or window reads nothing; a cold one reads the file's index once, then one byte range of
 ``data`` per block run.
+
+A format 7 version's delta files (docs/FORMAT.md section 11) are read as its base files are, checked
+the same way and cached under their own paths: a look-up asks the deltas whose span holds the index,
+newest first, then the base file; a box scan merges the base files with every delta meeting its ranges
+by index, a later file's tile replacing an earlier one's of the same key.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from ..errors import CorruptLayer
 from .bloom import BloomFilter
 from .cache import ByteLRU
 from .datafile import DataFile, FileEntry
-from .documents import Document, ManifestTree
+from .deltas import DeltaFiles, DeltaRecords, file_records, merge_by_key
+from .documents import DeltaFile, Document, ManifestTree
 from .source import LocalSource
 
 __all__ = ["PinnedVersion", "INDEXES"]
@@ -105,6 +111,8 @@ class PinnedVersion:
             files = self._listed_files(doc)
         self._files = files
         self._firsts = [f.first_index for f in files] if files is not None else None
+        self.deltas: list[DeltaFile] = document.deltas
+        self._deltas = DeltaFiles(document.deltas)
         self._grid = None
         self._ranges = ByteLRU(1 << 20)  # key box -> its SFC ranges: a warm window or count repeats its box
         # (col, row) -> (weak reference to a cached _Pixels, position): where a warm window finds its tiles
@@ -176,7 +184,12 @@ class PinnedVersion:
         i1 = bisect.bisect_right(self._firsts, hi)
         return self._files[i0:i1]
 
+    def deltas_holding(self, index: int) -> list[DeltaFile]:
+        """The deltas whose span holds ``index``, newest first (one per version at most: section 11)."""
+        return self._deltas.holding(index)
+
     def all_files(self) -> list[FileEntry]:
+        """The base files (a format 7 version's deltas are :attr:`deltas`)."""
         return self._tree.files() if self._tree is not None else list(self._files)
 
     def described_files(self) -> list[FileEntry]:
@@ -281,10 +294,21 @@ class PinnedVersion:
         if not self.in_bounds(col, row, micros):
             return None
         index = self.key_index.index(col, row, micros) if self.space_time else self.key_index.index(col, row)
+        key = (col, row, micros) if self.space_time else (col, row)
+        if self.deltas:
+            for d in self.deltas_holding(index):  # newest first: the first that holds the key answers
+                # every look-up in its span asks a delta: its filter (read once, on object stores too)
+                # answers most misses before its index or data is read
+                bf = self.bloom(d.file)
+                if bf is not None and not bf.might_contain(index):
+                    self.bloom_skips += 1
+                    continue
+                tile = self._find(d.file, index, key)
+                if tile is not None:
+                    return tile
         entry = self.file_for(index)
         if entry is None:
             return None
-        key = (col, row, micros) if self.space_time else (col, row)
         return self._find(entry, index, key)
 
     def _find(self, entry, index, key):
@@ -353,7 +377,13 @@ class PinnedVersion:
         """Tiles whose key lies in ``box`` ``(c0, r0, c1, r1, t0, t1)`` within the SFC ``ranges``, in index order.
 
         ``accept``: an extra test of ``(col, row)`` (a geometry's tile cover). ``pixels``: yield
-        ``(tile, pixels)`` pairs, the pixels a cached ``raster.to_numpy`` view (raster layers)."""
+        ``(tile, pixels)`` pairs, the pixels a cached ``raster.to_numpy`` view (raster layers).
+
+        Delta files meeting the ranges (section 11) are read first, their records sorted by index and
+        list position, and interleaved with the base files' records as these stream by: an index held by
+        several files yields its tiles merged by key (the base's first, then each delta's in list order,
+        a later tile replacing an earlier one in its place). Base records between deltas' cost one
+        comparison more than without deltas."""
         c0, r0, c1, r1, t0, t1 = box
         if not ranges:
             return
@@ -367,10 +397,39 @@ class PinnedVersion:
                     entries.append(e)
         entries.sort(key=lambda e: e.first_index)
         st = self.space_time
+        directory = self._directory
+
+        def emit(picked):
+            # ``(entry, block, j, n)`` tiles that the box and ``accept`` take (the merge's rare path)
+            for entry, block, j, n in picked:
+                group = decoded(entry, block, j)
+                k, tile = group[n]
+                if not (c0 <= k[0] <= c1 and r0 <= k[1] <= r1) or (st and not (t0 <= k[2] <= t1)) \
+                        or (accept is not None and not accept(k[0], k[1])):
+                    continue
+                if pixels:
+                    pairs = block.arrays[j] or self.pixels(block, j, group)
+                    if not st:
+                        directory[k] = (pairs.ref, n)
+                    yield pairs[n]
+                else:
+                    yield tile
+
+        deltas = DeltaRecords([(index, d.position, d.file, block, j) for d in self._deltas.meeting(ranges)
+                               for index, block, j in file_records(self, d.file, ranges, los)])
+
+        def decoded(entry, block, j):
+            return block.tiles[j] or self.decoded(entry, block, j)
+
+        def deltas_before(index):  # the tiles of the deltas' indexes below ``index`` (None: all)
+            for group in deltas.before(index):
+                e, b, j = group[0]
+                yield from emit(merge_by_key(group, decoded) if len(group) > 1
+                                else [(e, b, j, n) for n in range(len(decoded(e, b, j)))])
+
         for entry in entries:
             df = self.data_file(entry)
-            keys = df.index.keys
-            if len(keys) == 0:
+            if len(df.index.keys) == 0:
                 continue
             wanted = set()
             for lo, hi in ranges:
@@ -390,6 +449,11 @@ class PinnedVersion:
                     r = bisect.bisect_right(los, index) - 1
                     if r < 0 or index > ranges[r][1]:
                         continue
+                    if deltas.next is not None and deltas.next <= index:
+                        yield from deltas_before(index)
+                        if deltas.next == index:  # base and deltas hold it: merged, the base's tiles first
+                            yield from emit(merge_by_key([(entry, block, j)] + deltas.take(index), decoded))
+                            continue
                     group = block.tiles[j] or self.decoded(entry, block, j)  # (a warm window's tiles: no call)
                     if pixels:
                         pairs = block.arrays[j] or self.pixels(block, j, group)
@@ -402,10 +466,11 @@ class PinnedVersion:
                             continue
                         if pixels:
                             if not st:
-                                self._directory[k] = (pairs.ref, n)
+                                directory[k] = (pairs.ref, n)
                             yield pairs[n]
                         else:
                             yield tile
+        yield from deltas_before(None)
 
 
 def _forget(directory, keys):

@@ -432,7 +432,7 @@ class TileApp:
         if tile is None:
             raise HttpError(404, f"layer {s.name} has no tile at key ({col}, {row})"
                                  + (f" time {request.query_params['time']}" if micros is not None else ""))
-        out = {"layer": s.name, "zoom": z, "col": col, "row": row, "index": index, "file": lv.file_of(index),
+        out = {"layer": s.name, "zoom": z, "col": col, "row": row, "index": index, **lv.files_of(index),
                "values": tile}
         if micros is not None:
             out["time"] = micros
@@ -445,7 +445,7 @@ class TileApp:
                           "inBounds": False})
         index = lv.index(col, row, micros)
         return _json({"layer": s.name, "zoom": z, "col": col, "row": row, "index": index,
-                      "file": lv.file_of(index), "inBounds": True})
+                      **lv.files_of(index), "inBounds": True})
 
     # ---------------------------------------------------------------------------------------------
     # OGC API – Tiles documents

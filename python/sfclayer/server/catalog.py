@@ -177,6 +177,13 @@ class ServedLayer:
         """The key's space-filling-curve index."""
         return int(self.key_index.index(col, row, time_micros if self.space_time else None))
 
+    def files_of(self, index):
+        """``{"file": file_of(index)}``, plus ``"deltas"``: the names of the delta files (format 7) whose span
+        holds ``index``, newest first, asked before that base file (docs/FORMAT.md section 11), if any."""
+        deltas = self.metadata.get("deltas") or []  # the version document lists them (never in manifests)
+        held = [d["name"] for d in reversed(deltas) if int(d["firstIndex"]) <= index <= int(d["lastIndex"])]
+        return {"file": self.file_of(index), "deltas": held} if held else {"file": self.file_of(index)}
+
     def file_of(self, index):
         """The name of the data file whose index range holds ``index``, or None."""
         if self._files is None:  # (threads racing here build the same pair; each assigns it whole)
@@ -232,7 +239,8 @@ class ServedLayer:
             "spaceTime": self.space_time,
             "keyIndex": md.get("keyIndex"),
             "recordCount": md.get("recordCount"),
-            "fileCount": md.get("fileCount"),
+            "fileCount": md.get("fileCount"),  # the base files (recordCount too); format 7 adds delta files:
+            "deltaFileCount": len(md.get("deltas") or []),
             "valueColumns": self.value_columns,
             "pixelLayout": self.pixel_layout,
             "raster": md.get("raster"),

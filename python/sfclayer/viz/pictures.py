@@ -324,7 +324,8 @@ def layout_picture(metadata, out, *, present=None, time=None, background=None, b
     Returns
     -------
     dict
-        ``path``, ``files`` (number of data files), ``grid_shape`` (rows, cols drawn), ``step``.
+        ``path``, ``files`` (number of data files), ``deltas`` (number of delta files, format 7: their
+        index spans drawn dashed), ``grid_shape`` (rows, cols drawn), ``step``.
     """
     plt = _pyplot()
     from matplotlib.collections import LineCollection
@@ -365,6 +366,21 @@ def layout_picture(metadata, out, *, present=None, time=None, background=None, b
         if segs:
             ax.add_collection(LineCollection(segs, colors="black", linewidths=1.2 if max(gh, gw) <= 80 else 0.6,
                                              zorder=3))
+
+    deltas = metadata.get("deltas") or []
+    if deltas:  # format 7: the cells whose index a delta file's span holds (docs/FORMAT.md section 11)
+        cc, rr = np.meshgrid(cols, rows)
+        times = None
+        if ki.is_space_time:
+            times = np.full(cc.shape, ki.time_bounds.min_micros if time is None else int(time), dtype=np.int64)
+        idx = ki.index_array(cc, rr, times)
+        spans = np.zeros(idx.shape, dtype=bool)
+        for d in deltas:
+            spans |= (idx >= int(d["firstIndex"])) & (idx <= int(d["lastIndex"]))
+        segs = _borders(np.where(spans, 0, -1), extent) if spans.any() else []
+        if segs:
+            ax.add_collection(LineCollection(segs, colors="#d6007e", linewidths=1.6, linestyles="--", zorder=5,
+                                             label=f"spans of the {len(deltas)} delta files"))
 
     draw_curve = curve if curve is not None else max(gh, gw) <= MAX_PATH_CELLS
     if draw_curve and step == 1:
@@ -418,6 +434,10 @@ def layout_picture(metadata, out, *, present=None, time=None, background=None, b
         b = ki.bounds
         title = (f"{n} data files over {b.width} × {b.height} tiles ({_KIND_NAMES.get(ki.kind, ki.kind)}), "
                  f"{metadata.get('recordCount', '?')} tiles, {human_bytes(metadata.get('dataBytes', 0))}")
+        if deltas:
+            added = sorted({int(d["addedIn"]) for d in deltas})
+            title += (f"\n+ {len(deltas)} delta files added in version{'s' if len(added) > 1 else ''} "
+                      f"{', '.join(map(str, added))}, merged over them (dashed: their spans)")
         if read is not None:
             title += f"\nthe query box (red) read the {len(read & set(names))} files in yellow labels; the other {n - len(read & set(names))} were pruned by name"
         if step > 1:
@@ -435,7 +455,7 @@ def layout_picture(metadata, out, *, present=None, time=None, background=None, b
         fig.tight_layout()
     fig.savefig(out, dpi=dpi)
     plt.close(fig)
-    return {"path": out, "files": n, "grid_shape": grid.shape, "step": step}
+    return {"path": out, "files": n, "deltas": len(deltas), "grid_shape": grid.shape, "step": step}
 
 
 def region_picture(image, extent, out, *, query_box=None, tile_boxes=None, points=None, title=None,

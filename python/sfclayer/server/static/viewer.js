@@ -92,7 +92,9 @@
       var url = base + "layers/" + encodeURIComponent(info.name) + "/keys/" + col + "/" + row + "?z=" + z +
         (micros == null ? "" : "&time=" + encodeURIComponent(iso(micros)));
       fetch(url).then(function (r) { return r.json(); }).then(function (k) {
-        keyCache[id] = k.inBounds ? ("in " + (k.file || "no file") + " (index " + k.index + ")") : "(outside the layer)";
+        keyCache[id] = k.inBounds ? ("in " + (k.file || "no file") +
+          (k.deltas ? " + " + k.deltas.length + " delta file" + (k.deltas.length > 1 ? "s" : "") : "") +
+          " (index " + k.index + ")") : "(outside the layer)";
         if (box.dataset.col == col && box.dataset.row == row) box.textContent = label + " " + keyCache[id];
       });
     }, 120);
