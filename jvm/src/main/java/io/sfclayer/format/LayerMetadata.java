@@ -117,6 +117,15 @@ public final class LayerMetadata implements Serializable {
      * outside the base files ({@link #files} or {@link #manifests}) and their totals. Empty: none.
      */
     public List<DeltaFile> deltas = new ArrayList<>();
+    /** Operation field {@code "delta": true} (section 11): an append that wrote delta files, not base files. */
+    public boolean deltaAppend;
+    /** Operation field {@code "auto": true}: a compaction an append started ({@code compactAfterDeltas}). */
+    public boolean autoCompact;
+    /**
+     * Ids among {@link #removedFiles} that are deltas a folding update folded (not base files: a version
+     * with manifests removes only the others from them). Not in the document; set by the writer.
+     */
+    public transient java.util.Set<String> foldedDeltas;
     /** What made this version: write (a first write), overwrite, append, delete, compact. */
     public String operation = "write";
     /** The version this one was based on (-1: none, as for a first write or a version 1 document). */
@@ -221,6 +230,12 @@ public final class LayerMetadata implements Serializable {
             op.put("removedFiles", removedFiles);
             op.put("changedRanges", changedRanges);
             op.put("metrics", metrics);
+            if (deltaAppend) {
+                op.put("delta", true);
+            }
+            if (autoCompact) {
+                op.put("auto", true);
+            }
             if (txn != null) {
                 Map<String, Object> t = new LinkedHashMap<>();
                 t.put("appId", txn.appId);
@@ -470,6 +485,8 @@ public final class LayerMetadata implements Serializable {
                 md.operation = String.valueOf(op.getOrDefault("name", "write"));
                 Object rv = op.get("readVersion");
                 md.readVersion = rv instanceof Number ? ((Number) rv).longValue() : -1;
+                md.deltaAppend = Boolean.TRUE.equals(op.get("delta"));
+                md.autoCompact = Boolean.TRUE.equals(op.get("auto"));
                 @SuppressWarnings("unchecked")
                 List<Object> removed = (List<Object>) op.getOrDefault("removedFiles", List.of());
                 for (Object r : removed) {

@@ -163,7 +163,13 @@ public final class SfcLayerWrite {
             encode.reportingTo(job);
             job.maxGroupBytes = opts.maxGroupBytes;
             job.txn = opts.txn;
-            long small = opts.smallAppendBytes > 0 && estimatedBytes(data) <= opts.smallAppendBytes ? opts.smallAppendBytes : 0;
+            long estimate = estimatedBytes(data);
+            job.deltas = opts.deltas.withEstimatedBytes(estimate);
+            List<Tuple2<Long, byte[]>> local = LocalAppend.records(data, encode, job);
+            if (local != null) {
+                return SfcLayerUpdate.appendSorted(job, base, local, partitions, opts.onExisting);
+            }
+            long small = opts.smallAppendBytes > 0 && estimate <= opts.smallAppendBytes ? opts.smallAppendBytes : 0;
             return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting, small);
         }
 
