@@ -449,7 +449,8 @@ public final class LayerMetadata implements Serializable {
                     throw new SfcLayerException.CorruptLayer("its manifests hold " + count + " files but fileCount is "
                         + md.fileCount);
                 }
-            } else if (md.formatVersion >= ManifestRef.MANIFEST_FORMAT_VERSION) {
+            } else if (md.formatVersion == ManifestRef.MANIFEST_FORMAT_VERSION) {
+                // format 7 (deltas) lists its base files either way, inline or by manifests
                 throw new SfcLayerException.CorruptLayer("field 'manifests' is missing");
             }
             if (files == null && md.formatVersion >= 2 && md.manifests == null) {
