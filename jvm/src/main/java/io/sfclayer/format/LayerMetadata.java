@@ -117,7 +117,10 @@ public final class LayerMetadata implements Serializable {
      * outside the base files ({@link #files} or {@link #manifests}) and their totals. Empty: none.
      */
     public List<DeltaFile> deltas = new ArrayList<>();
-    /** Operation field {@code "delta": true} (section 11): an append that wrote delta files, not base files. */
+    /**
+     * Operation field {@code "delta": true} (section 11): an append that wrote delta files, not base files.
+     * Set by the writer only: like the rest of the history entry, it is not carried into a copy.
+     */
     public boolean deltaAppend;
     /** Operation field {@code "auto": true}: a compaction an append started ({@code compactAfterDeltas}). */
     public boolean autoCompact;
@@ -486,8 +489,6 @@ public final class LayerMetadata implements Serializable {
                 md.operation = String.valueOf(op.getOrDefault("name", "write"));
                 Object rv = op.get("readVersion");
                 md.readVersion = rv instanceof Number ? ((Number) rv).longValue() : -1;
-                md.deltaAppend = Boolean.TRUE.equals(op.get("delta"));
-                md.autoCompact = Boolean.TRUE.equals(op.get("auto"));
                 @SuppressWarnings("unchecked")
                 List<Object> removed = (List<Object>) op.getOrDefault("removedFiles", List.of());
                 for (Object r : removed) {

@@ -331,6 +331,29 @@ public class DeltaWriteTest {
     }
 
     @Test
+    public void aSmallLocalAppendRunsNoSparkJob() throws Exception {
+        String path = new File(tmp.getRoot(), "no-job").getAbsolutePath();
+        SfcLayerWrite.run(spark, frame(box(0, 0, N - 1, N - 1, 1), false), path, SaveMode.ErrorIfExists, options());
+        java.util.concurrent.atomic.AtomicInteger jobs = new java.util.concurrent.atomic.AtomicInteger();
+        org.apache.spark.scheduler.SparkListener counter = new org.apache.spark.scheduler.SparkListener() {
+            @Override
+            public void onJobStart(org.apache.spark.scheduler.SparkListenerJobStart start) {
+                jobs.incrementAndGet();
+            }
+        };
+        spark.sparkContext().addSparkListener(counter);
+        try {
+            LayerMetadata md = append(path, List.of(tile(1, 2, 7), tile(40, 41, 8)), true);
+            spark.sparkContext().listenerBus().waitUntilEmpty();
+            assertEquals("Spark jobs of a two-tile local append", 0, jobs.get());
+            assertEquals(1, md.deltas.size());
+            assertEquals(Long.valueOf(8), contents(path, md.version).get(40041));
+        } finally {
+            spark.sparkContext().removeSparkListener(counter);
+        }
+    }
+
+    @Test
     public void compactAfterDeltasCompactsAsItsOwnCommit() throws Exception {
         String path = new File(tmp.getRoot(), "auto-compact").getAbsolutePath();
         SfcLayerWrite.run(spark, frame(box(0, 0, N - 1, N - 1, 1), false), path, SaveMode.ErrorIfExists, options());
