@@ -453,7 +453,7 @@ public final class LayerMetadata implements Serializable {
                         + md.fileCount);
                 }
             } else if (md.formatVersion == ManifestRef.MANIFEST_FORMAT_VERSION) {
-                // format 7 (deltas) lists its base files either way, inline or by manifests
+                // format 6 says it lists manifests; format 7 (deltas) lists either, as the version it updates did
                 throw new SfcLayerException.CorruptLayer("field 'manifests' is missing");
             }
             if (files == null && md.formatVersion >= 2 && md.manifests == null) {

@@ -77,6 +77,16 @@ public final class Layer {
         return path;
     }
 
+    private Deltas deltas;
+
+    /** The version's delta files (format 7; empty for other versions): what readers merge with the base files. */
+    public synchronized Deltas deltas() {
+        if (deltas == null) {
+            deltas = Deltas.of(path, metadata);
+        }
+        return deltas;
+    }
+
     public LayerMetadata metadata() {
         return metadata;
     }

@@ -103,7 +103,10 @@ public final class LayerRestore {
      */
     private static void checkFilesPresent(Configuration conf, VersionLog log, LayerMetadata target)
             throws IOException {
-        List<DataFile> files = Layer.open(conf, log.layerPath().toString(), target.version, -1).files();
+        List<DataFile> files = new ArrayList<>(Layer.open(conf, log.layerPath().toString(), target.version, -1).files());
+        for (io.sfclayer.format.DeltaFile d : target.deltas) { // format 7: its deltas are restored with it
+            files.add(d.file);
+        }
         Map<String, List<DataFile>> byDir = new TreeMap<>();
         for (DataFile f : files) {
             byDir.computeIfAbsent(f.dir, d -> new ArrayList<>()).add(f);

@@ -48,6 +48,9 @@ public final class LayerVerifier {
     public static final class FileReport implements Serializable {
         private static final long serialVersionUID = 1L;
         public String name;
+        /** A delta file's directory (format 7), null for base files (named by their name alone, as before). */
+        public String dir;
+        public boolean delta;
         public long firstIndex;
         public long lastIndex;
         public long groups;
@@ -61,6 +64,10 @@ public final class LayerVerifier {
         Map<String, Object> toJson() {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("name", name);
+            if (delta) {
+                m.put("dir", dir);
+                m.put("delta", true);
+            }
             m.put("firstIndex", firstIndex);
             m.put("lastIndex", lastIndex);
             m.put("groups", groups);
@@ -89,6 +96,8 @@ public final class LayerVerifier {
         final String valueSchema;
         final boolean spaceTime;
         final String compression;
+        /** A delta file's directory (format 7), else null. */
+        String deltaDir;
 
         FileCheck(DataFileEntry entry, long nextFirst, String path, LayerMetadata md) {
             this.entry = entry;
@@ -102,7 +111,12 @@ public final class LayerVerifier {
 
         /** Checks the file whole. */
         public FileReport run(Configuration conf) throws IOException {
-            return verifyFile(conf, new Path(path), entry, nextFirst, keyIndex, valueSchema, spaceTime, compression);
+            FileReport r = verifyFile(conf, new Path(path), entry, nextFirst, keyIndex, valueSchema, spaceTime, compression);
+            if (deltaDir != null) {
+                r.delta = true;
+                r.dir = deltaDir;
+            }
+            return r;
         }
     }
 
@@ -180,13 +194,25 @@ public final class LayerVerifier {
             long nextFirst = i + 1 < entries.size() ? entries.get(i + 1).firstIndex : Long.MAX_VALUE;
             checks.add(new FileCheck(entries.get(i), nextFirst, paths.get(i), md));
         }
+        // format 7: each delta is checked as a base file is, within its own span (its groups and tiles are
+        // not among the document's totals, which count base files only)
+        Deltas deltas = layer.deltas();
+        for (int d = 0; d < deltas.size(); d++) {
+            long last = deltas.last(d);
+            FileCheck c = new FileCheck(deltas.entry(d), last == Long.MAX_VALUE ? last : last + 1,
+                deltas.path(d).toString(), md);
+            c.deltaDir = deltas.get(d).file.dir;
+            checks.add(c);
+        }
         List<FileReport> files = checks.isEmpty() ? List.of()
             : runner.run("sfclayer: verify " + path + " v" + md.version, checks);
         long groups = 0, tiles = 0, damaged = 0;
         List<Map<String, Object>> out = new ArrayList<>();
         for (FileReport f : files) {
-            groups += f.groups;
-            tiles += f.tiles;
+            if (!f.delta) {
+                groups += f.groups;
+                tiles += f.tiles;
+            }
             damaged += f.damagedRecords;
             if (!f.problems.isEmpty() || f.damagedRecords > 0) {
                 out.add(f.toJson());
@@ -201,6 +227,9 @@ public final class LayerVerifier {
             }
         }
         report.put("filesChecked", files.size());
+        if (!deltas.isEmpty()) {
+            report.put("deltasChecked", deltas.size());
+        }
         report.put("groupsChecked", groups);
         report.put("tilesChecked", tiles);
         report.put("damagedRecords", damaged);

@@ -210,6 +210,9 @@ public final class Vacuum {
         for (DataFile f : md.files) {
             referenced.add(f.id());
         }
+        for (io.sfclayer.format.DeltaFile d : md.deltas) { // format 7: a version's deltas are its files too
+            referenced.add(d.file.id());
+        }
         if (md.formatVersion < 2 && md.files.isEmpty()) {
             referenced.add(md.dataDir + "/*");
         }

@@ -54,6 +54,8 @@ final class ReaderCaches {
     private final Layer layer;
     private final LayerMetadata md;
     private final DataFileListing listing;
+    /** The version's delta files (format 7): file {@code -1 - d} of the cache is delta {@code d}. */
+    private final io.sfclayer.layer.Deltas deltas;
     private final TileSchema schema;
     private final int cacheSize;
     private final long cacheBytes;
@@ -138,6 +140,7 @@ final class ReaderCaches {
         this.layer = layer;
         this.md = layer.metadata();
         this.listing = layer.listing();
+        this.deltas = layer.deltas();
         this.schema = schema;
         this.cacheSize = cacheSize;
         this.cacheBytes = cacheBytes;
@@ -203,7 +206,9 @@ final class ReaderCaches {
      * left for that look-up to report.
      */
     private void preloadIndexes() {
-        for (int i = preloadNext.getAndIncrement(); i < listing.size(); i = preloadNext.getAndIncrement()) {
+        int bases = listing.size();
+        for (int j = preloadNext.getAndIncrement(); j < bases + deltas.size(); j = preloadNext.getAndIncrement()) {
+            int i = j < bases ? j : -1 - (j - bases); // the deltas after the base files
             synchronized (this) {
                 if (closed) {
                     return;
@@ -228,13 +233,13 @@ final class ReaderCaches {
      */
     private boolean keepIndex(int i) {
         try {
-            DataFileEntry entry = layer.entry(listing.name(i));
-            String key = IndexCache.key(listing.path(i), entry);
+            DataFileEntry entry = entryOf(i);
+            String key = IndexCache.key(pathOf(i), entry);
             DataFileIndex index = IndexCache.get(key);
             if (index == null) {
-                index = DataFileIndex.readAlone(layer.conf(), listing.path(i), entry); // no data file opened
+                index = DataFileIndex.readAlone(layer.conf(), pathOf(i), entry); // no data file opened
                 if (index == null) {
-                    index = DataFileIndex.read(layer.conf(), listing.path(i), entry);
+                    index = DataFileIndex.read(layer.conf(), pathOf(i), entry);
                 }
                 IndexCache.put(key, index);
             }
@@ -290,12 +295,12 @@ final class ReaderCaches {
 
     /** Reads {@code file}'s checked bloom filter, kept while filters fit in a quarter of {@code cacheBytes}. */
     private BloomFilter loadFilter(int file) throws IOException {
-        DataFileEntry entry = layer.entry(listing.name(file));
+        DataFileEntry entry = entryOf(file);
         if (entry.bloomCrc32c == null) {
             filters.putIfAbsent(file, NO_FILTER);
             return NO_FILTER;
         }
-        Path path = listing.path(file);
+        Path path = pathOf(file);
         BloomFilter f = BloomFilter.read(path.getFileSystem(layer.conf()), path, entry.bloomCrc32c,
             layer.path().toString());
         if (filterBytes.get() + f.bytes() > cacheBytes / 4) {
@@ -350,10 +355,31 @@ final class ReaderCaches {
         return f;
     }
 
+    /** File {@code file}'s path: a base file of the listing, or (negative) delta {@code -1 - file}. */
+    private Path pathOf(int file) {
+        return file >= 0 ? listing.path(file) : deltas.path(-1 - file);
+    }
+
+    /** What the version document says of file {@code file} (base or delta, as {@link #pathOf}). */
+    private DataFileEntry entryOf(int file) {
+        return file >= 0 ? layer.entry(listing.name(file)) : deltas.entry(-1 - file);
+    }
+
+    /**
+     * A reader of {@code file} outside the cache (the caller closes it), opened as the cache opens
+     * them (with its kept index): for a merge that could not hold all its files in the cache at once.
+     */
+    DataFileReader openUncached(int file) throws IOException {
+        requireOpen();
+        DataFileReader r = openFile(file);
+        r.usePositionedReads(ValueReader.POSITIONED_WINDOW_BYTES);
+        return r;
+    }
+
     private DataFileReader openFile(int file) throws IOException {
-        Path path = listing.path(file);
+        Path path = pathOf(file);
         try {
-            DataFileEntry entry = layer.entry(listing.name(file));
+            DataFileEntry entry = entryOf(file);
             if (!indexInDriver) {
                 return new DataFileReader(layer.conf(), path, entry, null, null, ObjectStores.Access.RANDOM);
             }

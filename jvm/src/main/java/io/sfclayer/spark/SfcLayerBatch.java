@@ -3,6 +3,7 @@ package io.sfclayer.spark;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.layer.Deltas;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.TileGrid;
@@ -19,16 +20,17 @@ import java.util.List;
 
 /**
  * The batch of a planned {@link SfcLayerScan}: one input partition per selected data file, holding
- * that file's clipped ranges (and its block's hosts, as a locality hint), and the reader factory.
+ * that file's clipped ranges (and its block's hosts, as a locality hint) and the delta files (format 7)
+ * to merge with it, and the reader factory.
  */
 final class SfcLayerBatch implements Batch {
     private final Layer layer;
     private final StructType readSchema;
     private final List<QueryBox> boxes;
-    private final List<DataFileListing.Selection> selected;
+    private final List<SfcLayerScan.Part> selected;
     private final OnCorrupt onCorrupt;
 
-    SfcLayerBatch(Layer layer, StructType readSchema, List<QueryBox> boxes, List<DataFileListing.Selection> selected,
+    SfcLayerBatch(Layer layer, StructType readSchema, List<QueryBox> boxes, List<SfcLayerScan.Part> selected,
                   OnCorrupt onCorrupt) {
         this.onCorrupt = onCorrupt;
         this.layer = layer;
@@ -42,14 +44,26 @@ final class SfcLayerBatch implements Batch {
         SfcLayerInputPartition[] out = new SfcLayerInputPartition[selected.size()];
         FileSystem fs = localityFileSystem(selected.size());
         long bytes = 0;
+        Deltas deltas = layer.deltas();
         for (int i = 0; i < out.length; i++) {
-            DataFileListing.Selection s = selected.get(i);
-            long[] pairs = QueryPlan.pairs(s.ranges);
-            Path file = new Path(s.path);
-            io.sfclayer.format.DataFileEntry entry = layer.entry(s.name);
-            bytes += entry == null ? SMALL_SCAN_BYTES + 1 : bytesToRead(entry, pairs);
-            out[i] = new SfcLayerInputPartition(file.toString(), entry, pairs,
-                fs == null ? null : blockHosts(fs, file));
+            SfcLayerScan.Part part = selected.get(i);
+            DataFileListing.Selection s = part.base;
+            long[] pairs = QueryPlan.pairs(part.ranges);
+            Path file = s == null ? null : new Path(s.path);
+            io.sfclayer.format.DataFileEntry entry = s == null ? null : layer.entry(s.name);
+            if (s != null) {
+                bytes += entry == null ? SMALL_SCAN_BYTES + 1 : bytesToRead(entry, pairs);
+            }
+            String[] deltaFiles = new String[part.deltas.length];
+            io.sfclayer.format.DataFileEntry[] deltaEntries = new io.sfclayer.format.DataFileEntry[part.deltas.length];
+            for (int k = 0; k < deltaFiles.length; k++) {
+                deltaFiles[k] = deltas.path(part.deltas[k]).toString();
+                deltaEntries[k] = deltas.entry(part.deltas[k]);
+                bytes += bytesToRead(deltaEntries[k], pairs);
+            }
+            Path located = file != null ? file : new Path(deltaFiles[0]);
+            out[i] = new SfcLayerInputPartition(file == null ? null : file.toString(), entry, pairs,
+                fs == null ? null : blockHosts(fs, located), deltaFiles, deltaEntries);
         }
         if (out.length > 1 && bytes <= smallScanBytes) {
             return new InputPartition[] {new SfcLayerFilesPartition(out)};

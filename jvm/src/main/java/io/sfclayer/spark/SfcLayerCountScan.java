@@ -2,7 +2,6 @@ package io.sfclayer.spark;
 
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFile;
-import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.FileStats;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.TileGrid;
@@ -45,7 +44,7 @@ final class SfcLayerCountScan implements Scan, Batch {
     private final SfcLayerScan scan;
     private long fromMetadata;
     private long filesCounted;
-    private List<DataFileListing.Selection> toRead;
+    private List<SfcLayerScan.Part> toRead;
 
     SfcLayerCountScan(SfcLayerScan scan) {
         this.scan = scan;
@@ -79,23 +78,22 @@ final class SfcLayerCountScan implements Scan, Batch {
         LayerMetadata md = scan.layer().metadata();
         List<QueryBox> boxes = scan.boxes();
         toRead = new ArrayList<>();
-        // the document's counts hold only when every file is read whole
-        boolean trustDocument = !scan.onCorrupt().any();
+        // the document's counts hold only when every file is read whole, and (format 7) count base
+        // files only: a version with deltas is counted by merging (a delta's tile may replace a base one)
+        boolean trustDocument = !scan.onCorrupt().any() && scan.layer().deltas().isEmpty();
         if (trustDocument && isWholeLayer(md, boxes)) {
             // every key of the layer lies in its bounds: the document's total is the answer
             fromMetadata = md.recordCount;
             filesCounted = md.fileCount;
             return;
         }
-        List<DataFileListing.Selection> selected = scan.selected();
-        List<DataFile> files = scan.selectedFiles();
-        for (int i = 0; i < selected.size(); i++) {
-            DataFile f = files.get(i);
+        for (SfcLayerScan.Part p : scan.parts()) {
+            DataFile f = p.file;
             if (trustDocument && f != null && inOneBox(f.stats, boxes)) {
                 fromMetadata += f.records;
                 filesCounted++;
             } else {
-                toRead.add(selected.get(i));
+                toRead.add(p);
             }
         }
     }

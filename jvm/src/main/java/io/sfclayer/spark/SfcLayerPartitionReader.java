@@ -6,6 +6,7 @@ import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.ObjectStores;
 import io.sfclayer.format.TileCursor;
 import io.sfclayer.format.ValueCompression;
+import io.sfclayer.layer.MergedGroups;
 import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.RangeTraversal;
 import io.sfclayer.layer.TileGrid;
@@ -38,15 +39,23 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
     private final SfcLayerPartitionReaderFactory f;
     private final QueryBox[] boxes;
     private final int[] sources;
+    /** The files read: the base file (when there is one), then the deltas to merge, in list order. */
+    private final DataFileReader[] files;
+    private final UTF8String[] fileNames;
+    /** The one file's traversal (no deltas: the path of every layer before format 7), else null. */
     private final DataFileReader file;
     private final RangeTraversal traversal;
+    /** The base file and its deltas merged (format 7), else null. */
+    private final MergedGroups merged;
     private final TileCursor cursor;
     private final ValueCompression compression;
     private final TileGrid grid;
-    private final UTF8String fileName;
     private final Object[] values;
     private final GenericInternalRow row;
     private boolean inGroup;
+    /** The current record's position in its group (a merged group's records come from several files). */
+    private int recordInGroup;
+    private final int ranges;
     private long corruptSkipped;
     private long recordsRead;
     private long recordsReturned;
@@ -58,15 +67,42 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
         this.compression = factory.compression;
         this.grid = factory.grid;
         this.cursor = new TileCursor(factory.tileSchema);
-        this.fileName = UTF8String.fromString(partition.file);
         this.values = new Object[factory.outputWidth];
         this.row = new GenericInternalRow(values);
-        Path path = new Path(partition.file);
+        this.ranges = partition.ranges.length / 2;
         DataFileReader.DamageSink sink = factory.onCorrupt.any() ? this::damaged : null;
-        this.file = new DataFileReader(factory.conf.get(), path, partition.entry, sink,
-            DataFileReader.indexFirst(factory.conf.get(), path, partition.entry, sink), ObjectStores.Access.SEQUENTIAL);
-        this.file.scanWithoutIndex(); // a small file on an object store: one GET, not HEAD + GET of its index first
-        this.traversal = new RangeTraversal(file, partition.ranges);
+        int base = partition.file == null ? 0 : 1;
+        int n = base + partition.deltaFiles.length;
+        this.files = new DataFileReader[n];
+        this.fileNames = new UTF8String[n];
+        try {
+            for (int s = 0; s < n; s++) {
+                String name = s < base ? partition.file : partition.deltaFiles[s - base];
+                io.sfclayer.format.DataFileEntry entry = s < base ? partition.entry : partition.deltaEntries[s - base];
+                fileNames[s] = UTF8String.fromString(name);
+                files[s] = open(new Path(name), entry, sink);
+            }
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+        if (n == 1 && base == 1) {
+            this.file = files[0];
+            this.traversal = new RangeTraversal(file, partition.ranges);
+            this.merged = null;
+        } else {
+            this.file = null;
+            this.traversal = null;
+            this.merged = new MergedGroups(files, partition.ranges, compression, factory.tileSchema);
+        }
+    }
+
+    private DataFileReader open(Path path, io.sfclayer.format.DataFileEntry entry, DataFileReader.DamageSink sink)
+            throws IOException {
+        DataFileReader r = new DataFileReader(f.conf.get(), path, entry, sink,
+            DataFileReader.indexFirst(f.conf.get(), path, entry, sink), ObjectStores.Access.SEQUENTIAL);
+        r.scanWithoutIndex(); // a small file on an object store: one GET, not HEAD + GET of its index first
+        return r;
     }
 
     @Override
@@ -80,6 +116,7 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
                     throw corrupt(e);
                 }
                 if (more) {
+                    recordInGroup++;
                     recordsRead++;
                     int col = cursor.col(), r = cursor.row();
                     long time = cursor.timeMicros();
@@ -91,6 +128,15 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
                     return true;
                 }
                 inGroup = false;
+            }
+            recordInGroup = -1;
+            if (merged != null) {
+                if (!merged.next()) {
+                    return false;
+                }
+                cursor.reset(merged.bytes(), merged.offset(), merged.length()); // decompressed, merged by key
+                inGroup = true;
+                continue;
             }
             if (!traversal.next()) {
                 return false;
@@ -133,8 +179,8 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
                 case YMIN: values[i] = grid.ymin(r); break;
                 case XMAX: values[i] = grid.xmax(col); break;
                 case YMAX: values[i] = grid.ymax(r); break;
-                case INDEX: values[i] = file.index(); break;
-                case FILE: values[i] = fileName; break;
+                case INDEX: values[i] = merged != null ? merged.index() : file.index(); break;
+                case FILE: values[i] = fileNames[merged != null ? merged.source(recordInGroup) : 0]; break;
                 default: break; // a value column, below
             }
         }
@@ -148,6 +194,10 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
     }
 
     private SfcLayerException.CorruptLayer corrupt(SfcLayerException.CorruptLayer e) {
+        if (merged != null) {
+            return new SfcLayerException.CorruptLayer("data file " + files[merged.source(Math.max(0, recordInGroup))].path()
+                + ", group at index " + merged.index() + ": " + SfcLayerException.reason(e), e);
+        }
         return new SfcLayerException.CorruptLayer("data file " + file.path() + ", group at index " + file.index()
             + ": " + SfcLayerException.reason(e), e);
     }
@@ -159,12 +209,33 @@ final class SfcLayerPartitionReader implements PartitionReader<InternalRow> {
 
     @Override
     public CustomTaskMetric[] currentMetricsValues() {
-        return SfcLayerMetrics.task(1, traversal.rangeCount(), traversal.seeks(), file.groupsRead(), recordsRead,
-            recordsReturned, recordsRead - recordsReturned, file.bytesRead(), corruptSkipped);
+        if (merged == null) {
+            return SfcLayerMetrics.task(1, traversal.rangeCount(), traversal.seeks(), file.groupsRead(), recordsRead,
+                recordsReturned, recordsRead - recordsReturned, file.bytesRead(), corruptSkipped);
+        }
+        long groups = 0, bytes = 0;
+        for (DataFileReader r : files) {
+            groups += r.groupsRead();
+            bytes += r.bytesRead();
+        }
+        return SfcLayerMetrics.task(files.length, ranges, merged.seeks(), groups, recordsRead, recordsReturned,
+            recordsRead - recordsReturned, bytes, corruptSkipped);
     }
 
     @Override
     public void close() throws IOException {
-        file.close();
+        IOException first = null;
+        for (DataFileReader r : files) {
+            if (r != null) {
+                try {
+                    r.close();
+                } catch (IOException e) {
+                    first = first == null ? e : first;
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
     }
 }

@@ -7,6 +7,7 @@ import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.layer.Deltas;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.QueryPlan;
 import org.apache.spark.sql.connector.metric.CustomMetric;
@@ -45,9 +46,10 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
     /** Every filter of the query: the file statistics prune by them (seed 003). */
     private final Filter[] filters;
     private List<IndexRange> ranges;
-    private List<DataFileListing.Selection> selected;
-    /** The selected files' entries in the version document (null where it has none: version 1). */
-    private List<DataFile> selectedFiles;
+    /** What the scan reads: a selected base file each, with the deltas meeting its ranges (format 7). */
+    private List<Part> parts;
+    /** Delta files read by some part (format 7). */
+    private int deltasRead;
     /** Files pruned by name and by statistics: the scan's driver metrics. */
     private final SfcLayerMetrics.Planning planning = new SfcLayerMetrics.Planning();
     private SfcLayerBatch batch;
@@ -75,29 +77,68 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
         return QueryPlan.ranges(keyIndex, boxes, maxRanges);
     }
 
+    /**
+     * One partition's worth of reading: a base file selected by name with the query's ranges clipped
+     * to what it covers, and the delta files (format 7) meeting those ranges, merged with it. {@code base}
+     * is null for deltas alone: a base file statistics ruled out, or ranges before the first base file.
+     */
+    static final class Part {
+        /** The base file, or null. */
+        final DataFileListing.Selection base;
+        /** The base file's entry in the version document (null: none, or version 1). */
+        final DataFile file;
+        final List<IndexRange> ranges;
+        /** Positions in the version's deltas ({@link Deltas}), in list order; empty: none. */
+        final int[] deltas;
+
+        Part(DataFileListing.Selection base, DataFile file, List<IndexRange> ranges, int[] deltas) {
+            this.base = base;
+            this.file = file;
+            this.ranges = ranges;
+            this.deltas = deltas;
+        }
+    }
+
+    private static final int[] NO_DELTAS = new int[0];
+
     /** Decomposes the boxes and selects the files, once. */
     private synchronized void plan() {
-        if (selected != null) {
+        if (parts != null) {
             return;
         }
         ranges = ranges(layer.metadata().keyIndex, boxes, maxRanges);
         if (ranges.isEmpty()) {
-            selected = List.of();
-            selectedFiles = List.of();
-            planning.filesPrunedByName = layer.metadata().fileCount;
+            parts = List.of();
+            planning.filesPrunedByName = layer.metadata().fileCount + layer.deltas().size();
             return;
         }
         List<DataFileListing.Selection> byName;
+        DataFileListing listing;
         try {
-            DataFileListing listing = layer.listing();
+            listing = layer.listing();
             byName = listing.select(ranges);
             planning.filesPrunedByName = listing.size() - byName.size();
         } catch (IOException e) {
             throw new SfcLayerException.StorageError("cannot list the data files of layer " + layer.path() + ": " + e, e);
         }
         QueryBox[] bx = boxes.toArray(new QueryBox[0]);
-        selected = new ArrayList<>(byName.size());
-        selectedFiles = new ArrayList<>(byName.size());
+        Deltas deltas = layer.deltas();
+        DeltaPruning pruning = deltas.isEmpty() ? null : new DeltaPruning(deltas, listing, bx);
+        parts = new ArrayList<>(byName.size() + 1);
+        if (pruning != null) {
+            // ranges before the first base file: only deltas can hold them
+            long start = listing.size() == 0 ? Long.MAX_VALUE : listing.start(0);
+            List<IndexRange> head = new ArrayList<>();
+            for (IndexRange r : ranges) {
+                if (r.lo < start) {
+                    head.add(new IndexRange(r.lo, Math.min(r.hi, start - 1)));
+                }
+            }
+            int[] ds = pruning.kept(deltas.meeting(QueryPlan.pairs(head)));
+            if (ds.length > 0) {
+                parts.add(new Part(null, null, head, ds));
+            }
+        }
         for (DataFileListing.Selection s : byName) {
             DataFile f;
             try {
@@ -105,24 +146,99 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
             } catch (IOException e) {
                 throw new SfcLayerException.StorageError("cannot read the manifests of layer " + layer.path() + ": " + e, e);
             }
-            if (f != null && !StatsPruning.mightMatch(f.stats, f.records, filters, bx)) {
+            int[] ds = pruning == null ? NO_DELTAS : pruning.kept(deltas.meeting(QueryPlan.pairs(s.ranges)));
+            // a base file's statistics rule it out only where no delta meets it (FORMAT.md section 11): a
+            // stale tile of it could pass a filter that its newer value in a delta fails, and vice versa
+            if (f != null && !StatsPruning.mightMatch(f.stats, f.records, filters, bx)
+                    && (pruning == null || !deltas.meets(f.firstIndex, f.lastIndex, -1))) {
                 planning.filesPrunedByStats++;
+                if (ds.length > 0) {
+                    parts.add(new Part(null, null, s.ranges, ds));
+                }
                 continue;
             }
-            selected.add(s);
-            selectedFiles.add(f);
+            parts.add(new Part(s, f, s.ranges, ds));
+        }
+        if (pruning != null) {
+            java.util.BitSet read = new java.util.BitSet();
+            for (Part p : parts) {
+                for (int d : p.deltas) {
+                    read.set(d);
+                }
+            }
+            deltasRead = read.cardinality();
+            planning.filesPrunedByStats += pruning.pruned();
+            planning.filesPrunedByName += deltas.size() - deltasRead - pruning.pruned();
         }
     }
 
-    /** After planning: the selected files with their clipped ranges, and their document entries (or null). */
-    List<DataFileListing.Selection> selected() {
-        plan();
-        return selected;
+    /**
+     * Which deltas statistics rule out: a delta whose {@code stats} exclude every tile the query wants,
+     * and whose span meets no base file and no other delta (so no older tile of a key it holds can be
+     * read in its place, nor a newer one be missed). Decided once per delta.
+     */
+    private final class DeltaPruning {
+        private final Deltas deltas;
+        private final DataFileListing listing;
+        private final QueryBox[] boxes;
+        /** Per delta: 0 undecided, 1 kept, 2 pruned. */
+        private final byte[] decided;
+        private int pruned;
+
+        DeltaPruning(Deltas deltas, DataFileListing listing, QueryBox[] boxes) {
+            this.deltas = deltas;
+            this.listing = listing;
+            this.boxes = boxes;
+            this.decided = new byte[deltas.size()];
+        }
+
+        int[] kept(int[] ds) {
+            int k = 0;
+            int[] out = new int[ds.length];
+            for (int d : ds) {
+                if (decided[d] == 0) {
+                    DataFile f = deltas.get(d).file;
+                    boolean prune = !StatsPruning.mightMatch(f.stats, f.records, filters, boxes)
+                        && !deltas.meets(f.firstIndex, f.lastIndex, d) && !baseMeets(f.firstIndex, f.lastIndex);
+                    decided[d] = (byte) (prune ? 2 : 1);
+                    if (prune) {
+                        pruned++;
+                    }
+                }
+                if (decided[d] == 1) {
+                    out[k++] = d;
+                }
+            }
+            return k == out.length ? out : java.util.Arrays.copyOf(out, k);
+        }
+
+        /** Whether a base file's span meets {@code [lo, hi]}. */
+        private boolean baseMeets(long lo, long hi) {
+            int i = listing.fileFor(hi);
+            if (i < 0) {
+                return false;
+            }
+            long start = listing.start(i);
+            if (start >= lo) {
+                return true;
+            }
+            try {
+                DataFile f = layer.fileStarting(start);
+                return f == null || f.lastIndex >= lo;
+            } catch (IOException e) {
+                throw new SfcLayerException.StorageError("cannot read the manifests of layer " + layer.path() + ": " + e, e);
+            }
+        }
+
+        int pruned() {
+            return pruned;
+        }
     }
 
-    List<DataFile> selectedFiles() {
+    /** After planning: what the scan reads, a partition's worth each (before small ones are grouped). */
+    List<Part> parts() {
         plan();
-        return selectedFiles;
+        return parts;
     }
 
     OnCorrupt onCorrupt() {
@@ -158,7 +274,8 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
         return "sfclayer " + layer.path() + " v" + md.version + " [" + md.keyIndex.kind() + "]"
             + " boxes=[" + shown + "]" + (boxes.isEmpty() ? " (nothing can match)" : "")
             + " ranges=" + ranges.size()
-            + " files=" + selected.size() + "/" + md.fileCount
+            + " files=" + baseParts() + "/" + md.fileCount
+            + (layer.deltas().isEmpty() ? "" : " deltas=" + deltasRead + "/" + layer.deltas().size())
             + " pushed=" + Arrays.toString(pushed)
             + (bbox == null ? "" : " bbox=[" + bbox.trim() + "]")
             + " filesPruned=[by name " + planning.filesPrunedByName + ", by statistics " + planning.filesPrunedByStats
@@ -170,7 +287,7 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
     public synchronized Batch toBatch() {
         if (batch == null) {
             plan();
-            batch = new SfcLayerBatch(layer, readSchema, boxes, selected, onCorrupt);
+            batch = new SfcLayerBatch(layer, readSchema, boxes, parts, onCorrupt);
         }
         return batch;
     }
@@ -192,12 +309,23 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
         return planning;
     }
 
+    /** Parts that read a base file. */
+    private int baseParts() {
+        int n = 0;
+        for (Part p : parts) {
+            if (p.base != null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** A guess from the layer's totals, in proportion to the files selected. */
     @Override
     public Statistics estimateStatistics() {
         plan();
         LayerMetadata md = layer.metadata();
-        double share = md.fileCount == 0 ? 0 : (double) selected.size() / md.fileCount;
+        double share = md.fileCount == 0 ? (parts.isEmpty() ? 0 : 1) : Math.min(1.0, (double) baseParts() / md.fileCount);
         long bytes = (long) Math.ceil(md.dataBytes * share);
         long rows = (long) Math.ceil(md.recordCount * share);
         return new Statistics() {

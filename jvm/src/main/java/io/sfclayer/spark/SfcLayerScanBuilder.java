@@ -190,7 +190,7 @@ public final class SfcLayerScanBuilder implements SupportsPushDownV2Filters, Sup
             pushed = translator.translateAll(new Filter[0], bbox);
         }
         return SfcLayerCountScan.isCount(aggregation) && pushed.postScan.length == 0 && !onCorrupt.any()
-            && SfcLayerCountScan.isWholeLayer(layer.metadata(), boxes());
+            && layer.deltas().isEmpty() && SfcLayerCountScan.isWholeLayer(layer.metadata(), boxes());
     }
 
     @Override

@@ -1,0 +1,242 @@
+package io.sfclayer.layer;
+
+import io.sfclayer.SfcLayerException;
+import io.sfclayer.format.DataFileReader;
+import io.sfclayer.format.TileCursor;
+import io.sfclayer.format.TileSchema;
+import io.sfclayer.format.ValueCompression;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The merge of a base file and the delta files meeting its ranges (format 7, docs/FORMAT.md section
+ * 11): each file is traversed in step with the query's ranges ({@link RangeTraversal}), and the groups
+ * come out merge-sorted by SFC index. At an index held by one file its group is handed out as it is
+ * (decompressed); at an index held by several, their tiles are merged by key in the files' order (the
+ * base, then the deltas oldest first), a later tile replacing an earlier one of the same key, and
+ * handed out as one uncompressed group (an Avro array of the kept records, as section 4 encodes it).
+ * Readers of versions without deltas never come here: their one-file traversal is unchanged.
+ *
+ * <pre>
+ *   MergedGroups m = new MergedGroups(readers, pairs, compression, schema);
+ *   while (m.next()) { cursor.reset(m.bytes(), m.offset(), m.length()); ... m.source(k) ... }
+ * </pre>
+ */
+public final class MergedGroups {
+    private final DataFileReader[] files;
+    private final RangeTraversal[] traversals;
+    /** Whether file s is on a group not yet handed out. */
+    private final boolean[] has;
+    /** Whether file s's group was handed out by the last {@link #next()} (so it moves on at the next). */
+    private final boolean[] taken;
+    private final TileCursor cursor;
+    private final ValueCompression compression;
+    private final boolean spaceTime;
+    private boolean started;
+    private long index;
+    private byte[] out;
+    private int outOffset;
+    private int outLength;
+    /** The file each record of a merged group came from; -1 in {@code single} when the group is one file's. */
+    private int[] recordSource = new int[16];
+    private int single = -1;
+    /** The merged group's buffer, reused. */
+    private byte[] merged = new byte[256];
+
+    /**
+     * @param files  the files in the order their tiles apply: the base file first (when there is one), then
+     *               the deltas in list order; each positioned nowhere yet
+     * @param pairs  the query's sorted, disjoint ranges as {@code lo, hi} pairs
+     */
+    public MergedGroups(DataFileReader[] files, long[] pairs, ValueCompression compression, TileSchema schema) {
+        this.files = files;
+        this.traversals = new RangeTraversal[files.length];
+        for (int s = 0; s < files.length; s++) {
+            traversals[s] = new RangeTraversal(files[s], pairs);
+        }
+        this.has = new boolean[files.length];
+        this.taken = new boolean[files.length];
+        this.cursor = new TileCursor(schema);
+        this.compression = compression;
+        this.spaceTime = schema.spaceTime();
+    }
+
+    /** Moves to the next index any file holds within the ranges; false when none is left. */
+    public boolean next() throws IOException {
+        for (int s = 0; s < files.length; s++) {
+            if (!started || taken[s]) {
+                has[s] = traversals[s].next();
+                taken[s] = false;
+            }
+        }
+        started = true;
+        long min = Long.MAX_VALUE;
+        int count = 0;
+        int first = -1;
+        for (int s = 0; s < files.length; s++) {
+            if (has[s]) {
+                long i = files[s].index();
+                if (first < 0 || i < min) {
+                    min = i;
+                    first = s;
+                    count = 1;
+                } else if (i == min) {
+                    count++;
+                }
+            }
+        }
+        if (first < 0) {
+            return false;
+        }
+        index = min;
+        if (count == 1) {
+            taken[first] = true;
+            single = first;
+            decompressed(first);
+            return true;
+        }
+        single = -1;
+        merge(min);
+        return true;
+    }
+
+    /** Points {@code out} at file s's current group, decompressed. */
+    private void decompressed(int s) {
+        DataFileReader f = files[s];
+        if (compression == ValueCompression.NONE) {
+            out = f.bytes();
+            outOffset = f.offset();
+            outLength = f.length();
+            return;
+        }
+        try {
+            out = compression.decompress(f.bytes(), f.offset(), f.length());
+        } catch (SfcLayerException.CorruptLayer e) {
+            throw corrupt(s, e);
+        }
+        outOffset = 0;
+        outLength = out.length;
+    }
+
+    /** A tile's key within one index: col, row and (space-time layers) time. */
+    private record Key(int col, int row, long time) {
+    }
+
+    /** Merges the groups at {@code at} by key, later files' tiles replacing earlier ones'. */
+    private void merge(long at) {
+        Map<Key, Integer> slots = new HashMap<>();
+        byte[][] bufs = new byte[8][];
+        int[] starts = new int[8];
+        int[] lengths = new int[8];
+        int[] sources = new int[8];
+        int n = 0;
+        for (int s = 0; s < files.length; s++) {
+            if (!has[s] || files[s].index() != at) {
+                continue;
+            }
+            taken[s] = true;
+            decompressed(s);
+            byte[] buf = out;
+            try {
+                cursor.reset(buf, outOffset, outLength);
+                while (cursor.next()) {
+                    Key k = new Key(cursor.col(), cursor.row(), spaceTime ? cursor.timeMicros() : 0L);
+                    int start = cursor.recordOffset();
+                    int length = cursor.recordLength();
+                    Integer slot = slots.get(k);
+                    int j;
+                    if (slot == null) {
+                        if (n == bufs.length) {
+                            bufs = java.util.Arrays.copyOf(bufs, 2 * n);
+                            starts = java.util.Arrays.copyOf(starts, 2 * n);
+                            lengths = java.util.Arrays.copyOf(lengths, 2 * n);
+                            sources = java.util.Arrays.copyOf(sources, 2 * n);
+                        }
+                        j = n++;
+                        slots.put(k, j);
+                    } else {
+                        j = slot; // a later file's tile replaces it, in its place
+                    }
+                    bufs[j] = buf;
+                    starts[j] = start;
+                    lengths[j] = length;
+                    sources[j] = s;
+                }
+            } catch (SfcLayerException.CorruptLayer e) {
+                throw corrupt(s, e);
+            }
+        }
+        int size = 20;
+        for (int j = 0; j < n; j++) {
+            size += lengths[j];
+        }
+        if (merged.length < size) {
+            merged = new byte[Math.max(size, 2 * merged.length)];
+        }
+        int p = writeLong(merged, 0, n); // one Avro block of n items, then the end of the array
+        for (int j = 0; j < n; j++) {
+            System.arraycopy(bufs[j], starts[j], merged, p, lengths[j]);
+            p += lengths[j];
+        }
+        if (n > 0) {
+            p = writeLong(merged, p, 0);
+        }
+        if (recordSource.length < n) {
+            recordSource = new int[Math.max(n, 2 * recordSource.length)];
+        }
+        System.arraycopy(sources, 0, recordSource, 0, n);
+        out = merged;
+        outOffset = 0;
+        outLength = p;
+    }
+
+    /** Avro's zig-zag varint of {@code v} at {@code p}; the position after it. */
+    private static int writeLong(byte[] b, int p, long v) {
+        long z = (v << 1) ^ (v >> 63);
+        while ((z & ~0x7FL) != 0) {
+            b[p++] = (byte) ((z & 0x7F) | 0x80);
+            z >>>= 7;
+        }
+        b[p++] = (byte) z;
+        return p;
+    }
+
+    private SfcLayerException.CorruptLayer corrupt(int s, SfcLayerException.CorruptLayer e) {
+        return new SfcLayerException.CorruptLayer("data file " + files[s].path() + ", group at index "
+            + files[s].index() + ": " + SfcLayerException.reason(e), e);
+    }
+
+    /** The current index. */
+    public long index() {
+        return index;
+    }
+
+    /** The current group (uncompressed): {@code bytes()[offset() .. offset() + length())}. */
+    public byte[] bytes() {
+        return out;
+    }
+
+    public int offset() {
+        return outOffset;
+    }
+
+    public int length() {
+        return outLength;
+    }
+
+    /** The file (its position among the files given) record {@code k} of the current group came from. */
+    public int source(int k) {
+        return single >= 0 ? single : recordSource[k];
+    }
+
+    /** Seeks made in all the files. */
+    public long seeks() {
+        long n = 0;
+        for (RangeTraversal t : traversals) {
+            n += t.seeks();
+        }
+        return n;
+    }
+}
