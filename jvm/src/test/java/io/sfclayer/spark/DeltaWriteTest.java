@@ -165,6 +165,26 @@ public class DeltaWriteTest {
         }
     }
 
+    private static TreeMap<Integer, Long> inBox(TreeMap<Integer, Long> model, int[] b) {
+        TreeMap<Integer, Long> out = new TreeMap<>();
+        model.forEach((k, v) -> {
+            int c = k / 1000, r = k % 1000;
+            if (c >= b[0] && c <= b[2] && r >= b[1] && r <= b[3]) {
+                out.put(k, v);
+            }
+        });
+        return out;
+    }
+
+    private static org.apache.avro.generic.GenericRecord decode(org.apache.avro.Schema schema, byte[] record) {
+        try {
+            return new org.apache.avro.generic.GenericDatumReader<org.apache.avro.generic.GenericRecord>(schema)
+                .read(null, org.apache.avro.io.DecoderFactory.get().binaryDecoder(record, null));
+        } catch (IOException e) {
+            throw new AssertionError("record does not decode", e);
+        }
+    }
+
     /** The version document of {@code v} as JSON. */
     @SuppressWarnings("unchecked")
     static Map<String, Object> document(String path, long v) throws IOException {
@@ -194,7 +214,7 @@ public class DeltaWriteTest {
         put(model, first);
         versions.put(md.version, new TreeMap<>(model));
         assertTrue("a dozen base files", md.fileCount >= 8);
-        int ops = Integer.getInteger("sfclayer.deltas.ops", 10);
+        int ops = Integer.getInteger("sfclayer.deltas.ops", 8);
         for (int i = 0; i < ops; i++) {
             int kind = rnd.nextInt(10);
             int c0 = rnd.nextInt(N), r0 = rnd.nextInt(N);
@@ -252,15 +272,37 @@ public class DeltaWriteTest {
             if (md.version > before) {
                 versions.put(md.version, new TreeMap<>(model));
             }
-            // every version, the new one and all before it, reads as the model said it was
+            // every version, the new one and all before it, reads as the model said it was: file by file
+            // as its document says, and by the in-process reader (count, a box's count, look-ups in a box)
+            int[] b = {rnd.nextInt(N / 2), rnd.nextInt(N / 2), N / 2 + rnd.nextInt(N / 2), N / 2 + rnd.nextInt(N / 2)};
             for (Map.Entry<Long, TreeMap<Integer, Long>> e : versions.entrySet()) {
-                assertEquals("seed " + seed + ", after op " + i + " (" + what + "): version " + e.getKey(),
-                    e.getValue(), contents(path, e.getKey()));
+                String at = "seed " + seed + ", after op " + i + " (" + what + "): version " + e.getKey();
+                assertEquals(at, e.getValue(), contents(path, e.getKey()));
+                try (io.sfclayer.lookup.ValueReader r = io.sfclayer.lookup.ValueReader.open(conf(), path, 16,
+                        e.getKey(), -1)) {
+                    assertEquals(at + ": count", e.getValue().size(), r.count(r.boxQuery("")));
+                    assertEquals(at + ": a box's count", inBox(e.getValue(), b).size(),
+                        r.count(r.boxQuery("keys=" + b[0] + "," + b[1] + "," + b[2] + "," + b[3])));
+                    org.apache.avro.Schema schema = new org.apache.avro.Schema.Parser().parse(r.tileSchemaJson());
+                    for (int c = b[0]; c <= b[2]; c += 3) {
+                        for (int row = b[1]; row <= b[3]; row += 2) {
+                            byte[] rec = r.getOrNull(c, row, 0);
+                            assertEquals(at + ": look-up " + c + "," + row, e.getValue().get(c * 1000 + row),
+                                rec == null ? null : (Long) decode(schema, rec).get("v"));
+                        }
+                    }
+                }
             }
-            if (md.deltas.isEmpty()) { // the Spark reader of base files agrees too
-                assertEquals("seed " + seed + ": Spark's scan of version " + md.version, model.size(),
-                    spark.read().format("sfclayer").load(path).count());
+            // Spark: the new version's box scan and count
+            Dataset<Row> scan = spark.read().format("sfclayer").load(path)
+                .where("col between " + b[0] + " and " + b[2] + " and row between " + b[1] + " and " + b[3]);
+            TreeMap<Integer, Long> got = new TreeMap<>();
+            for (Row r : scan.select("col", "row", "v").collectAsList()) {
+                got.put(r.getInt(0) * 1000 + r.getInt(1), r.getLong(2));
             }
+            assertEquals("seed " + seed + ": Spark's box scan of version " + md.version, inBox(model, b), got);
+            assertEquals("seed " + seed + ": Spark's count of version " + md.version, model.size(),
+                spark.read().format("sfclayer").load(path).count());
         }
     }
 
