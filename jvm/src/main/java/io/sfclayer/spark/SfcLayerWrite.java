@@ -165,7 +165,13 @@ public final class SfcLayerWrite {
             job.txn = opts.txn;
             long estimate = estimatedBytes(data);
             job.deltas = opts.deltas.withEstimatedBytes(estimate);
-            List<Tuple2<Long, byte[]>> local = LocalAppend.records(data, encode, job);
+            List<Tuple2<Long, byte[]>> local;
+            try {
+                local = LocalAppend.records(data, encode, job);
+            } catch (RuntimeException e) {
+                job.discard(); // the input refused (a key out of bounds, ...): nothing was written
+                throw e;
+            }
             if (local != null) {
                 return SfcLayerUpdate.appendSorted(job, base, local, partitions, opts.onExisting);
             }
