@@ -67,7 +67,13 @@ public final class SfcLayerUpdate {
         if ((md0.manifests != null || mayDelta) && smallBytes > 0) {
             // collect first: the records' indexes choose between a delta and a rewrite, and with
             // manifests only the manifests on the records' paths are read
-            List<Tuple2<Long, byte[]>> collected = collectSmall(job, input, smallBytes, base);
+            List<Tuple2<Long, byte[]>> collected;
+            try {
+                collected = collectSmall(job, input, smallBytes, base);
+            } catch (RuntimeException e) {
+                job.discard(); // the input refused (a key out of bounds, ...): nothing was written
+                throw e;
+            }
             if (collected != null) {
                 return appendSorted(job, base, collected, partitions, onExisting);
             }

@@ -214,7 +214,7 @@ public class DeltaWriteTest {
         put(model, first);
         versions.put(md.version, new TreeMap<>(model));
         assertTrue("a dozen base files", md.fileCount >= 8);
-        int ops = Integer.getInteger("sfclayer.deltas.ops", 8);
+        int ops = Integer.getInteger("sfclayer.deltas.ops", 6);
         for (int i = 0; i < ops; i++) {
             int kind = rnd.nextInt(10);
             int c0 = rnd.nextInt(N), r0 = rnd.nextInt(N);
