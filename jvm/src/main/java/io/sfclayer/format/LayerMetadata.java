@@ -119,7 +119,7 @@ public final class LayerMetadata implements Serializable {
     public List<DeltaFile> deltas = new ArrayList<>();
     /**
      * Operation field {@code "delta": true} (section 11): an append that wrote delta files, not base files.
-     * Set by the writer only: like the rest of the history entry, it is not carried into a copy.
+     * Read back with the document, not carried into a {@link #copy()} (a rebuilt version is another operation).
      */
     public boolean deltaAppend;
     /** Operation field {@code "auto": true}: a compaction an append started ({@code compactAfterDeltas}). */
@@ -489,6 +489,8 @@ public final class LayerMetadata implements Serializable {
                 md.operation = String.valueOf(op.getOrDefault("name", "write"));
                 Object rv = op.get("readVersion");
                 md.readVersion = rv instanceof Number ? ((Number) rv).longValue() : -1;
+                md.deltaAppend = Boolean.TRUE.equals(op.get("delta"));
+                md.autoCompact = Boolean.TRUE.equals(op.get("auto"));
                 @SuppressWarnings("unchecked")
                 List<Object> removed = (List<Object>) op.getOrDefault("removedFiles", List.of());
                 for (Object r : removed) {
@@ -536,6 +538,8 @@ public final class LayerMetadata implements Serializable {
     public LayerMetadata copy() {
         LayerMetadata c = fromJsonBytes(toJsonBytes(), "copy of version " + version);
         c.txn = null; // a rebuilt version is another operation: its batch, if any, is its writer's to set
+        c.deltaAppend = false; // and so are its history flags
+        c.autoCompact = false;
         return c;
     }
 

@@ -19,7 +19,7 @@ import java.util.List;
  * of at most {@value #MAX_ROWS} rows and {@value #MAX_BYTES} encoded bytes. A Spark job costs ~140 ms
  * here, a one-tile delta append's commit a few ms. Classic PySpark's {@code createDataFrame(list)} is
  * a parallelized RDD, not a local relation: reading it takes a job, so it takes the small-append path
- * (one job, no shuffle).
+ * (one job, no shuffle), when Spark's estimate of its size ({@link #estimatedBytes}) is small.
  */
 final class LocalAppend {
     private LocalAppend() {
@@ -32,7 +32,8 @@ final class LocalAppend {
 
     /**
      * The input's (index, record) pairs sorted by index, or null when its plan is not a small local
-     * relation. Input errors are reported as the tasks' are ({@link UpdateJob#throwIfRefused}).
+     * relation. Input errors are reported as the tasks' are ({@link UpdateJob#throwIfRefused}), the
+     * write's data directory removed.
      */
     static List<Tuple2<Long, byte[]>> records(Dataset<Row> data, SfcLayerWrite.Encode encode, UpdateJob job) {
         LogicalPlan plan;
@@ -51,16 +52,31 @@ final class LocalAppend {
         Iterator<InternalRow> rows = CollectionConverters.asJava(local.data()).iterator();
         List<Tuple2<Long, byte[]>> out = new ArrayList<>();
         long bytes = 0;
-        for (Iterator<Tuple2<Long, byte[]>> it = encode.call(rows); it.hasNext(); ) {
-            Tuple2<Long, byte[]> r = it.next();
-            bytes += r._2().length;
-            if (bytes > MAX_BYTES) {
-                return null;
+        try {
+            for (Iterator<Tuple2<Long, byte[]>> it = encode.call(rows); it.hasNext(); ) {
+                Tuple2<Long, byte[]> r = it.next();
+                bytes += r._2().length;
+                if (bytes > MAX_BYTES) {
+                    return null;
+                }
+                out.add(r);
             }
-            out.add(r);
+            job.throwIfRefused();
+        } catch (RuntimeException e) {
+            job.discard(); // the input refused (a key out of bounds, ...): nothing was written
+            throw e;
         }
-        job.throwIfRefused();
         out.sort((x, y) -> Long.compare(x._1(), y._1()));
         return out;
+    }
+
+    /** Spark's estimate of the input's size in bytes (its optimizer's statistics; huge when unknown). */
+    static long estimatedBytes(Dataset<Row> data) {
+        try {
+            scala.math.BigInt b = data.queryExecution().optimizedPlan().stats().sizeInBytes();
+            return b.isValidLong() ? b.longValue() : Long.MAX_VALUE;
+        } catch (RuntimeException e) {
+            return Long.MAX_VALUE; // no estimate: the shuffled path
+        }
     }
 }

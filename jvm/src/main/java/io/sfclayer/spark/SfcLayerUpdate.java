@@ -21,7 +21,6 @@ import io.sfclayer.layer.UpdatePartitions;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.api.java.JavaPairRDD;
-import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
@@ -29,7 +28,6 @@ import scala.Tuple2;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -39,7 +37,7 @@ import java.util.function.Predicate;
 
 /**
  * Updates of an existing layer, each one Spark job and one commit: append/upsert, delete and compact
- * (about 500 lines on purpose: they share one choice of the files to rewrite and one commit around
+ * (over 500 lines on purpose: they share one choice of the files to rewrite and one commit around
  * it; docs/FORMAT.md, "Commit protocol"). Only the files an update must change are read and
  * rewritten; the new version references every other file where it is. What one job holds (its
  * writeId, data directory, progress, candidate document) is {@link UpdateJob}.
@@ -92,14 +90,14 @@ public final class SfcLayerUpdate {
         JavaPairRDD<Long, byte[]> encoded = firstPass
             ? input.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK_SER()) : input;
         try {
-            Sized sized = firstPass ? sized(job, encoded, base) : null;
+            DeltaAppends.Sized sized = firstPass ? DeltaAppends.sized(job, encoded, base) : null;
             if (mayDelta && (job.deltas.mode() == DeltaPolicy.Mode.DELTA
-                    || (sized != null && job.deltas.prefersDelta(rewriteBytes(base, sized.ranges), sized.bytes)))) {
-                return deltaShuffled(job, base, encoded, partitions);
+                    || (sized != null && job.deltas.prefersDelta(DeltaAppends.rewriteBytes(base, sized.ranges()), sized.bytes())))) {
+                return DeltaAppends.deltaShuffled(job, base, encoded, partitions);
             }
             if (viaManifests) {
                 TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
-                    PartitionBreaks.compute(md0.keyIndex, partitions), sized.ranges, partitions);
+                    PartitionBreaks.compute(md0.keyIndex, partitions), sized.ranges(), partitions);
                 breaks = plan.breaks;
                 perPartition = plan.perPartition;
                 spans = plan.spans;
@@ -117,118 +115,6 @@ public final class SfcLayerUpdate {
                 encoded.unpersist(false);
             }
         }
-    }
-
-    /**
-     * A delta append by one shuffle (docs/FORMAT.md section 11): each task writes its partition's records,
-     * sorted, as rolled delta files under its attempt's directory, merging with no base file; the commit
-     * lists them as the new version's deltas.
-     */
-    private static LayerMetadata deltaShuffled(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> encoded,
-                                               int partitions) throws IOException {
-        LayerMetadata md0 = base.metadata();
-        long[] breaks = PartitionBreaks.compute(md0.keyIndex, partitions);
-        JavaSparkContext jsc = job.jsc();
-        Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
-        UpdateTask task = new UpdateTask(confB, null, taskSpec(job, base).withMaxGroupBytes(job.maxGroupBytes));
-        return commitDelta(job, base, () -> job.run(IndexShuffle.sortedBy(encoded, new IndexPartitioner(breaks)), task,
-            "sfclayer: append to " + base.path() + " (delta files)"), confB);
-    }
-
-    /**
-     * A delta append of records sorted on the driver, without a Spark job: one delta file (or a few,
-     * rolled at the block size) under {@code data-<writeId>/driver/}.
-     */
-    private static LayerMetadata deltaOnDriver(UpdateJob job, Layer base, List<Tuple2<Long, byte[]>> sorted)
-            throws IOException {
-        TaskSpec spec = taskSpec(job, base).withMaxGroupBytes(job.maxGroupBytes);
-        return commitDelta(job, base, () -> List.of(TaskWrite.write(job.conf, spec, 0, "driver", List.of(), false, null,
-            sink -> {
-                for (Tuple2<Long, byte[]> r : sorted) {
-                    sink.add(r._1(), r._2());
-                }
-            })));
-    }
-
-    /** Runs a delta append's writing and commits its files as the new version's deltas; discards them on failure. */
-    private static LayerMetadata commitDelta(UpdateJob job, Layer base, Results run, Broadcast<?>... broadcasts)
-            throws IOException {
-        boolean committed = false;
-        try {
-            List<TaskWrite.Result> results = run.get();
-            if (results.stream().allMatch(r -> r.added().isEmpty())) {
-                return base.metadata(); // no records: nothing to publish
-            }
-            LayerMetadata md = base.metadata().copy();
-            md.operation = "append";
-            md.readVersion = base.metadata().version;
-            LayerMetadata out = job.commitDelta(md, results);
-            committed = true;
-            return afterAppend(job, out);
-        } finally {
-            for (Broadcast<?> b : broadcasts) {
-                b.destroy();
-            }
-            if (!committed) {
-                job.discard();
-            }
-        }
-    }
-
-    /**
-     * After an append's commit: with {@code compactAfterDeltas=N}, a version left with N or more delta
-     * versions is compacted as a commit of its own ({@code "auto": true}); a compaction that fails (a
-     * concurrent update, anything) gives up with a warning: the append stands, the next one tries again.
-     */
-    static LayerMetadata afterAppend(UpdateJob job, LayerMetadata out) {
-        int n = job.deltas.compactAfterDeltas();
-        if (n <= 0 || out.deltas.stream().mapToLong(d -> d.addedIn < 0 ? out.version : d.addedIn).distinct().count() < n) {
-            return out;
-        }
-        try {
-            compact(job.spark, job.conf, job.log.layerPath().toString(), true);
-        } catch (IOException | RuntimeException e) {
-            org.slf4j.LoggerFactory.getLogger(SfcLayerUpdate.class).warn("sfclayer: the compaction after version "
-                + out.version + " of " + job.log.layerPath() + " gave up (the next append tries again): "
-                + SfcLayerException.reason(e));
-        }
-        return out;
-    }
-
-    /** The new records' index ranges and encoded bytes, from a first pass over them. */
-    record Sized(List<IndexRange> ranges, long bytes) implements java.io.Serializable { }
-
-    /**
-     * The data bytes of the base files holding an index of {@code ranges}: what a copy-on-write append of
-     * records in those ranges rewrites (an upper bound when the ranges are coarsened).
-     */
-    static long rewriteBytes(Layer base, List<IndexRange> ranges) throws IOException {
-        if (ranges.isEmpty()) {
-            return 0;
-        }
-        long[] sum = {0};
-        if (base.manifests() != null) {
-            Map<Long, DataFile> meeting = new HashMap<>();
-            base.manifests().meeting(ranges, (position, file, coversTo) -> meeting.put(position, file));
-            meeting.values().forEach(f -> sum[0] += holds(ranges, f) ? f.dataBytes : 0);
-        } else {
-            base.files().forEach(f -> sum[0] += holds(ranges, f) ? f.dataBytes : 0);
-        }
-        return sum[0];
-    }
-
-    /** Whether one of the sorted, disjoint {@code ranges} meets {@code f}'s span. */
-    private static boolean holds(List<IndexRange> ranges, DataFile f) {
-        int lo = 0, hi = ranges.size();
-        while (lo < hi) { // the first range ending at or after the file's start
-            int mid = (lo + hi) >>> 1;
-            if (ranges.get(mid).hi < f.firstIndex) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo < ranges.size() && ranges.get(lo).lo <= f.lastIndex;
     }
 
     /** The shuffled append itself: each partition's records merged with its files ({@link #append}). */
@@ -256,7 +142,7 @@ public final class SfcLayerUpdate {
         LayerMetadata out = runAndCommit(job, base, run, "append",
             results -> results.stream().allMatch(r -> r.counts().inserted() == 0 && r.counts().replaced() == 0), confB,
             perTask);
-        return out == null ? md0 : afterAppend(job, out);
+        return out == null ? md0 : DeltaAppends.afterAppend(job, out);
     }
 
     /**
@@ -291,8 +177,8 @@ public final class SfcLayerUpdate {
                 bytes += sorted.get(i)._2().length;
             }
             if (job.deltas.mode() == DeltaPolicy.Mode.DELTA || job.deltas.prefersDelta(
-                    rewriteBytes(base, TouchedFiles.ranges(indexes, Integer.MAX_VALUE)), bytes)) {
-                return deltaOnDriver(job, base, sorted);
+                    DeltaAppends.rewriteBytes(base, TouchedFiles.ranges(indexes, Integer.MAX_VALUE)), bytes)) {
+                return DeltaAppends.deltaOnDriver(job, base, sorted);
             }
         }
         if (md0.manifests != null && md0.deltas.isEmpty()) {
@@ -305,47 +191,6 @@ public final class SfcLayerUpdate {
 
     /** At most this many index ranges describe a shuffled append's new records (more are coarsened). */
     static final int MAX_APPEND_RANGES = 1024;
-
-    /**
-     * The sorted, disjoint ranges of the records' indexes (at most {@link #MAX_APPEND_RANGES}: a superset)
-     * and their encoded bytes, by one job. Each task sorts its partition's indexes (8 bytes a record, not
-     * the records).
-     */
-    static Sized sized(UpdateJob job, JavaPairRDD<Long, byte[]> records, Layer base) {
-        JavaSparkContext jsc = job.jsc();
-        String previous = jsc.getLocalProperty("spark.job.description");
-        jsc.setJobDescription("sfclayer: append to " + base.path() + " (the new keys' index ranges)");
-        List<Sized> parts;
-        try {
-            parts = records.mapPartitions((java.util.Iterator<Tuple2<Long, byte[]>> it) -> {
-                long[] buf = new long[1024];
-                int n = 0;
-                long bytes = 0;
-                while (it.hasNext()) {
-                    if (n == buf.length) {
-                        buf = Arrays.copyOf(buf, 2 * n);
-                    }
-                    Tuple2<Long, byte[]> r = it.next();
-                    buf[n++] = r._1();
-                    bytes += r._2().length;
-                }
-                long[] sorted = Arrays.copyOf(buf, n);
-                Arrays.sort(sorted);
-                return java.util.Collections.singletonList(
-                    new Sized(TouchedFiles.ranges(sorted, MAX_APPEND_RANGES), bytes)).iterator();
-            }).collect();
-        } finally {
-            jsc.setJobDescription(previous);
-        }
-        job.throwIfRefused(); // the input's encoding refused a tile
-        List<IndexRange> all = new ArrayList<>();
-        long bytes = 0;
-        for (Sized p : parts) {
-            all.addAll(p.ranges());
-            bytes += p.bytes();
-        }
-        return new Sized(TouchedFiles.union(all, MAX_APPEND_RANGES), bytes);
-    }
 
     /**
      * A small append to a version with manifests, its records collected and sorted on the driver:
@@ -377,14 +222,14 @@ public final class SfcLayerUpdate {
         LayerMetadata out = runAndCommit(job, base, () -> onDriver(sorted, breaks, task), "append",
             results -> results.stream().allMatch(r -> r.counts().inserted() == 0 && r.counts().replaced() == 0), confB,
             perTask);
-        return out == null ? md0 : afterAppend(job, out);
+        return out == null ? md0 : DeltaAppends.afterAppend(job, out);
     }
 
     /**
      * What the tasks of a write to {@code base} are told of it: its shape, compression and bloom filters,
      * and the format of the document listing its files.
      */
-    private static TaskSpec taskSpec(UpdateJob job, Layer base) {
+    static TaskSpec taskSpec(UpdateJob job, Layer base) {
         LayerMetadata md0 = base.metadata();
         return TaskSpec.of(base.path().toString(), job.dataDirName, job.writeId, md0.blockSize, md0.indexInterval,
                 ValueCompression.parse(md0.compression), md0.keyIndex, md0.valueSchemaJson)

@@ -163,15 +163,9 @@ public final class SfcLayerWrite {
             encode.reportingTo(job);
             job.maxGroupBytes = opts.maxGroupBytes;
             job.txn = opts.txn;
-            long estimate = estimatedBytes(data);
+            long estimate = LocalAppend.estimatedBytes(data);
             job.deltas = opts.deltas.withEstimatedBytes(estimate);
-            List<Tuple2<Long, byte[]>> local;
-            try {
-                local = LocalAppend.records(data, encode, job);
-            } catch (RuntimeException e) {
-                job.discard(); // the input refused (a key out of bounds, ...): nothing was written
-                throw e;
-            }
+            List<Tuple2<Long, byte[]>> local = LocalAppend.records(data, encode, job);
             if (local != null) {
                 return SfcLayerUpdate.appendSorted(job, base, local, partitions, opts.onExisting);
             }
@@ -252,16 +246,6 @@ public final class SfcLayerWrite {
             job.replaced = base.metadata();
         }
         return job.commit(md, base == null || job.replaced != null ? List.of() : base.files(), results, true);
-    }
-
-    /** Spark's estimate of the input's size in bytes (its optimizer's statistics; huge when unknown). */
-    static long estimatedBytes(Dataset<Row> data) {
-        try {
-            scala.math.BigInt b = data.queryExecution().optimizedPlan().stats().sizeInBytes();
-            return b.isValidLong() ? b.longValue() : Long.MAX_VALUE;
-        } catch (RuntimeException e) {
-            return Long.MAX_VALUE; // no estimate: the shuffled path
-        }
     }
 
     /**

@@ -38,8 +38,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
@@ -437,9 +435,9 @@ public class DeltaWriteTest {
             append(path, rows, true, "appendMode", "delta");
             put(model, rows);
         }
-        ExecutorService pool = Executors.newFixedThreadPool(1);
+        ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(1);
         try {
-            Future<?> compaction = pool.submit(() -> {
+            java.util.concurrent.Future<?> compaction = pool.submit(() -> {
                 try {
                     return SfcLayerUpdate.compact(spark, path);
                 } catch (SfcLayerException.ConcurrentUpdate e) {
@@ -461,8 +459,6 @@ public class DeltaWriteTest {
 
     @Test
     public void aCopyOnWriteUpdateConflictsWithANewerDeltaAppendMeetingItsRanges() throws Exception {
-        LayerMetadata base = new LayerMetadata();
-        base.version = 3;
         LayerMetadata delta = new LayerMetadata();
         delta.version = 4;
         delta.operation = "append";
@@ -476,7 +472,6 @@ public class DeltaWriteTest {
             io.sfclayer.format.Conflicts.check("l", mine, List.of(delta));
             fail("a delete must not commit over a put it never saw");
         } catch (SfcLayerException.ConcurrentUpdate expected) {
-            // its message names the version
             assertTrue(expected.getMessage().contains("version 4"));
         }
         // a delta append over the delete, a compaction and an append meeting its ranges: rebases
