@@ -447,9 +447,9 @@ def test_format_version_above_supported_is_refused_by_name(spark, source, tmp_pa
     assert '"formatVersion" : 3' in text
     _uncrc(doc)
     with open(doc, "w") as f:
-        f.write(text.replace('"formatVersion" : 3', '"formatVersion" : 7'))
+        f.write(text.replace('"formatVersion" : 3', '"formatVersion" : 8'))
     # its own class (a CorruptLayer to callers that do not ask), not the damage message of other documents
-    with pytest.raises(UnsupportedFormat, match=r"format version 7.*reads format versions 1\.\.6.*upgrade sfclayer") as e:
+    with pytest.raises(UnsupportedFormat, match=r"format version 8.*reads format versions 1\.\.7.*upgrade sfclayer") as e:
         _read_all(spark, copy)
     assert isinstance(e.value, CorruptLayer) and "Other versions of the layer" not in str(e.value)
 
