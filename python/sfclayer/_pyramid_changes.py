@@ -1,8 +1,8 @@
 """What changed in a pyramid's base since the pyramid was built, as the key boxes of Spark queries
 (:func:`sfclayer.pyramid`'s incremental update; FORMAT.md section 8).
 
-The base keys that differ between two versions come from the data files (base and delta files) one
-version lists and the other does not (their col/row statistics give the boxes to compare), joined in Spark on the key and
+The base keys that differ between two versions come from the data files one version lists and the
+other does not (their col/row statistics give the boxes to compare), joined in Spark on the key and
 the tile's values: inserted, replaced and deleted tiles exactly, without reading untouched files.
 
 Examples
@@ -41,9 +41,7 @@ def _changed_base_keys(spark, path, old_version, md):
     overwrites = [u for u in range(old_version + 1, new_version + 1) if ops.get(u) in ("write", "overwrite")]
     if overwrites:
         return None, f"full rebuild: version {overwrites[0]} of the base replaced it whole ({ops[overwrites[0]]})"
-    # delta files (format 7) are data files of their version as the base files are: added by a delta append,
-    # dropped by the update that folds them
-    ids = lambda d: {(f["dir"], f["name"]): f for f in d["files"] + (d.get("deltas") or [])}  # noqa: E731
+    ids = lambda d: {(f["dir"], f["name"]): f for f in d["files"]}  # noqa: E731
     # md may come without its file list (a layer of manifests answers its document alone): read both whole
     before, after = ids(old), ids(json.loads(_jvm.layer_metadata_json(spark, path, new_version)))
     moved = [after[k] for k in after.keys() - before.keys()] + [before[k] for k in before.keys() - after.keys()]

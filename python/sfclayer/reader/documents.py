@@ -25,7 +25,7 @@ from .source import LocalSource
 __all__ = ["MAX_FORMAT_VERSION", "VersionLog", "Document", "ManifestTree", "check_trailer"]
 
 #: The newest format version this reader reads (docs/FORMAT.md).
-MAX_FORMAT_VERSION = 7
+MAX_FORMAT_VERSION = 6
 LOG_DIR = "_sfclayer"
 HINT = f"{LOG_DIR}/_last_version"
 _VERSION_FILE = re.compile(r"^v(\d{8,})\.json$")
@@ -69,9 +69,6 @@ class Document:
             fv, data_dir = self.format_version, doc.get("dataDir")
             self.files = sorted((FileEntry.from_json(f, data_dir, fv) for f in doc["files"]),
                                 key=lambda f: f.first_index)
-        # format 7: delta files beside the base files, in the order they were added (a later one wins at a key)
-        self.deltas: list[FileEntry] = [FileEntry.from_json(d, doc.get("dataDir"), self.format_version)
-                                        for d in doc.get("deltas") or []]
 
     @classmethod
     def parse(cls, data: bytes, source: str, layer: str, version: int) -> "Document":
@@ -95,9 +92,6 @@ class Document:
                 raise UnsupportedFormat(f"layer version document {source} has format version {fv}; this sfclayer "
                                         f"reads format versions 1..{MAX_FORMAT_VERSION} (upgrade sfclayer to read it)")
             raise _damaged(f"bad layer metadata in {source}: field 'formatVersion' is not a number", layer, version)
-        if doc.get("deltas") and fv < 7:
-            raise _damaged(f"bad layer metadata in {source}: it lists deltas but says format version {fv}",
-                           layer, version)
         for field in ("version", "keyIndex", "valueSchema", "tileSchema", "compression", "recordCount", "fileCount"):
             if field not in doc:
                 raise _damaged(f"bad layer metadata in {source}: field '{field}' is missing", layer, version)
@@ -110,7 +104,7 @@ class Document:
             if sum(int(r["fileCount"]) for r in doc["manifests"]) != int(doc["fileCount"]):
                 raise _damaged(f"bad layer metadata in {source}: its manifests hold a different number of files "
                                f"than fileCount {doc['fileCount']}", layer, version)
-        elif fv == 6:  # format 7 lists its base files inline or by manifests, as the version it updates did
+        elif fv >= 6:
             raise _damaged(f"bad layer metadata in {source}: field 'manifests' is missing", layer, version)
         elif fv >= 2 and doc.get("files") is None:
             raise _damaged(f"bad layer metadata in {source}: field 'files' is missing", layer, version)

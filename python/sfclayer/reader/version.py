@@ -102,7 +102,6 @@ class PinnedVersion:
         else:
             files = self._listed_files(doc)
         self._files = files
-        self._deltas = document.deltas  # format 7: merged over the base files, later ones winning
         self._firsts = [f.first_index for f in files] if files is not None else None
         self._grid = None
         self._ranges = ByteLRU(1 << 20)  # key box -> its SFC ranges: a warm window or count repeats its box
@@ -258,15 +257,10 @@ class PinnedVersion:
         if not self.in_bounds(col, row, micros):
             return None
         index = self.key_index.index(col, row, micros) if self.space_time else self.key_index.index(col, row)
-        key = (col, row, micros) if self.space_time else (col, row)
-        for delta in reversed(self._deltas):  # the newest delta holding the key answers (FORMAT.md section 11)
-            if delta.first_index <= index <= delta.last_index:
-                tile = self._find(delta, index, key)
-                if tile is not None:
-                    return tile
         entry = self.file_for(index)
         if entry is None:
             return None
+        key = (col, row, micros) if self.space_time else (col, row)
         return self._find(entry, index, key)
 
     def _find(self, entry, index, key):
@@ -336,8 +330,10 @@ class PinnedVersion:
 
         ``accept``: an extra test of ``(col, row)`` (a geometry's tile cover). ``pixels``: yield
         ``(tile, pixels)`` pairs, the pixels a cached ``raster.to_numpy`` view (raster layers)."""
+        c0, r0, c1, r1, t0, t1 = box
         if not ranges:
             return
+        los = [lo for lo, _ in ranges]
         seen = set()
         entries = []
         for lo, hi in ranges:
@@ -346,23 +342,6 @@ class PinnedVersion:
                     seen.add(e.id)
                     entries.append(e)
         entries.sort(key=lambda e: e.first_index)
-        deltas = [d for d in self._deltas if any(lo <= d.last_index and d.first_index <= hi for lo, hi in ranges)]
-        if not deltas:
-            yield from self._scan(entries, box, ranges, accept, pixels, False)
-            return
-        # with deltas: the base files' tiles, then each delta's in list order, by key (FORMAT.md section 11);
-        # the tile directory keeps the last tile scanned at a key, the merged one
-        merged = {}
-        for entry_list in [entries] + [[d] for d in deltas]:
-            for index, k, item in self._scan(entry_list, box, ranges, accept, pixels, True):
-                merged[k] = (index, item)
-        for k in sorted(merged, key=lambda k: (merged[k][0], k)):
-            yield merged[k][1]
-
-    def _scan(self, entries, box, ranges, accept, pixels, keyed):
-        """:meth:`scan` of ``entries`` (sorted, disjoint); ``keyed``: ``(index, key, item)`` triples."""
-        c0, r0, c1, r1, t0, t1 = box
-        los = [lo for lo, _ in ranges]
         st = self.space_time
         for entry in entries:
             df = self.data_file(entry)
@@ -397,12 +376,12 @@ class PinnedVersion:
                             continue
                         if accept is not None and not accept(k[0], k[1]):
                             continue
-                        item = tile
                         if pixels:
                             if not st:
                                 self._directory[k] = (pairs.ref, n)
-                            item = pairs[n]
-                        yield (index, k, item) if keyed else item
+                            yield pairs[n]
+                        else:
+                            yield tile
 
 
 def _forget(directory, keys):
