@@ -102,3 +102,27 @@ def test_append_options_are_checked(spark, layer_path):
     with pytest.raises(sfclayer.InvalidArgument, match="compactAfterDeltas"):
         sfclayer.write(frame(spark, {(1, 1): 2}), layer_path, mode="append", compact_after_deltas="x")
     assert helpers.versions(layer_path) == [1]
+
+
+def test_a_local_pandas_frame_is_appended_on_the_driver(spark, layer_path):
+    """A pandas DataFrame through Arrow is a local relation: its tiles are encoded and written on the driver,
+    with no Spark job, into ``data-<writeId>/driver/`` (a one-tile append's cost: bench/RESULTS.md)."""
+    import pandas as pd
+
+    sfclayer.write(frame(spark, {(c, r): c * 100 + r for c in range(SIDE) for r in range(SIDE)}), layer_path,
+                   bounds=(0, 0, SIDE - 1, SIDE - 1), block_size="64k", compression="none")
+    pdf = pd.DataFrame({"col": pd.Series([3, 4], dtype="int32"), "row": pd.Series([5, 5], dtype="int32"),
+                        "v": pd.Series([7, 8], dtype="int32"), "payload": [b"x" * 400, b"y" * 400]})
+    key = "spark.sql.execution.arrow.pyspark.enabled"
+    before = spark.conf.get(key, "false")
+    spark.conf.set(key, "true")
+    try:
+        df = spark.createDataFrame(pdf)
+    finally:
+        spark.conf.set(key, before)
+    sfclayer.write(df, layer_path, mode="append")
+    doc = document(layer_path, 2)
+    assert doc["operation"]["delta"] is True
+    assert [d["dir"].split("/")[-1] for d in doc["deltas"]] == ["driver"] and doc["deltas"][0]["records"] == 2
+    got = spark_tiles(spark, layer_path, 2)
+    assert got[(3, 5)] == 7 and got[(4, 5)] == 8 and len(got) == SIDE * SIDE
