@@ -87,8 +87,9 @@ def test_threads_appending_to_overlapping_boxes_one_lands(spark, layer, commit_d
     before = helpers.metadata(layer)
     a = tiles(spark, 4, 0, 0, mult=3)
     b = tiles(spark, 4, 2, 2, mult=5)
-    errors = race(lambda: sfclayer.write(a, layer, mode="append", partitions=4),
-                  lambda: sfclayer.write(b, layer, mode="append", partitions=4))
+    # copy-on-write (delta appends into overlapping boxes both land: test_delta_appends_to_overlapping_boxes_both_land)
+    errors = race(lambda: sfclayer.write(a, layer, mode="append", partitions=4, append_mode="rewrite"),
+                  lambda: sfclayer.write(b, layer, mode="append", partitions=4, append_mode="rewrite"))
     lost = [e for e in errors if e is not None]
     assert len(lost) == 1 and isinstance(lost[0], sfclayer.ConcurrentUpdate)
     assert "version 2 (append" in str(lost[0]) and "read version 1" in str(lost[0])
@@ -99,6 +100,22 @@ def test_threads_appending_to_overlapping_boxes_one_lands(spark, layer, commit_d
     on_disk = {os.path.relpath(p, layer) for p in _mapfiles(layer)}
     referenced = {f"{f['dir']}/{f['name']}" for f in helpers.metadata(layer)["files"]}
     assert on_disk == referenced | {f"{f['dir']}/{f['name']}" for f in before["files"]}
+
+
+def test_delta_appends_to_overlapping_boxes_both_land(spark, layer, commit_delay):
+    # a delta append removes nothing and its tiles are newer than any: it rebases (FORMAT.md section 11)
+    a = tiles(spark, 4, 0, 0, mult=3)
+    b = tiles(spark, 4, 2, 2, mult=5)
+    errors = race(lambda: sfclayer.write(a, layer, mode="append", partitions=4, append_mode="delta"),
+                  lambda: sfclayer.write(b, layer, mode="append", partitions=4, append_mode="delta"))
+    assert errors == [None, None]
+    assert helpers.versions(layer) == [1, 2, 3]
+    docs = [helpers.metadata(layer, v) for v in (2, 3)]
+    assert all(d["operation"]["delta"] for d in docs) and len(docs[1]["deltas"]) == 2
+    v2 = {(r["col"], r["row"]): r["v"] for r in sfclayer.read(spark, layer, version=2).collect()}
+    a_first = v2[(1, 1)] == 1 * 3 + 1  # which append took version 2 (b's box does not hold (1, 1))
+    boxes = [(0, 0, 4, 3), (2, 2, 4, 5)]
+    assert values(spark, layer) == model(*(boxes if a_first else boxes[::-1]))  # the later one wins where they meet
 
 
 def test_overwrite_racing_an_append_exactly_one_wins(spark, layer, commit_delay):

@@ -77,8 +77,9 @@ def test_compact_racing_an_append_into_a_file_it_rewrites_one_fails(spark, tmp_p
     path = _path(tmp_path)
     sfclayer.write(tiles(spark, 16), path, bounds=(0, 0, 15, 15), partitions=8, block_size="1m")
     before = values(spark, path)
+    # copy-on-write: a delta append never fails against a compaction (DeltaWriteTest, FORMAT.md section 11)
     errors = race(lambda: sfclayer.compact(spark, path),
-                  lambda: sfclayer.write(tiles(spark, 2, 0, 0, mult=3), path, mode="append"))
+                  lambda: sfclayer.write(tiles(spark, 2, 0, 0, mult=3), path, mode="append", append_mode="rewrite"))
     assert sum(e is None for e in errors) == 1, errors
     assert isinstance([e for e in errors if e is not None][0], sfclayer.ConcurrentUpdate)
     got = values(spark, path)

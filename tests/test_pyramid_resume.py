@@ -124,7 +124,8 @@ def test_the_document_is_a_new_numbered_file_per_change_and_the_old_one_still_re
     sfclayer.pyramid(spark, path)
     assert _documents(path) == ["pyramid-00000001.json"]
     assert not os.path.exists(os.path.join(path, "_pyramid", "pyramid.json"))
-    assert pyramids._document(spark, path)["baseVersion"] == 11
+    # version 11, the tenth delta version, and the compaction it started (compactAfterDeltas=10): 12
+    assert pyramids._document(spark, path)["baseVersion"] == 12
 
 
 PUBLISHER = textwrap.dedent("""

@@ -132,7 +132,9 @@ def test_every_version_answers_as_the_jvm(spark, layers, name):
             assert sorted(map(json.dumps, local.metadata["files"])) == sorted(map(json.dumps, jvm.metadata["files"]))
             all_jvm = list(jvm.query())
             _same_tiles(all_jvm, list(local.query()))
-            assert local.count() == jvm.count() == len(all_jvm) == jvm.metadata["recordCount"]
+            assert local.count() == jvm.count() == len(all_jvm)
+            if not jvm.metadata.get("deltas"):  # recordCount counts the base files only (format 7: appends' deltas)
+                assert len(all_jvm) == jvm.metadata["recordCount"]
             time = jvm.space_time
             for _ in range(25):
                 key = (rnd.randrange(-2, 26), rnd.randrange(-2, 22))

@@ -47,7 +47,8 @@ def big(spark, layer_path):
 def test_append_rewrites_only_the_files_its_records_fall_in(spark, big):
     before = helpers.metadata(big)
     mtimes = {fid: os.stat(os.path.join(big, fid, "data")).st_mtime_ns for fid in files_by_id(before)}
-    sfclayer.write(tiles(spark, 3, 3, col0=8, row0=8, size=1500, mult=7), big, mode="append")
+    # copy-on-write (9 tiles into 64 KiB files would otherwise be a delta: test_deltas.py)
+    sfclayer.write(tiles(spark, 3, 3, col0=8, row0=8, size=1500, mult=7), big, mode="append", append_mode="rewrite")
     after = helpers.metadata(big)
     assert after["formatVersion"] == 3 and after["operation"]["name"] == "append"
     assert after["operation"]["readVersion"] == 1
@@ -206,8 +207,9 @@ def test_small_append_skips_the_shuffle_and_writes_what_the_shuffled_append_writ
     # keys spread over several partitions (and files), some replacing, none outside the bounds
     # (the input's size must be one Spark can estimate: a range, a file, a cached DataFrame)
     new = tiles(spark, 32, 2, col0=0, row0=9, size=1500, mult=7)
-    small_jobs = _append_jobs(spark, new, big, partitions=4)
-    big_jobs = _append_jobs(spark, new, shuffled, partitions=4, small_append_bytes=0)
+    # copy-on-write both (the small-append path of deltas: test_deltas.py)
+    small_jobs = _append_jobs(spark, new, big, partitions=4, append_mode="rewrite")
+    big_jobs = _append_jobs(spark, new, shuffled, partitions=4, small_append_bytes=0, append_mode="rewrite")
     assert small_jobs == [1] and big_jobs == [2]  # one stage, no shuffle; the shuffled: map and write stages
     a, b = helpers.metadata(big), helpers.metadata(shuffled)
 

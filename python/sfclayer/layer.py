@@ -49,6 +49,9 @@ _OPTION_NAMES = {
     "small_append_bytes": "smallAppendBytes",
     "txn_app_id": "txnAppId",
     "txn_version": "txnVersion",
+    "append_mode": "appendMode",
+    "delta_rewrite_ratio": "deltaRewriteRatio",
+    "compact_after_deltas": "compactAfterDeltas",
 }
 # read()'s own arguments that become read options.
 _READ_ARGUMENTS = {"bbox": "bbox", "version": "versionAsOf", "as_of": "timestampAsOf", "geometry": "geometry"}
@@ -101,7 +104,12 @@ def write_options(**options):
         ``single_writer`` (bool: only one writer at a time writes the layer, which allows commits on a store
         without atomic create-if-absent; docs/FORMAT.md section 6),
         ``txn_app_id`` and ``txn_version`` (together: an idempotent write, e.g. from ``foreachBatch``; a batch
-        number the layer already holds for that application is not written again, docs/FORMAT.md section 6);
+        number the layer already holds for that application is not written again, docs/FORMAT.md section 6),
+        ``append_mode`` (append: ``'auto'`` (default), ``'delta'`` or ``'rewrite'``: whether new tiles go into
+        delta files beside the base files, docs/FORMAT.md section 11), ``delta_rewrite_ratio`` (auto writes
+        deltas when the bytes a rewrite would cost exceed this many times the bytes added; default 4),
+        ``compact_after_deltas`` (an append leaving this many delta versions compacts after it; default 10,
+        0 never);
         connector names (``keyIndex``) are accepted as they are.
 
     Examples

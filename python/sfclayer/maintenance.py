@@ -140,7 +140,8 @@ def delete(spark, path, keys=None, bbox=None, time=None):
 
 
 def compact(spark, path, quiet=None):
-    """Rewrite runs of adjacent small data files (under a quarter of the block size) into
+    """Fold the newest version's delta files into the base files they fall into (docs/FORMAT.md
+    section 11) and rewrite runs of adjacent small data files (under a quarter of the block size) into
     block-sized ones, as a new version; nothing else is touched.
 
     Parameters

@@ -25,6 +25,16 @@ public final class CandidateCheck {
         if (md.writeId == null || md.writeId.isEmpty()) {
             throw bad(head + "it has no writeId");
         }
+        String deltas = DeltaFile.checkOrder(md.deltas, md.version);
+        if (deltas != null) {
+            throw bad(head + deltas);
+        }
+        Set<String> deltaIds = new HashSet<>();
+        for (DeltaFile d : md.deltas) {
+            if (!deltaIds.add(d.id())) {
+                throw bad(head + "delta " + d.id() + " is listed twice");
+            }
+        }
         if (md.manifests != null) {
             checkManifests(head, md);
             return;
@@ -44,7 +54,7 @@ public final class CandidateCheck {
             if (f.firstIndex > f.lastIndex) {
                 throw bad(head + "file " + f.id() + " spans [" + f.firstIndex + ", " + f.lastIndex + "]");
             }
-            if (!ids.add(f.id())) {
+            if (!ids.add(f.id()) || deltaIds.contains(f.id())) {
                 throw bad(head + "file " + f.id() + " is listed twice");
             }
             if (prev != null && prev.lastIndex >= f.firstIndex) {

@@ -44,6 +44,11 @@ public final class Conflicts {
                 throw new SfcLayerException.ConcurrentUpdate(head + "; a replacing " + mine.operation
                     + " conflicts with every concurrent change, nothing was published");
             }
+            if (mine.deltaAppend) {
+                // a delta append removes nothing and its tiles are newer than any: it lands on any other
+                // version (section 11); a copy-on-write update still meets a newer delta append's ranges below
+                continue;
+            }
             List<String> both = new ArrayList<>();
             for (String f : v.removedFiles) {
                 if (myRemoved.contains(f)) {
@@ -67,9 +72,11 @@ public final class Conflicts {
 
     /**
      * {@code mine} rebuilt on top of {@code newest}: every field of the newest version it does not
-     * change, the newest version's files minus those it removed plus those it added.
+     * change, the newest version's files minus those it removed plus those it added, and the newest's
+     * deltas minus those it folded plus its own new ones (format 7, section 11).
      */
     public static LayerMetadata rebase(LayerMetadata mine, List<DataFile> added, LayerMetadata newest) {
+
         LayerMetadata r = newest.copy();
         r.formatVersion = LayerMetadata.FORMAT_VERSION;
         r.writeId = mine.writeId;
@@ -90,6 +97,22 @@ public final class Conflicts {
         }
         files.addAll(added);
         r.setFiles(files);
+        // the newest's deltas but those this write folded, then this write's own (section 11)
+        List<DeltaFile> deltas = new ArrayList<>();
+        for (DeltaFile d : newest.deltas) {
+            if (!removed.contains(d.id())) {
+                deltas.add(d);
+            }
+        }
+        for (DeltaFile d : mine.deltas) {
+            if (d.addedIn < 0) {
+                deltas.add(d);
+            }
+        }
+        r.deltas = deltas;
+        r.deltaAppend = mine.deltaAppend;
+        r.autoCompact = mine.autoCompact;
+        r.foldedDeltas = mine.foldedDeltas;
         return r;
     }
 }

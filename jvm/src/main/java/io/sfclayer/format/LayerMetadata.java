@@ -117,6 +117,18 @@ public final class LayerMetadata implements Serializable {
      * outside the base files ({@link #files} or {@link #manifests}) and their totals. Empty: none.
      */
     public List<DeltaFile> deltas = new ArrayList<>();
+    /**
+     * Operation field {@code "delta": true} (section 11): an append that wrote delta files, not base files.
+     * Read back with the document, not carried into a {@link #copy()} (a rebuilt version is another operation).
+     */
+    public boolean deltaAppend;
+    /** Operation field {@code "auto": true}: a compaction an append started ({@code compactAfterDeltas}). */
+    public boolean autoCompact;
+    /**
+     * Ids among {@link #removedFiles} that are deltas a folding update folded (not base files: a version
+     * with manifests removes only the others from them). Not in the document; set by the writer.
+     */
+    public transient java.util.Set<String> foldedDeltas;
     /** What made this version: write (a first write), overwrite, append, delete, compact. */
     public String operation = "write";
     /** The version this one was based on (-1: none, as for a first write or a version 1 document). */
@@ -221,6 +233,12 @@ public final class LayerMetadata implements Serializable {
             op.put("removedFiles", removedFiles);
             op.put("changedRanges", changedRanges);
             op.put("metrics", metrics);
+            if (deltaAppend) {
+                op.put("delta", true);
+            }
+            if (autoCompact) {
+                op.put("auto", true);
+            }
             if (txn != null) {
                 Map<String, Object> t = new LinkedHashMap<>();
                 t.put("appId", txn.appId);
@@ -471,6 +489,8 @@ public final class LayerMetadata implements Serializable {
                 md.operation = String.valueOf(op.getOrDefault("name", "write"));
                 Object rv = op.get("readVersion");
                 md.readVersion = rv instanceof Number ? ((Number) rv).longValue() : -1;
+                md.deltaAppend = Boolean.TRUE.equals(op.get("delta"));
+                md.autoCompact = Boolean.TRUE.equals(op.get("auto"));
                 @SuppressWarnings("unchecked")
                 List<Object> removed = (List<Object>) op.getOrDefault("removedFiles", List.of());
                 for (Object r : removed) {
@@ -518,6 +538,8 @@ public final class LayerMetadata implements Serializable {
     public LayerMetadata copy() {
         LayerMetadata c = fromJsonBytes(toJsonBytes(), "copy of version " + version);
         c.txn = null; // a rebuilt version is another operation: its batch, if any, is its writer's to set
+        c.deltaAppend = false; // and so are its history flags
+        c.autoCompact = false;
         return c;
     }
 

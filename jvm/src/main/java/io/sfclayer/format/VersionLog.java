@@ -321,7 +321,13 @@ public final class VersionLog {
     public LayerMetadata commit(LayerMetadata md, List<DataFile> added) throws IOException {
         CommitPublisher publisher = publisher();
         publisher.prepare(logDir());
-        syncNames(added);
+        List<DataFile> written = new ArrayList<>(added);
+        for (DeltaFile d : md.deltas) {
+            if (d.addedIn < 0) {
+                written.add(d.file); // this write's own delta files (section 11)
+            }
+        }
+        syncNames(written);
         long based = Math.max(0, md.readVersion);
         LayerMetadata candidate = md;
         if (md.txn != null && md.readVersion > 0) {
@@ -431,7 +437,11 @@ public final class VersionLog {
         }
         ManifestTree tree = new ManifestTree(new Manifest.Store(conf, layer), c.writeId, conf);
         if (c.manifests != null && !Conflicts.replacesLayer(c)) {
-            c.setManifests(tree.apply(c.manifests, new java.util.HashSet<>(c.removedFiles), added));
+            java.util.Set<String> removedBase = new java.util.HashSet<>(c.removedFiles);
+            if (c.foldedDeltas != null) {
+                removedBase.removeAll(c.foldedDeltas); // deltas are never in manifests (section 11)
+            }
+            c.setManifests(tree.apply(c.manifests, removedBase, added));
         } else if (RecordFrame.checked(c.formatVersion) && c.files.size() > tree.inlineFiles) {
             c.setManifests(tree.build(c.files));
         } else {

@@ -30,7 +30,7 @@ public final class LayerWriteOptions implements Serializable {
         "path", "keyIndex", "bounds", "timeBounds", "timeResolution", "blockSize", "partitions",
         "compression", "extent", "crs", "indexInterval", "onExisting", "raster",
         "maxGroupBytes", "formatVersion", "repair", "bloomFilter", "bloomFpp", "singleWriter", "smallAppendBytes",
-        "txnAppId", "txnVersion",
+        "txnAppId", "txnVersion", "appendMode", "deltaRewriteRatio", "compactAfterDeltas",
     };
     /** Appends whose input Spark estimates at most this size skip the shuffle (bench/updates.py). */
     public static final long DEFAULT_SMALL_APPEND_BYTES = 16L << 20;
@@ -65,6 +65,8 @@ public final class LayerWriteOptions implements Serializable {
     public long smallAppendBytes = DEFAULT_SMALL_APPEND_BYTES;
     /** Options txnAppId and txnVersion: a batch written at most once (docs/FORMAT.md, "Application transactions"). */
     public io.sfclayer.format.Transactions.Txn txn;
+    /** Options appendMode, deltaRewriteRatio, compactAfterDeltas: when an append writes delta files (section 11). */
+    public DeltaPolicy deltas = DeltaPolicy.DEFAULT;
     /** The options the caller gave, by their names in {@link #KNOWN}, with the values as given. */
     public final Map<String, String> given = new LinkedHashMap<>();
 
@@ -222,6 +224,27 @@ public final class LayerWriteOptions implements Serializable {
             }
             o.txn = new io.sfclayer.format.Transactions.Txn(appId.trim(), n);
         }
+        DeltaPolicy.Mode appendMode = DeltaPolicy.DEFAULT.mode();
+        double ratio = DeltaPolicy.DEFAULT_RATIO;
+        int compactAfter = DeltaPolicy.DEFAULT_COMPACT_AFTER_DELTAS;
+        if ((v = lower.get("appendmode")) != null) {
+            appendMode = DeltaPolicy.parseMode(v);
+        }
+        if ((v = lower.get("deltarewriteratio")) != null) {
+            try {
+                ratio = Double.parseDouble(v.trim());
+            } catch (NumberFormatException e) {
+                ratio = Double.NaN;
+            }
+            if (!(ratio >= 0 && ratio <= 1e9)) {
+                throw new SfcLayerException.InvalidArgument("option deltaRewriteRatio: '" + v
+                    + "' is not a ratio in 0..1e9 (e.g. 4)");
+            }
+        }
+        if ((v = lower.get("compactafterdeltas")) != null) {
+            compactAfter = v.trim().equals("0") ? 0 : (int) positive("compactAfterDeltas", v, 1 << 20);
+        }
+        o.deltas = new DeltaPolicy(appendMode, ratio, compactAfter, Long.MAX_VALUE);
         if ((v = lower.get("onexisting")) != null) {
             o.onExisting = MergeWriter.OnExisting.parse(v);
         }

@@ -77,6 +77,8 @@ public final class MergeWriter implements Closeable {
     private boolean positioned;
     private long pendingIndex = -1;
     private final List<byte[]> pending = new ArrayList<>();
+    /** Per pending record: a delta's tile being folded ({@link #addFolded}), not one of the update's own. */
+    private final List<Boolean> pendingFolded = new ArrayList<>();
     private final long[] key = new long[3];
 
     /**
@@ -117,6 +119,20 @@ public final class MergeWriter implements Closeable {
 
     /** Adds a new tile record; indexes must not decrease. */
     public void add(long index, byte[] record) throws IOException {
+        add(index, record, false);
+    }
+
+    /**
+     * Adds a tile of a delta file being folded into the base files (docs/FORMAT.md section 11): it
+     * replaces the base tile of its key whatever {@code onExisting} says (it is the version's tile
+     * already), is counted nowhere (not new to the layer), and is dropped like a base tile when a
+     * delete box holds it. Indexes must not decrease (across both kinds of record).
+     */
+    public void addFolded(long index, byte[] record) throws IOException {
+        add(index, record, true);
+    }
+
+    private void add(long index, byte[] record, boolean folded) throws IOException {
         if (index != pendingIndex) {
             if (index < pendingIndex) {
                 throw new IllegalStateException("records out of index order: " + index + " after " + pendingIndex);
@@ -125,6 +141,7 @@ public final class MergeWriter implements Closeable {
             pendingIndex = index;
         }
         pending.add(record);
+        pendingFolded.add(folded);
     }
 
     /** The existing files this task rewrote (the new version no longer references them). */
@@ -154,13 +171,32 @@ public final class MergeWriter implements Closeable {
             writeNew(x);
         }
         pending.clear();
+        pendingFolded.clear();
     }
 
     private void writeNew(long x) throws IOException {
-        for (byte[] r : pending) {
+        for (int i = 0; i < pending.size(); i++) {
+            writeUnmatched(x, i);
+        }
+    }
+
+    /** A pending record no base tile has the key of: a new tile, or a folded delta tile (dropped if deleted). */
+    private void writeUnmatched(long x, int i) throws IOException {
+        byte[] r = pending.get(i);
+        if (!pendingFolded.get(i)) {
             out.add(x, r);
             tilesInserted++;
+            return;
         }
+        if (deleteBoxes.length > 0) {
+            key[2] = 0;
+            TileKeys.read(r, 0, spaceTime, key);
+            if (deletedKey((int) key[0], (int) key[1], key[2])) {
+                tilesDeleted++;
+                return;
+            }
+        }
+        out.add(x, r);
     }
 
     /** Finishes every file whose span ends before {@code x}: drains a rewritten one, rolls at a kept one. */
@@ -229,8 +265,12 @@ public final class MergeWriter implements Closeable {
     }
 
     private boolean deleted() {
+        return deletedKey(cursor.col(), cursor.row(), cursor.timeMicros());
+    }
+
+    private boolean deletedKey(int col, int row, long timeMicros) {
         for (QueryBox b : deleteBoxes) {
-            if (b.contains(cursor.col(), cursor.row(), cursor.timeMicros())) {
+            if (b.contains(col, row, timeMicros)) {
                 return true;
             }
         }
@@ -261,6 +301,15 @@ public final class MergeWriter implements Closeable {
                 if (!keepOld) {
                     tilesDeleted++;
                 }
+            } else if (pendingFolded.get(match)) {
+                // a delta's tile replaces the base's (both deleted when a delete box holds the key: counted once)
+                keepOld = false;
+                dropNew[match] = true;
+                if (deleted()) {
+                    tilesDeleted++;
+                } else {
+                    out.add(x, pending.get(match));
+                }
             } else if (onExisting == OnExisting.ERROR) {
                 throw new SfcLayerException.InvalidInput("key " + KeyIndex.describeKey(cursor.col(), cursor.row(),
                     spaceTime, cursor.timeMicros()) + " already exists in layer " + layer
@@ -282,8 +331,7 @@ public final class MergeWriter implements Closeable {
         }
         for (int i = 0; i < dropNew.length; i++) {
             if (!dropNew[i]) {
-                out.add(x, pending.get(i));
-                tilesInserted++;
+                writeUnmatched(x, i);
             }
         }
     }

@@ -49,7 +49,17 @@ public final class TaskWrite {
      */
     public static Result write(Configuration c, TaskSpec spec, int partition, long attemptId, List<DataFile> files,
                                boolean update, Records records) throws IOException {
-        String dir = spec.dataDirName() + "/attempt-" + attemptId;
+        return write(c, spec, partition, "attempt-" + attemptId, files, update, null, records);
+    }
+
+    /**
+     * Writes partition {@code partition}'s records into {@code <dataDir>/<attempt>} ({@code attempt-<id>}
+     * for a Spark task, {@code driver} for a write on the driver), folding the deltas of {@code fold}
+     * that fall in the partition's range into the files (null: no deltas to fold; docs/FORMAT.md section 11).
+     */
+    public static Result write(Configuration c, TaskSpec spec, int partition, String attempt, List<DataFile> files,
+                               boolean update, DeltaFold.Plan fold, Records records) throws IOException {
+        String dir = spec.dataDirName() + "/" + attempt;
         Path layerPath = new Path(spec.layer());
         DataFileWriter out = new DataFileWriter(c, layerPath, dir, partition, spec.blockSize(), spec.indexInterval(),
             spec.writeId(), spec.formatVersion()).withBloomFilter(spec.bloomFpp());
@@ -73,7 +83,13 @@ public final class TaskWrite {
         long[][] spans = spec.spans();
         long[] span = spans == null ? null : partition < spans.length && spans[partition] != null ? spans[partition]
             : new long[] {1, 0};
+        DeltaFold folding = null;
         try {
+            if (fold != null) {
+                folding = new DeltaFold(c, layerPath, fold, partition, schema, spec.compression(), spec.onExisting(),
+                    merge);
+            }
+            TaskWrite.Sink into = folding != null ? folding : merge::add;
             records.each((index, record) -> {
                 if (span != null && (index < span[0] || index > span[1])) {
                     throw new SfcLayerException.InvalidInput("append to layer " + spec.layer() + ": a tile of"
@@ -81,13 +97,20 @@ public final class TaskWrite {
                         + " (the input was computed again, differently: make it deterministic or checkpoint it);"
                         + " nothing was published");
                 }
-                merge.add(index, record);
+                into.add(index, record);
             });
+            if (folding != null) {
+                folding.finish();
+            }
             merge.close();
         } catch (IOException | RuntimeException e) {
+            if (folding != null) {
+                folding.abort();
+            }
             merge.abort();
             throw e;
         }
-        return new Result(new ArrayList<>(groups.files()), new ArrayList<>(merge.removed()), merge.counts());
+        TileCounts counts = folding == null ? merge.counts() : merge.counts().plus(folding.counts());
+        return new Result(new ArrayList<>(groups.files()), new ArrayList<>(merge.removed()), counts);
     }
 }

@@ -54,6 +54,18 @@ public record Transaction(String writeId, String dataDirName, int formatVersion,
             }
         }
         files.addAll(added);
+        // deltas among the removed were folded into the files added (docs/FORMAT.md section 11)
+        List<io.sfclayer.format.DeltaFile> deltas = new ArrayList<>();
+        Set<String> folded = new HashSet<>();
+        for (io.sfclayer.format.DeltaFile d : md.deltas) {
+            if (removedIds.contains(d.id())) {
+                folded.add(d.id());
+            } else {
+                deltas.add(d);
+            }
+        }
+        md.deltas = deltas;
+        md.foldedDeltas = folded;
         md.formatVersion = formatVersion;
         md.writeId = writeId;
         md.createdAt = Instant.now().truncatedTo(ChronoUnit.MICROS).toString();
@@ -79,6 +91,43 @@ public record Transaction(String writeId, String dataDirName, int formatVersion,
             md.operation = "repair";
             m.put("dropped", repair);
         }
+        md.metrics = m;
+        md.txn = txn;
+        return md;
+    }
+
+    /**
+     * Sets {@code md} (a copy of the version read, its base files as they are) to a delta append's
+     * version (docs/FORMAT.md section 11): the read version's deltas plus {@code added} as this
+     * version's own (their {@code addedIn} set at publish), nothing removed, the changed ranges the
+     * new files' spans; whether its tiles were inserted or replaced is unknown (null). Returns {@code md}.
+     */
+    public LayerMetadata applyDelta(LayerMetadata md, List<DataFile> added) {
+        List<DataFile> sorted = new ArrayList<>(added);
+        sorted.sort(null);
+        for (DataFile f : sorted) {
+            md.deltas.add(new io.sfclayer.format.DeltaFile(f, -1));
+        }
+        md.deltaAppend = true;
+        md.foldedDeltas = null;
+        md.formatVersion = formatVersion;
+        md.writeId = writeId;
+        md.createdAt = Instant.now().truncatedTo(ChronoUnit.MICROS).toString();
+        md.dataDir = dataDirName;
+        md.removedFiles = new ArrayList<>();
+        md.changedRanges = TouchedFiles.coarsen(spans(sorted, List.of(), List.of()), MAX_CHANGED_RANGES);
+        long records = sorted.stream().mapToLong(f -> f.records).sum();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("filesAdded", sorted.size());
+        m.put("filesRemoved", 0);
+        m.put("recordsAdded", records);
+        m.put("recordsRemoved", 0);
+        m.put("bytesWritten", sorted.stream().mapToLong(f -> f.dataBytes).sum());
+        m.put("tilesWritten", records);
+        m.put("tilesInserted", null); // unknown without reading the base files
+        m.put("tilesReplaced", null);
+        m.put("tilesKept", 0);
+        m.put("tilesDeleted", 0);
         md.metrics = m;
         md.txn = txn;
         return md;

@@ -241,6 +241,7 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
         UpdateJob job = new UpdateJob(SparkSession.active(), log, conf);
         job.maxGroupBytes = opts.maxGroupBytes;
         job.txn = txn;
+        job.deltas = opts.deltas; // a small batch into a large layer: a delta (docs/FORMAT.md section 11)
         return SfcLayerUpdate.appendSorted(job, base, sorted, partitions, opts.onExisting);
     }
 

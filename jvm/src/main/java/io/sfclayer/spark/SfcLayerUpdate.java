@@ -10,6 +10,7 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.VersionLog;
 import io.sfclayer.layer.BoxQuery;
+import io.sfclayer.layer.DeltaPolicy;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.MergeWriter;
 import io.sfclayer.layer.PartitionBreaks;
@@ -20,7 +21,6 @@ import io.sfclayer.layer.UpdatePartitions;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.api.java.JavaPairRDD;
-import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
@@ -28,7 +28,6 @@ import scala.Tuple2;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -38,7 +37,7 @@ import java.util.function.Predicate;
 
 /**
  * Updates of an existing layer, each one Spark job and one commit: append/upsert, delete and compact
- * (about 500 lines on purpose: they share one choice of the files to rewrite and one commit around
+ * (over 500 lines on purpose: they share one choice of the files to rewrite and one commit around
  * it; docs/FORMAT.md, "Commit protocol"). Only the files an update must change are read and
  * rewritten; the new version references every other file where it is. What one job holds (its
  * writeId, data directory, progress, candidate document) is {@link UpdateJob}.
@@ -62,28 +61,43 @@ public final class SfcLayerUpdate {
     static LayerMetadata append(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> input, int partitions,
                                 MergeWriter.OnExisting onExisting, long smallBytes) throws IOException {
         LayerMetadata md0 = base.metadata();
-        if (md0.manifests != null && smallBytes > 0) {
-            // manifests: collect first, then read only the manifests on the records' paths
-            List<Tuple2<Long, byte[]>> collected = collectSmall(job, input, smallBytes, base);
+        boolean mayDelta = job.deltas.mayWriteDelta(md0, onExisting);
+        if ((md0.manifests != null || mayDelta) && smallBytes > 0) {
+            // collect first: the records' indexes choose between a delta and a rewrite, and with
+            // manifests only the manifests on the records' paths are read
+            List<Tuple2<Long, byte[]>> collected;
+            try {
+                collected = collectSmall(job, input, smallBytes, base);
+            } catch (RuntimeException e) {
+                job.discard(); // the input refused (a key out of bounds, ...): nothing was written
+                throw e;
+            }
             if (collected != null) {
-                return appendOnDriver(job, base, collected, partitions, onExisting);
+                return appendSorted(job, base, collected, partitions, onExisting);
             }
         }
-        long small = md0.manifests != null ? 0 : smallBytes;
+        // deltas to fold: the whole file list (the tasks rewrite every base file a delta record falls into)
+        boolean viaManifests = md0.manifests != null && md0.deltas.isEmpty();
+        long small = viaManifests ? 0 : smallBytes;
         long[] breaks;
         List<List<DataFile>> perPartition;
         long[][] spans = null;
         // A version with manifests: a first pass finds the new records' index ranges, so that only the
         // manifests meeting them are read (issue 20). The input is computed once: that pass caches the
         // encoded records (spilling to local disk) for the shuffle, as an ingest or a pyramid level is
-        // costly to compute twice.
-        JavaPairRDD<Long, byte[]> encoded = md0.manifests != null
+        // costly to compute twice. An append that may write deltas makes the same pass to choose.
+        boolean firstPass = viaManifests || (mayDelta && job.deltas.needsFirstPass(md0));
+        JavaPairRDD<Long, byte[]> encoded = firstPass
             ? input.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK_SER()) : input;
         try {
-            if (md0.manifests != null) {
+            DeltaAppends.Sized sized = firstPass ? DeltaAppends.sized(job, encoded, base) : null;
+            if (mayDelta && (job.deltas.mode() == DeltaPolicy.Mode.DELTA
+                    || (sized != null && job.deltas.prefersDelta(DeltaAppends.rewriteBytes(base, sized.ranges()), sized.bytes())))) {
+                return DeltaAppends.deltaShuffled(job, base, encoded, partitions);
+            }
+            if (viaManifests) {
                 TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
-                    PartitionBreaks.compute(md0.keyIndex, partitions), indexRanges(job, encoded.keys(), base),
-                    partitions);
+                    PartitionBreaks.compute(md0.keyIndex, partitions), sized.ranges(), partitions);
                 breaks = plan.breaks;
                 perPartition = plan.perPartition;
                 spans = plan.spans;
@@ -112,8 +126,8 @@ public final class SfcLayerUpdate {
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
         Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(perPartition);
-        UpdateTask task = new UpdateTask(confB, perTask, taskSpec(job, base)
-            .withMerge(Set.of(), onExisting, List.of()).withMaxGroupBytes(job.maxGroupBytes).withSpans(spans));
+        UpdateTask task = folding(job, base, breaks, new UpdateTask(confB, perTask, taskSpec(job, base)
+            .withMerge(Set.of(), onExisting, List.of()).withMaxGroupBytes(job.maxGroupBytes).withSpans(spans)));
         Results run = () -> {
             if (sorted != null) {
                 return onDriver(sorted, breaks, task);
@@ -128,7 +142,20 @@ public final class SfcLayerUpdate {
         LayerMetadata out = runAndCommit(job, base, run, "append",
             results -> results.stream().allMatch(r -> r.counts().inserted() == 0 && r.counts().replaced() == 0), confB,
             perTask);
-        return out == null ? md0 : out;
+        return out == null ? md0 : DeltaAppends.afterAppend(job, out);
+    }
+
+    /**
+     * {@code task} folding the deltas of {@code base} (all of them, docs/FORMAT.md section 11) under
+     * {@code breaks}, which the commit then lists as removed; {@code task} itself when it has none.
+     */
+    private static UpdateTask folding(UpdateJob job, Layer base, long[] breaks, UpdateTask task) {
+        LayerMetadata md0 = base.metadata();
+        if (md0.deltas.isEmpty()) {
+            return task;
+        }
+        job.folded = md0.deltas;
+        return task.folding(new io.sfclayer.layer.DeltaFold.Plan(md0.deltas, breaks, md0.formatVersion));
     }
 
     /**
@@ -138,12 +165,24 @@ public final class SfcLayerUpdate {
     static LayerMetadata appendSorted(UpdateJob job, Layer base, List<Tuple2<Long, byte[]>> sorted, int partitions,
                                       MergeWriter.OnExisting onExisting) throws IOException {
         LayerMetadata md0 = base.metadata();
-        if (md0.manifests != null) {
-            return appendOnDriver(job, base, sorted, partitions, onExisting);
-        }
         if (sorted.isEmpty()) {
             job.discard();
             return md0;
+        }
+        if (job.deltas.mayWriteDelta(md0, onExisting)) {
+            long bytes = 0;
+            long[] indexes = new long[sorted.size()];
+            for (int i = 0; i < indexes.length; i++) {
+                indexes[i] = sorted.get(i)._1();
+                bytes += sorted.get(i)._2().length;
+            }
+            if (job.deltas.mode() == DeltaPolicy.Mode.DELTA || job.deltas.prefersDelta(
+                    DeltaAppends.rewriteBytes(base, TouchedFiles.ranges(indexes, Integer.MAX_VALUE)), bytes)) {
+                return DeltaAppends.deltaOnDriver(job, base, sorted);
+            }
+        }
+        if (md0.manifests != null && md0.deltas.isEmpty()) {
+            return appendOnDriver(job, base, sorted, partitions, onExisting);
         }
         List<DataFile> files = base.files();
         long[] breaks = UpdatePartitions.snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
@@ -152,38 +191,6 @@ public final class SfcLayerUpdate {
 
     /** At most this many index ranges describe a shuffled append's new records (more are coarsened). */
     static final int MAX_APPEND_RANGES = 1024;
-
-    /**
-     * The sorted, disjoint ranges of {@code indexes} (at most {@link #MAX_APPEND_RANGES}: a superset), by one
-     * job. Each task sorts its partition's indexes (8 bytes a record, not the records).
-     */
-    static List<IndexRange> indexRanges(UpdateJob job, JavaRDD<Long> indexes, Layer base) {
-        JavaSparkContext jsc = job.jsc();
-        String previous = jsc.getLocalProperty("spark.job.description");
-        jsc.setJobDescription("sfclayer: append to " + base.path() + " (the new keys' index ranges)");
-        List<List<IndexRange>> parts;
-        try {
-            parts = indexes.mapPartitions((java.util.Iterator<Long> it) -> {
-                long[] buf = new long[1024];
-                int n = 0;
-                while (it.hasNext()) {
-                    if (n == buf.length) {
-                        buf = Arrays.copyOf(buf, 2 * n);
-                    }
-                    buf[n++] = it.next();
-                }
-                long[] sorted = Arrays.copyOf(buf, n);
-                Arrays.sort(sorted);
-                return java.util.Collections.singletonList(TouchedFiles.ranges(sorted, MAX_APPEND_RANGES)).iterator();
-            }).collect();
-        } finally {
-            jsc.setJobDescription(previous);
-        }
-        job.throwIfRefused(); // the input's encoding refused a tile
-        List<IndexRange> all = new ArrayList<>();
-        parts.forEach(all::addAll);
-        return TouchedFiles.union(all, MAX_APPEND_RANGES);
-    }
 
     /**
      * A small append to a version with manifests, its records collected and sorted on the driver:
@@ -215,14 +222,14 @@ public final class SfcLayerUpdate {
         LayerMetadata out = runAndCommit(job, base, () -> onDriver(sorted, breaks, task), "append",
             results -> results.stream().allMatch(r -> r.counts().inserted() == 0 && r.counts().replaced() == 0), confB,
             perTask);
-        return out == null ? md0 : out;
+        return out == null ? md0 : DeltaAppends.afterAppend(job, out);
     }
 
     /**
      * What the tasks of a write to {@code base} are told of it: its shape, compression and bloom filters,
      * and the format of the document listing its files.
      */
-    private static TaskSpec taskSpec(UpdateJob job, Layer base) {
+    static TaskSpec taskSpec(UpdateJob job, Layer base) {
         LayerMetadata md0 = base.metadata();
         return TaskSpec.of(base.path().toString(), job.dataDirName, job.writeId, md0.blockSize, md0.indexInterval,
                 ValueCompression.parse(md0.compression), md0.keyIndex, md0.valueSchemaJson)
@@ -284,6 +291,19 @@ public final class SfcLayerUpdate {
     static List<TaskWrite.Result> onDriver(List<Tuple2<Long, byte[]>> sorted, long[] breaks, UpdateTask task)
             throws IOException {
         List<TaskWrite.Result> out = new ArrayList<>();
+        if (task.folds()) {
+            // every partition folds its share of the deltas, records or not
+            int from = 0;
+            for (int p = 0; p <= breaks.length; p++) {
+                int to = from;
+                while (to < sorted.size() && PartitionBreaks.partitionOf(breaks, sorted.get(to)._1()) == p) {
+                    to++;
+                }
+                task.call(p, sorted.subList(from, to).iterator()).forEachRemaining(out::add);
+                from = to;
+            }
+            return out;
+        }
         int from = 0;
         while (from < sorted.size()) {
             int p = PartitionBreaks.partitionOf(breaks, sorted.get(from)._1());
@@ -316,6 +336,7 @@ public final class SfcLayerUpdate {
             LayerMetadata md = base.metadata().copy();
             md.operation = operation;
             md.readVersion = base.metadata().version;
+            md.autoCompact = job.autoCompact;
             // with manifests the commit rewrites only the paths to the files removed and added
             // (VersionLog.commit): the base's file list is not needed, nor read
             LayerMetadata out = job.commit(md, md.manifests != null ? List.of() : base.files(), results, false);
@@ -344,20 +365,49 @@ public final class SfcLayerUpdate {
                                          List<QueryBox> deleteBoxes, String operation, boolean skipDamage)
             throws IOException {
         LayerMetadata md0 = base.metadata();
-        if (groups.isEmpty()) {
+        if (groups.isEmpty() && md0.deltas.isEmpty()) {
             return null;
+        }
+        long[] breaks = null;
+        if (!md0.deltas.isEmpty()) {
+            // deltas to fold (docs/FORMAT.md section 11): tasks over the whole index space, each with every
+            // base file in its range (those no delta record falls into and not in ids stay unread);
+            // no group (a compaction's run of small files) is split between two tasks
+            List<DataFile> files = base.files();
+            breaks = keepTogether(UpdatePartitions.snap(PartitionBreaks.compute(md0.keyIndex,
+                job.spark.sparkContext().defaultParallelism()), files), groups);
+            groups = UpdatePartitions.assign(breaks, files);
         }
         JavaSparkContext jsc = job.jsc();
         Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
         Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(groups);
         UpdateTask task = new UpdateTask(confB, perTask, taskSpec(job, base)
             .withMerge(ids, MergeWriter.OnExisting.REPLACE, deleteBoxes).withSkipDamage(skipDamage));
+        if (breaks != null) {
+            task = folding(job, base, breaks, task);
+        }
+        UpdateTask run = task;
         JavaPairRDD<Long, byte[]> none = JavaPairRDD.fromJavaRDD(
             jsc.<scala.Tuple2<Long, byte[]>>parallelize(new ArrayList<>(), groups.size()));
         // A delete that removed no tile publishes nothing.
-        return runAndCommit(job, base, () -> job.run(none, task, "sfclayer: " + operation + " " + base.path()), operation,
+        return runAndCommit(job, base, () -> job.run(none, run, "sfclayer: " + operation + " " + base.path()), operation,
             results -> operation.equals("delete") && results.stream().mapToLong(r -> r.counts().deleted()).sum() == 0,
             confB, perTask);
+    }
+
+    /** {@code breaks} without those that would split one of {@code groups} (runs of adjacent files). */
+    static long[] keepTogether(long[] breaks, List<List<DataFile>> groups) {
+        List<Long> out = new ArrayList<>();
+        for (long b : breaks) {
+            boolean inside = false;
+            for (List<DataFile> g : groups) {
+                inside |= !g.isEmpty() && g.get(0).firstIndex < b && b <= g.get(g.size() - 1).lastIndex;
+            }
+            if (!inside) {
+                out.add(b);
+            }
+        }
+        return out.stream().mapToLong(Long::longValue).toArray();
     }
 
     /**
@@ -444,11 +494,16 @@ public final class SfcLayerUpdate {
 
     /**
      * Rewrites each run of adjacent small files (data below a quarter of the block size) into
-     * block-sized files, as a new version; nothing else is touched. Returns the newest metadata
-     * (unchanged when there was nothing to compact).
+     * block-sized files, and folds the version's deltas into the base files they fall into (docs/FORMAT.md
+     * section 11), as a new version; nothing else is touched. Returns the newest metadata (unchanged when
+     * there was nothing to compact).
      */
     public static LayerMetadata compact(SparkSession spark, String path) throws IOException {
-        Configuration conf = HadoopConfs.forOptions(spark, java.util.Map.of());
+        return compact(spark, HadoopConfs.forOptions(spark, java.util.Map.of()), path, false);
+    }
+
+    /** {@link #compact(SparkSession, String)}; {@code auto}: one an append started ({@code compactAfterDeltas}). */
+    static LayerMetadata compact(SparkSession spark, Configuration conf, String path, boolean auto) throws IOException {
         Layer base = Layer.open(conf, path);
         long small = base.metadata().blockSize / 4;
         List<List<DataFile>> runs = new ArrayList<>();
@@ -466,7 +521,11 @@ public final class SfcLayerUpdate {
         if (run.size() > 1) {
             runs.add(run);
         }
+        if (runs.isEmpty() && base.metadata().deltas.isEmpty()) {
+            return base.metadata();
+        }
         UpdateJob job = new UpdateJob(spark, new VersionLog(conf, new Path(path)), conf);
+        job.autoCompact = auto;
         Set<String> ids = new HashSet<>();
         for (List<DataFile> r : runs) {
             for (DataFile f : r) {

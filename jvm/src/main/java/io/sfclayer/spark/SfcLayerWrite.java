@@ -163,7 +163,13 @@ public final class SfcLayerWrite {
             encode.reportingTo(job);
             job.maxGroupBytes = opts.maxGroupBytes;
             job.txn = opts.txn;
-            long small = opts.smallAppendBytes > 0 && estimatedBytes(data) <= opts.smallAppendBytes ? opts.smallAppendBytes : 0;
+            long estimate = LocalAppend.estimatedBytes(data);
+            job.deltas = opts.deltas.withEstimatedBytes(estimate);
+            List<Tuple2<Long, byte[]>> local = LocalAppend.records(data, encode, job);
+            if (local != null) {
+                return SfcLayerUpdate.appendSorted(job, base, local, partitions, opts.onExisting);
+            }
+            long small = opts.smallAppendBytes > 0 && estimate <= opts.smallAppendBytes ? opts.smallAppendBytes : 0;
             return SfcLayerUpdate.append(job, base, rows.mapPartitionsToPair(encode), partitions, opts.onExisting, small);
         }
 
@@ -240,16 +246,6 @@ public final class SfcLayerWrite {
             job.replaced = base.metadata();
         }
         return job.commit(md, base == null || job.replaced != null ? List.of() : base.files(), results, true);
-    }
-
-    /** Spark's estimate of the input's size in bytes (its optimizer's statistics; huge when unknown). */
-    static long estimatedBytes(Dataset<Row> data) {
-        try {
-            scala.math.BigInt b = data.queryExecution().optimizedPlan().stats().sizeInBytes();
-            return b.isValidLong() ? b.longValue() : Long.MAX_VALUE;
-        } catch (RuntimeException e) {
-            return Long.MAX_VALUE; // no estimate: the shuffled path
-        }
     }
 
     /**

@@ -211,6 +211,9 @@ final class UpdateJob {
             removed.addAll(r.removed());
             counts = counts.plus(r.counts());
         }
+        for (io.sfclayer.format.DeltaFile d : folded) {
+            removed.add(d.file); // folded into the files added (docs/FORMAT.md section 11)
+        }
         new Transaction(writeId, dataDirName, formatVersion, coveredRanges, replaced, repair, txn)
             .apply(md, baseFiles, added, removed, counts, replaceAll);
         LayerMetadata committed;
@@ -223,6 +226,40 @@ final class UpdateJob {
             // anything else (CommitStateUnknown, and any Throwable, an Error too, thrown once the publish was
             // decided) may come after the version was published: its data must stay (issue 35)
             keepData = true;
+            throw t;
+        }
+        keepData = true;
+        removeOtherAttempts(added);
+        return committed;
+    }
+
+    /** Whether an append writes deltas (write options appendMode, deltaRewriteRatio, compactAfterDeltas). */
+    io.sfclayer.layer.DeltaPolicy deltas = io.sfclayer.layer.DeltaPolicy.DEFAULT;
+    /** A compaction an append started ({@code "auto": true} in its history entry). */
+    boolean autoCompact;
+
+    /** The read version's deltas this write's tasks fold into its files (all of them, or none). */
+    List<io.sfclayer.format.DeltaFile> folded = List.of();
+
+    /**
+     * Commits a delta append (docs/FORMAT.md section 11): {@code md}, a copy of the version read, with
+     * the files {@code results} wrote as its new deltas.
+     */
+    LayerMetadata commitDelta(LayerMetadata md, List<TaskWrite.Result> results) throws IOException {
+        List<DataFile> added = new ArrayList<>();
+        for (TaskWrite.Result r : results) {
+            added.addAll(r.added());
+        }
+        new Transaction(writeId, dataDirName, formatVersion, coveredRanges, replaced, repair, txn)
+            .applyDelta(md, added);
+        LayerMetadata committed;
+        try {
+            committed = log.commit(md, List.of());
+        } catch (SfcLayerException.ConcurrentUpdate | SfcLayerException.StorageError
+                 | SfcLayerException.InvalidArgument | io.sfclayer.format.Transactions.AlreadyCommitted e) {
+            throw e; // decided: nothing was published (VersionLog#commit), the data may go
+        } catch (Throwable t) {
+            keepData = true; // the version may have been published (issue 35)
             throw t;
         }
         keepData = true;

@@ -1,6 +1,7 @@
 package io.sfclayer.spark;
 
 import io.sfclayer.format.DataFile;
+import io.sfclayer.layer.DeltaFold;
 import io.sfclayer.layer.TaskSpec;
 import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.TaskWrite.Result;
@@ -35,22 +36,43 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
     private final TaskSpec spec;
     /** Where an input error is reported instead of failing the task (UpdateJob.refusals); null: thrown. */
     private final CollectionAccumulator<String> refusals;
+    /** The read version's deltas each task folds into its files (docs/FORMAT.md section 11); null: none. */
+    private final DeltaFold.Plan fold;
+    /** The directory a run on the driver (no TaskContext) writes in, under the write's data directory. */
+    private final String driverDir;
 
     UpdateTask(Broadcast<SerializableConf> conf, Broadcast<List<List<DataFile>>> perTask, TaskSpec spec) {
-        this(conf, perTask, spec, null);
+        this(conf, perTask, spec, null, null, "attempt-0");
     }
 
     private UpdateTask(Broadcast<SerializableConf> conf, Broadcast<List<List<DataFile>>> perTask, TaskSpec spec,
-                       CollectionAccumulator<String> refusals) {
+                       CollectionAccumulator<String> refusals, DeltaFold.Plan fold, String driverDir) {
         this.conf = conf;
         this.perTask = perTask;
         this.spec = spec;
         this.refusals = refusals;
+        this.fold = fold;
+        this.driverDir = driverDir;
     }
 
     /** This task reporting input errors to {@code refusals} instead of throwing them. */
     UpdateTask reportingTo(CollectionAccumulator<String> refusals) {
-        return new UpdateTask(conf, perTask, spec, refusals);
+        return new UpdateTask(conf, perTask, spec, refusals, fold, driverDir);
+    }
+
+    /** This task folding {@code plan}'s deltas (null: none) into the files it writes. */
+    UpdateTask folding(DeltaFold.Plan plan) {
+        return new UpdateTask(conf, perTask, spec, refusals, plan, driverDir);
+    }
+
+    /** This task writing into {@code dir} (e.g. {@code driver}) when run on the driver. */
+    UpdateTask onDriverIn(String dir) {
+        return new UpdateTask(conf, perTask, spec, refusals, fold, dir);
+    }
+
+    /** Whether it folds deltas (then every partition must run, records or not). */
+    boolean folds() {
+        return fold != null;
     }
 
     @Override
@@ -60,8 +82,8 @@ final class UpdateTask implements Function2<Integer, Iterator<Tuple2<Long, byte[
             : perTask.value().get(partition);
         Result result;
         try {
-            result = TaskWrite.write(conf.value().get(), spec, partition, tc == null ? 0 : tc.taskAttemptId(), files,
-                perTask != null, sink -> {
+            result = TaskWrite.write(conf.value().get(), spec, partition,
+                tc == null ? driverDir : "attempt-" + tc.taskAttemptId(), files, perTask != null, fold, sink -> {
                     while (records.hasNext()) {
                         Tuple2<Long, byte[]> r = records.next();
                         sink.add(r._1(), r._2());

@@ -143,9 +143,10 @@ abstract class BaseProcedure implements SimpleProcedure {
         List<UTF8String> keys = new ArrayList<>();
         List<Long> values = new ArrayList<>();
         for (Map.Entry<String, Object> e : md.metrics.entrySet()) {
-            if (e.getValue() instanceof Number) { // a repair's list of what it dropped is not a count
+            // a repair's list of what it dropped is not a count; a delta append's tilesInserted is an unknown one (null)
+            if (e.getValue() == null || e.getValue() instanceof Number) {
                 keys.add(UTF8String.fromString(e.getKey()));
-                values.add(((Number) e.getValue()).longValue());
+                values.add(e.getValue() == null ? null : ((Number) e.getValue()).longValue());
             }
         }
         return new GenericInternalRow(new Object[] {
