@@ -1,7 +1,7 @@
 """fastavro decodes sfclayer's tile records from the stored Avro schema alone.
 
-The sample is written by the JVM test io.sfclayer.format.CodecSampleTest (run
-`gradle test --tests 'io.sfclayer.format.*'` first); without it these tests are skipped.
+The sample is written by the JVM test io.sfclayer.codec.CodecSampleTest (run
+`gradle test --tests 'io.sfclayer.codec.*'` first); without it these tests are skipped.
 """
 
 import io
@@ -20,7 +20,7 @@ SAMPLE = Path(__file__).resolve().parent.parent / "build" / "codec-sample"
 
 pytestmark = pytest.mark.skipif(
     not (SAMPLE / "group.bin").exists(),
-    reason="no codec sample: run the JVM test io.sfclayer.format.CodecSampleTest first",
+    reason="no codec sample: run the JVM test io.sfclayer.codec.CodecSampleTest first",
 )
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -20,19 +20,23 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 /**
- * Every arrow points down (curve ← format ← layer ← lookup, spark on top) and the core is Spark-free
- * (issue 26): a Spark Connect plugin or another engine calls the look-up and query core without a
- * SparkSession. Read from the sources, not the bytecode: javac inlines constants, so a class that
+ * Every arrow points down (curve ← codec ← format ← commit ← layer ← lookup, spark on top) and the
+ * core is Spark-free (issue 26): a Spark Connect plugin or another engine calls the look-up and query
+ * core without a SparkSession. The floors (issue 39): {@code codec} the tile record encoding on
+ * Catalyst's row model, {@code format} the on-disk structures, {@code commit} the protocol that
+ * publishes versions. Read from the sources, not the bytecode: javac inlines constants, so a class that
  * only borrows a constant from above leaves no trace in its class file.
  */
 public class StructureTest {
     /** The packages in order, lowest first; each may use only those before it. */
-    private static final List<String> ORDER = List.of("curve", "format", "layer", "lookup", "spark");
+    private static final List<String> ORDER = List.of("curve", "codec", "format", "layer", "lookup", "spark");
     /** The GeoTrellis reader (issue 22), a package beside format. */
     private static final String GEOTRELLIS = "geotrellis";
-    /** Spark in {@code format}: the row model its codec decodes into, and nothing else. */
-    private static final List<String> FORMAT_SPARK = List.of(
+    /** Spark in {@code codec} and {@code format}: the row model tile records decode into, and nothing else. */
+    private static final List<String> ROW_MODEL = List.of(
         "org.apache.spark.sql.catalyst.", "org.apache.spark.sql.types.", "org.apache.spark.unsafe.");
+    /** The packages that read and write Spark rows (the tile codec; a file's stats and raster layout). */
+    private static final List<String> ROWS = List.of("codec", "format");
     private static final Pattern NAME = Pattern.compile("\\b(org\\.apache\\.spark\\.[\\w.]+|io\\.sfclayer\\.\\w+)");
 
     private static Path sources() {
@@ -106,7 +110,7 @@ public class StructureTest {
             return true;
         }
         String other = name.substring("io.sfclayer.".length());
-        // geotrellis sits beside format: it may use curve and format, and layer and above may use it
+        // geotrellis sits beside format: it may use what format may and format itself, and layer and above may use it
         int at = other.equals(GEOTRELLIS) ? ORDER.indexOf("format") : ORDER.indexOf(other);
         return at < 0 ? !other.equals(other.toLowerCase()) // a class of the root package (SfcLayerException)
             : at <= ORDER.indexOf(pkg);
@@ -120,18 +124,22 @@ public class StructureTest {
     }
 
     @Test
-    public void geotrellisUsesOnlyCurveAndFormatAndNoSpark() throws IOException {
+    public void geotrellisUsesOnlyWhatFormatMayAndNoSpark() throws IOException {
         assertEquals(List.of(), violations(GEOTRELLIS, n -> below("format", n)));
         assertEquals(List.of(), violations(GEOTRELLIS, n -> !n.startsWith("org.apache.spark.")));
     }
 
     @Test
-    public void curveLayerAndLookupUseNoSparkAndFormatOnlyItsRowModel() throws IOException {
-        for (String pkg : List.of("curve", "layer", "lookup")) {
-            assertEquals(pkg, List.of(), violations(pkg, n -> !n.startsWith("org.apache.spark.")));
+    public void theCoreUsesNoSparkAndCodecAndFormatOnlyItsRowModel() throws IOException {
+        for (String pkg : ORDER.subList(0, ORDER.indexOf("spark"))) {
+            if (!ROWS.contains(pkg)) {
+                assertEquals(pkg, List.of(), violations(pkg, n -> !n.startsWith("org.apache.spark.")));
+            }
         }
-        assertEquals(List.of(), violations("format",
-            n -> !n.startsWith("org.apache.spark.") || FORMAT_SPARK.stream().anyMatch(n::startsWith)));
+        for (String pkg : ROWS) {
+            assertEquals(pkg, List.of(), violations(pkg,
+                n -> !n.startsWith("org.apache.spark.") || ROW_MODEL.stream().anyMatch(n::startsWith)));
+        }
     }
 
     @Test
@@ -143,5 +151,6 @@ public class StructureTest {
         assertTrue(c, !c.contains("sfclayer") && !c.contains("spark") && c.contains("class A") && c.contains("class B"));
         assertTrue(below("format", "io.sfclayer.curve") && below("format", "io.sfclayer.SfcLayerException"));
         assertTrue(!below("format", "io.sfclayer.layer") && !below("lookup", "io.sfclayer.spark"));
+        assertTrue(below("format", "io.sfclayer.codec") && !below("codec", "io.sfclayer.format"));
     }
 }

@@ -1,6 +1,8 @@
 package io.sfclayer.format;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileCursor;
+import io.sfclayer.codec.TileSchema;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;

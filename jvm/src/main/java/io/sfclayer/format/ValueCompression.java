@@ -6,6 +6,7 @@ import com.github.luben.zstd.ZstdDecompressCtx;
 import com.github.luben.zstd.ZstdException;
 import io.sfclayer.SfcLayerException;
 
+import io.sfclayer.codec.TileSchema;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.zip.DataFormatException;

@@ -7,9 +7,9 @@ import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.FileStats;
 import io.sfclayer.format.RasterLayout;
-import io.sfclayer.format.TileSchema;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.format.Varint;
+import io.sfclayer.codec.Varint;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 

@@ -6,7 +6,7 @@ import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.TimeBounds;
 import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.format.TileSchema;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
 
 import java.io.Serializable;

@@ -2,8 +2,8 @@ package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.DataFileReader;
-import io.sfclayer.format.TileCursor;
-import io.sfclayer.format.TileSchema;
+import io.sfclayer.codec.TileCursor;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
 
 import java.io.IOException;

@@ -3,7 +3,7 @@ package io.sfclayer.layer;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileWriter;
-import io.sfclayer.format.TileSchema;
+import io.sfclayer.codec.TileSchema;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 

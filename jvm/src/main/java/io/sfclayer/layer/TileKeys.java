@@ -1,7 +1,7 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.format.Varint;
+import io.sfclayer.codec.Varint;
 
 /**
  * Reads the key at the head of an encoded tile record (col and row as Avro ints, then time as an

@@ -8,8 +8,8 @@ import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.ObjectStores;
-import io.sfclayer.format.TileCursor;
-import io.sfclayer.format.TileSchema;
+import io.sfclayer.codec.TileCursor;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.layer.Layer;
 import org.apache.hadoop.fs.Path;
 

@@ -4,7 +4,7 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.ObjectStores;
-import io.sfclayer.format.TileCursor;
+import io.sfclayer.codec.TileCursor;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.MergedGroups;
 import io.sfclayer.layer.QueryPlan;

@@ -2,7 +2,7 @@ package io.sfclayer.spark;
 
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFileReader;
-import io.sfclayer.format.TileSchema;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.TileGrid;
 import org.apache.spark.sql.catalyst.InternalRow;

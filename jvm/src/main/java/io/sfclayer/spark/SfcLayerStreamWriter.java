@@ -1,7 +1,7 @@
 package io.sfclayer.spark;
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.format.TileWriter;
+import io.sfclayer.codec.TileWriter;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;

@@ -3,7 +3,7 @@ package io.sfclayer.spark;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.format.TileSchema;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.Transactions;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.format.VersionLog;

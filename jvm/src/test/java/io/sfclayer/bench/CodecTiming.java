@@ -4,7 +4,7 @@ import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.RasterLayout;
-import io.sfclayer.format.TileSchema;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.Layer;
 import org.apache.hadoop.conf.Configuration;

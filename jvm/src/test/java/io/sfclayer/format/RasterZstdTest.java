@@ -1,6 +1,9 @@
 package io.sfclayer.format;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileSchema;
+import io.sfclayer.codec.TileWriter;
+import io.sfclayer.codec.Varint;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;

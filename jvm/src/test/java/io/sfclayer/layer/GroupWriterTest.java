@@ -6,7 +6,7 @@ import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.TimeBounds;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.format.Varint;
+import io.sfclayer.codec.Varint;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.junit.Rule;

@@ -1,4 +1,4 @@
-package io.sfclayer.format;
+package io.sfclayer.codec;
 
 import org.apache.spark.sql.catalyst.InternalRow;
 

@@ -1,4 +1,4 @@
-package io.sfclayer.format;
+package io.sfclayer.codec;
 
 import io.sfclayer.SfcLayerException;
 import org.apache.avro.LogicalTypes;
@@ -19,8 +19,8 @@ import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.util.Arrays;
 
-import static io.sfclayer.format.CodecTestData.f;
-import static io.sfclayer.format.CodecTestData.struct;
+import static io.sfclayer.codec.CodecTestData.f;
+import static io.sfclayer.codec.CodecTestData.struct;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;

@@ -1,4 +1,4 @@
-package io.sfclayer.format;
+package io.sfclayer.codec;
 
 /**
  * Avro's zig-zag varints, for the writers of tile records and groups and for {@code layer.TileKeys}.

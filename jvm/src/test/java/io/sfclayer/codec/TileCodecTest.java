@@ -1,4 +1,4 @@
-package io.sfclayer.format;
+package io.sfclayer.codec;
 
 // Over 500 lines on purpose: every Spark type through TileWriter and TileCursor, each round trip
 // checked against Avro's own reader, plus the malformed-input cases; they share the fixtures above
@@ -35,11 +35,11 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
-import static io.sfclayer.format.CodecTestData.assertSparkEquals;
-import static io.sfclayer.format.CodecTestData.f;
-import static io.sfclayer.format.CodecTestData.fromAvro;
-import static io.sfclayer.format.CodecTestData.struct;
-import static io.sfclayer.format.CodecTestData.toAvro;
+import static io.sfclayer.codec.CodecTestData.assertSparkEquals;
+import static io.sfclayer.codec.CodecTestData.f;
+import static io.sfclayer.codec.CodecTestData.fromAvro;
+import static io.sfclayer.codec.CodecTestData.struct;
+import static io.sfclayer.codec.CodecTestData.toAvro;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;

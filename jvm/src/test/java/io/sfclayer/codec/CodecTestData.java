@@ -1,4 +1,4 @@
-package io.sfclayer.format;
+package io.sfclayer.codec;
 
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;

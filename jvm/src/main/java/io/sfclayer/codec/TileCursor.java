@@ -1,11 +1,11 @@
-package io.sfclayer.format;
+package io.sfclayer.codec;
 
 // Over 500 lines on purpose: one decoder for every Avro type a tile value can have, each case next
 // to the checks that keep damaged bytes from being returned; split, the cases would be read apart
 // from the bounds checks they rely on.
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.format.TileSchema.Node;
+import io.sfclayer.codec.TileSchema.Node;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
 import org.apache.spark.sql.catalyst.util.ArrayBasedMapData;

@@ -1,7 +1,7 @@
-package io.sfclayer.format;
+package io.sfclayer.codec;
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.format.TileSchema.Node;
+import io.sfclayer.codec.TileSchema.Node;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;

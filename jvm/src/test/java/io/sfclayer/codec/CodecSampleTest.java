@@ -1,5 +1,6 @@
-package io.sfclayer.format;
+package io.sfclayer.codec;
 
+import io.sfclayer.format.ValueCompression;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.util.ArrayBasedMapData;
@@ -16,8 +17,8 @@ import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 
-import static io.sfclayer.format.CodecTestData.f;
-import static io.sfclayer.format.CodecTestData.struct;
+import static io.sfclayer.codec.CodecTestData.f;
+import static io.sfclayer.codec.CodecTestData.struct;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 

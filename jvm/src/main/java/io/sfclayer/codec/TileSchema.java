@@ -1,4 +1,4 @@
-package io.sfclayer.format;
+package io.sfclayer.codec;
 
 import io.sfclayer.SfcLayerException;
 import org.apache.spark.sql.types.ArrayType;
