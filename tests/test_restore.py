@@ -91,14 +91,14 @@ def test_a_restore_conflicts_with_a_write_committed_after_it_read_the_log(spark,
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     # Version 4 committed by another writer between the restore's look at the log and its commit: the
     # restore's readVersion is 3, so it must fail rather than revert version 4 unseen.
-    log = jvm.io.sfclayer.format.VersionLog(conf, jvm.org.apache.hadoop.fs.Path(path))
+    log = jvm.io.sfclayer.commit.VersionLog(conf, jvm.org.apache.hadoop.fs.Path(path))
     md = log.read(1).copy()
     sfclayer.write(tiles(spark, 1, 1, col0=14, row0=14), path, mode="append")
     from py4j.java_gateway import set_field
 
     set_field(md, "operation", "restore")
     set_field(md, "readVersion", 3)
-    set_field(md, "writeId", jvm.io.sfclayer.format.VersionLog.newWriteId())
+    set_field(md, "writeId", jvm.io.sfclayer.commit.VersionLog.newWriteId())
     with pytest.raises(ConcurrentUpdate, match="version 4"), helpers.sfclayer_errors():
         log.commit(md, jvm.java.util.ArrayList())
     assert helpers.versions(path) == [1, 2, 3, 4]

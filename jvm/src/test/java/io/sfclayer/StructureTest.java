@@ -29,7 +29,7 @@ import static org.junit.Assert.assertTrue;
  */
 public class StructureTest {
     /** The packages in order, lowest first; each may use only those before it. */
-    private static final List<String> ORDER = List.of("curve", "codec", "format", "layer", "lookup", "spark");
+    private static final List<String> ORDER = List.of("curve", "codec", "format", "commit", "layer", "lookup", "spark");
     /** The GeoTrellis reader (issue 22), a package beside format. */
     private static final String GEOTRELLIS = "geotrellis";
     /** Spark in {@code codec} and {@code format}: the row model tile records decode into, and nothing else. */
@@ -152,5 +152,6 @@ public class StructureTest {
         assertTrue(below("format", "io.sfclayer.curve") && below("format", "io.sfclayer.SfcLayerException"));
         assertTrue(!below("format", "io.sfclayer.layer") && !below("lookup", "io.sfclayer.spark"));
         assertTrue(below("format", "io.sfclayer.codec") && !below("codec", "io.sfclayer.format"));
+        assertTrue(below("commit", "io.sfclayer.format") && !below("format", "io.sfclayer.commit"));
     }
 }

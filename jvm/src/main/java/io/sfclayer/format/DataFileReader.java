@@ -327,7 +327,7 @@ public final class DataFileReader implements Closeable {
         }
         List<Long> versions;
         try {
-            versions = new VersionLog(conf, new Path(entry.layer)).versions();
+            versions = LogDirectory.versions(conf, new Path(entry.layer));
         } catch (IOException | RuntimeException e) {
             return; // cannot tell: reported as a missing file
         }
@@ -335,7 +335,7 @@ public final class DataFileReader implements Closeable {
             SfcLayerException.LayerNotFound e = new SfcLayerException.LayerNotFound("version " + entry.version
                 + " of layer " + entry.layer + " was removed by vacuum while it was being read (its data file " + path
                 + " is deleted; nothing is damaged): read a retained version, the layer's versions are now "
-                + VersionLog.describe(versions), cause); // the cause in the constructor: Spark's exceptions fix it there
+                + LogDirectory.describe(versions), cause); // the cause in the constructor: Spark's exceptions fix it there
             throw e;
         }
     }

@@ -79,8 +79,8 @@ public final class LayerMetadata implements Serializable {
     public int formatVersion = FORMAT_VERSION;
     public long version;
     /**
-     * The SHA-256 of the document bytes this was read from, set by {@link VersionLog#read} (null for a
-     * document built or copied in memory, which may change): the content key of what the JVM caches
+     * The SHA-256 of the document bytes this was read from, set by {@code commit.VersionLog#read} (null
+     * for a document built or copied in memory, which may change): the content key of what the JVM caches
      * about the document (the listing of its files, {@code io.sfclayer.layer.Layer#listing}).
      */
     public transient String digest;

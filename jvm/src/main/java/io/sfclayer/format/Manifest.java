@@ -269,7 +269,7 @@ public final class Manifest {
             this.layer = layer;
             this.version = version;
             this.fs = layer.getFileSystem(conf);
-            this.dir = new Path(new Path(fs.makeQualified(layer), VersionLog.LOG_DIR), DIR);
+            this.dir = new Path(new Path(fs.makeQualified(layer), LogDirectory.NAME), DIR);
             this.dirText = dir.toString();
             this.localDir = fs.getClass() == org.apache.hadoop.fs.LocalFileSystem.class
                 || fs.getClass() == org.apache.hadoop.fs.RawLocalFileSystem.class
@@ -332,7 +332,7 @@ public final class Manifest {
             }
             List<Long> versions;
             try {
-                versions = new VersionLog(conf, layer).versions();
+                versions = LogDirectory.versions(conf, layer);
             } catch (IOException | RuntimeException e) {
                 return;
             }
@@ -340,7 +340,7 @@ public final class Manifest {
                 throw new SfcLayerException.LayerNotFound("version " + version + " of layer " + layer
                     + " was removed by vacuum while it was being read (its manifest " + source + " is deleted; nothing"
                     + " is damaged): read a retained version, the layer's versions are now "
-                    + VersionLog.describe(versions), cause);
+                    + LogDirectory.describe(versions), cause);
             }
         }
 

@@ -32,7 +32,7 @@ public final class ManifestTree {
 
     private final Manifest.Store store;
     private final String writeId;
-    final int inlineFiles;
+    public final int inlineFiles;
     private final int leafFiles;
     private final int fanout;
 

@@ -34,7 +34,7 @@ public final class ObjectStores {
     /** S3A's per-file read-ahead (how far a forward seek reads on rather than opening a new GET). */
     static final String S3A_READAHEAD = "fs.s3a.readahead.range";
     /** S3A's per-file create option: skip the probes for an existing file or directory. */
-    static final String S3A_CREATE_PERFORMANCE = "fs.s3a.create.performance";
+    public static final String S3A_CREATE_PERFORMANCE = "fs.s3a.create.performance";
 
     /**
      * Data files up to this size are scanned from their start in one GET rather than after reading

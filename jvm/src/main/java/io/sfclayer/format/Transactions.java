@@ -11,9 +11,10 @@ import java.util.Map;
  * {@code txnVersion}, as Delta's SetTransaction). Every version document carries forward the newest
  * batch number committed for each application ({@code transactions}), so whether a batch is already
  * in the layer is read from the newest document alone, whatever vacuum removed. The check is part of
- * the commit's decision ({@link VersionLog#commit}): of two commits of the same batch, the one that
- * loses the race for the version number finds the other's entry when it tries again, and publishes
- * nothing.
+ * the commit's decision ({@code commit.VersionLog#commit}, which calls {@link #check} and {@link #record}):
+ * of two commits of the same batch, the one that loses the race for the version number finds the
+ * other's entry when it tries again, and publishes nothing. The fields are the document's (format/);
+ * the decision is the commit protocol's, which sits above.
  */
 public final class Transactions {
     private Transactions() {
@@ -70,7 +71,7 @@ public final class Transactions {
     }
 
     /** Throws {@link AlreadyCommitted} when {@code newest} already holds {@code mine}'s batch. */
-    static void check(String layer, LayerMetadata mine, LayerMetadata newest) {
+    public static void check(String layer, LayerMetadata mine, LayerMetadata newest) {
         if (holds(newest, mine.txn)) {
             throw new AlreadyCommitted("layer " + layer + " version " + newest.version + " already holds batch "
                 + lastVersion(newest, mine.txn.appId) + " of application " + mine.txn.appId + " (this write is batch "
@@ -79,7 +80,7 @@ public final class Transactions {
     }
 
     /** Records {@code candidate}'s own batch in its carried-forward {@code transactions}. */
-    static void record(LayerMetadata candidate) {
+    public static void record(LayerMetadata candidate) {
         if (candidate.txn != null) {
             Map<String, Long> t = candidate.transactions;
             t.put(candidate.txn.appId, Math.max(lastVersion(candidate, candidate.txn.appId), candidate.txn.version));

@@ -6,7 +6,7 @@ import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.Manifest;
 import io.sfclayer.format.ManifestFiles;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 

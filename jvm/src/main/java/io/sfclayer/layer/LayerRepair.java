@@ -2,9 +2,9 @@ package io.sfclayer.layer;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.format.Conflicts;
+import io.sfclayer.commit.Conflicts;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 

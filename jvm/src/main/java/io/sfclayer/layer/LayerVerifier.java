@@ -13,7 +13,7 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.codec.TileCursor;
 import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 

@@ -1,7 +1,7 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.format.CommitPublisher;
+import io.sfclayer.commit.CommitPublisher;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;

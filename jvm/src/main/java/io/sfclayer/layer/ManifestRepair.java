@@ -9,7 +9,7 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.Manifest;
 import io.sfclayer.format.ManifestRef;
 import io.sfclayer.format.RecordFrame;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileStatus;

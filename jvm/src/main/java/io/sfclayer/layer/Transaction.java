@@ -17,7 +17,7 @@ import java.util.Set;
  * The new version one write commits, built from the version it read: that version's files minus those
  * its tasks removed (all of them for a whole-layer write) plus those they added, the index spans it
  * changed and its history entry's metrics. No Spark and no storage here: the caller publishes the
- * document ({@link io.sfclayer.format.VersionLog#commit}).
+ * document ({@link io.sfclayer.commit.VersionLog#commit}).
  *
  * @param writeId       the write's id
  * @param dataDirName   the write's data directory

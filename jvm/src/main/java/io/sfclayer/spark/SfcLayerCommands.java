@@ -5,7 +5,7 @@ import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.TileGrid;
 import io.sfclayer.layer.Vacuum;

@@ -6,7 +6,7 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.Transactions;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.TaskSpec;
@@ -136,7 +136,7 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
     private Configuration conf() {
         Configuration conf = HadoopConfs.forOptions(SparkSession.active(), options);
         if (opts.singleWriter) {
-            conf.setBoolean(io.sfclayer.format.CommitPublisher.SINGLE_WRITER, true);
+            conf.setBoolean(io.sfclayer.commit.CommitPublisher.SINGLE_WRITER, true);
         }
         return conf;
     }

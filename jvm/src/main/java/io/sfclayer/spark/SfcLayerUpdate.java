@@ -8,7 +8,7 @@ import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.BoxQuery;
 import io.sfclayer.layer.DeltaPolicy;
 import io.sfclayer.layer.Layer;

@@ -10,7 +10,7 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.codec.TileSchema;
 import io.sfclayer.codec.TileWriter;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.TaskSpec;
 import io.sfclayer.layer.TaskWrite;
@@ -125,7 +125,7 @@ public final class SfcLayerWrite {
 
         Configuration conf = HadoopConfs.forOptions(spark, options);
         if (opts.singleWriter) {
-            conf.setBoolean(io.sfclayer.format.CommitPublisher.SINGLE_WRITER, true);
+            conf.setBoolean(io.sfclayer.commit.CommitPublisher.SINGLE_WRITER, true);
         }
         VersionLog log = new VersionLog(conf, new Path(path));
         FileSystem fs = log.fileSystem();

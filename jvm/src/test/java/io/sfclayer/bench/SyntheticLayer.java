@@ -9,7 +9,7 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.codec.TileSchema;
 import io.sfclayer.codec.TileWriter;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.GroupWriter;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;

@@ -1,6 +1,7 @@
 package io.sfclayer.format;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.curve.IndexRange;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;

@@ -1,8 +1,8 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.format.CommitPublisher;
-import io.sfclayer.format.FaultyCommitFs;
+import io.sfclayer.commit.CommitPublisher;
+import io.sfclayer.commit.FaultyCommitFs;
 import org.apache.hadoop.conf.Configuration;
 import org.junit.After;
 import org.junit.Before;

@@ -7,7 +7,7 @@ import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.Manifest;
 import io.sfclayer.format.ManifestRef;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.Vacuum;

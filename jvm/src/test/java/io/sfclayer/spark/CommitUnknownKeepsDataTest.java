@@ -1,7 +1,7 @@
 package io.sfclayer.spark;
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.format.FaultyCommitFs;
+import io.sfclayer.commit.FaultyCommitFs;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;

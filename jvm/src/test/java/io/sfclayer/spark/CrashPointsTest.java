@@ -1,7 +1,7 @@
 package io.sfclayer.spark;
 
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.LayerVerifier;
 import io.sfclayer.layer.Vacuum;
 import io.sfclayer.testing.CrashPointFs;

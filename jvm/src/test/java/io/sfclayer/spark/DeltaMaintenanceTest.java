@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.DeltaFile;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.LayerVerifier;
 import io.sfclayer.layer.Vacuum;

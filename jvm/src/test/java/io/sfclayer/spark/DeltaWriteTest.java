@@ -10,7 +10,7 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.codec.TileCursor;
 import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -469,7 +469,7 @@ public class DeltaWriteTest {
         mine.readVersion = 3;
         mine.changedRanges = List.of(new long[] {150, 160});
         try {
-            io.sfclayer.format.Conflicts.check("l", mine, List.of(delta));
+            io.sfclayer.commit.Conflicts.check("l", mine, List.of(delta));
             fail("a delete must not commit over a put it never saw");
         } catch (SfcLayerException.ConcurrentUpdate expected) {
             assertTrue(expected.getMessage().contains("version 4"));
@@ -485,12 +485,12 @@ public class DeltaWriteTest {
         del.operation = "delete";
         del.removedFiles = List.of("d/a");
         del.changedRanges = List.of(new long[] {0, 1000});
-        io.sfclayer.format.Conflicts.check("l", mineDelta, List.of(delta, del));
+        io.sfclayer.commit.Conflicts.check("l", mineDelta, List.of(delta, del));
         LayerMetadata over = new LayerMetadata();
         over.version = 6;
         over.operation = "overwrite";
         try {
-            io.sfclayer.format.Conflicts.check("l", mineDelta, List.of(over));
+            io.sfclayer.commit.Conflicts.check("l", mineDelta, List.of(over));
             fail("an overwrite replaced the layer");
         } catch (SfcLayerException.ConcurrentUpdate expected) {
             assertTrue(expected.getMessage().contains("replaced the whole layer"));

@@ -3,7 +3,7 @@ package io.sfclayer.testing;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DeltaFile;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;

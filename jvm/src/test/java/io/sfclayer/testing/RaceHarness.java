@@ -2,7 +2,7 @@ package io.sfclayer.testing;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.format.VersionLog;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.LayerVerifier;
 import io.sfclayer.layer.Vacuum;
 import io.sfclayer.spark.HadoopConfs;

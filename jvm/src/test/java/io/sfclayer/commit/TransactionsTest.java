@@ -1,7 +1,10 @@
-package io.sfclayer.format;
+package io.sfclayer.commit;
 
 import io.sfclayer.curve.KeyBounds;
 import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.Transactions;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.junit.Rule;

@@ -1,7 +1,9 @@
-package io.sfclayer.format;
+package io.sfclayer.commit;
 
 import io.sfclayer.curve.KeyBounds;
 import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.LayerMetadata;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.LocalFileSystem;

@@ -1,6 +1,8 @@
-package io.sfclayer.format;
+package io.sfclayer.commit;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.LayerMetadata;
 import org.junit.Test;
 
 import java.util.List;

@@ -1,8 +1,10 @@
-package io.sfclayer.format;
+package io.sfclayer.commit;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.KeyBounds;
 import io.sfclayer.curve.KeyIndex;
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.LayerMetadata;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.junit.After;

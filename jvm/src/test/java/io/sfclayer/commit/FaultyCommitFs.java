@@ -1,4 +1,4 @@
-package io.sfclayer.format;
+package io.sfclayer.commit;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.DelegateToFileSystem;

@@ -1,7 +1,11 @@
-package io.sfclayer.format;
+package io.sfclayer.commit;
 
 import io.sfclayer.SfcLayerException;
 
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.DeltaFile;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.ManifestRef;
 import java.util.HashSet;
 import java.util.Set;
 

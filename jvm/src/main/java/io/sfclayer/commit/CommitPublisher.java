@@ -1,6 +1,7 @@
-package io.sfclayer.format;
+package io.sfclayer.commit;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.format.Durable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileAlreadyExistsException;

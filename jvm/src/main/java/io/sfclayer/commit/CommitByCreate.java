@@ -1,5 +1,6 @@
-package io.sfclayer.format;
+package io.sfclayer.commit;
 
+import io.sfclayer.format.ObjectStores;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;

@@ -1,7 +1,10 @@
-package io.sfclayer.format;
+package io.sfclayer.commit;
 
 import io.sfclayer.SfcLayerException;
 
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.DeltaFile;
+import io.sfclayer.format.LayerMetadata;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.sfclayer.format;
+package io.sfclayer.commit;
 
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;

@@ -1,7 +1,17 @@
-package io.sfclayer.format;
+package io.sfclayer.commit;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.curve.TimeText;
+import io.sfclayer.format.DataFile;
+import io.sfclayer.format.DeltaFile;
+import io.sfclayer.format.Durable;
+import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.LogDirectory;
+import io.sfclayer.format.Manifest;
+import io.sfclayer.format.ManifestTree;
+import io.sfclayer.format.ObjectStores;
+import io.sfclayer.format.RecordFrame;
+import io.sfclayer.format.Transactions;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -30,9 +40,9 @@ import java.util.regex.Pattern;
  * between them (a vacuum removing a version a reader or a commit just listed) handled where they meet.
  */
 public final class VersionLog {
-    public static final String LOG_DIR = "_sfclayer";
+    public static final String LOG_DIR = LogDirectory.NAME;
     public static final String DATA_DIR_PREFIX = "data-";
-    private static final Pattern VERSION_FILE = Pattern.compile("v(\\d{8,})\\.json");
+    private static final Pattern VERSION_FILE = LogDirectory.VERSION_FILE;
     private static final DateTimeFormatter WRITE_ID_TIME = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss");
 
     private final Configuration conf;
@@ -58,7 +68,7 @@ public final class VersionLog {
     }
 
     public static String versionFileName(long version) {
-        return String.format("v%08d.json", version);
+        return LogDirectory.versionFileName(version);
     }
 
     /** A fresh id for a write; it names the write's data directory. */
@@ -69,21 +79,7 @@ public final class VersionLog {
 
     /** Committed versions, ascending. Empty when there is no layer. */
     public List<Long> versions() throws IOException {
-        List<Long> out = new ArrayList<>();
-        FileStatus[] entries;
-        try {
-            entries = fs.listStatus(logDir());
-        } catch (FileNotFoundException e) {
-            return out;
-        }
-        for (FileStatus st : entries) {
-            Matcher m = VERSION_FILE.matcher(st.getPath().getName());
-            if (m.matches()) {
-                out.add(Long.parseLong(m.group(1)));
-            }
-        }
-        out.sort(null);
-        return out;
+        return LogDirectory.versions(fs, logDir());
     }
 
     /**
@@ -289,10 +285,7 @@ public final class VersionLog {
     }
 
     static String describe(List<Long> vs) {
-        if (vs.size() <= 12) {
-            return vs.toString();
-        }
-        return "[" + vs.get(0) + ", " + vs.get(1) + ", ... " + vs.get(vs.size() - 1) + "] (" + vs.size() + " versions)";
+        return LogDirectory.describe(vs);
     }
 
     /** Scans of the log a time-travel read makes while vacuums remove versions under it. */
