@@ -1,14 +1,11 @@
 package io.sfclayer.lookup;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sfclayer.SfcLayerException;
 import io.sfclayer.geotrellis.GtValueReader;
 
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * GeoTrellis layers opened for look-ups from Python ({@code sfclayer.geotrellis.open}): each reader
@@ -18,22 +15,10 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class GtLookupSessions {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final AtomicLong HANDLES = new AtomicLong();
-    private static final Map<Long, Open> OPEN = new ConcurrentHashMap<>();
+    /** The open readers, each with its token on the shared server. */
+    private static final OpenSources<GtTileSource> OPEN = new OpenSources<>("GeoTrellis look-up handle");
 
     private GtLookupSessions() { }
-
-    private static final class Open {
-        final GtTileSource source;
-        final LookupServer server;
-        final byte[] token;
-
-        Open(GtTileSource source, LookupServer server, byte[] token) {
-            this.source = source;
-            this.server = server;
-            this.token = token;
-        }
-    }
 
     /**
      * Registers {@code reader} on the shared server (closed with the handle, or here if registering fails).
@@ -42,26 +27,24 @@ public final class GtLookupSessions {
      * @return JSON: {@code handle, host, port, token} (hex), then {@code extra}'s fields
      */
     public static String open(GtValueReader reader, Map<String, Object> extra) throws IOException {
-        long handle = HANDLES.incrementAndGet();
         GtTileSource source = new GtTileSource(reader);
+        OpenSources.Entry<GtTileSource> entry = null;
         try {
             LookupServer s;
-            byte[] token;
             synchronized (LookupSessions.class) { // not between an idle server's check and its stop
                 s = LookupSessions.server();
-                token = s.register(source);
-                OPEN.put(handle, new Open(source, s, token));
+                entry = OPEN.add(source, s.register(source), null);
             }
             Map<String, Object> out = new LinkedHashMap<>();
-            out.put("handle", handle);
+            out.put("handle", entry.handle());
             out.put("host", s.host());
             out.put("port", s.port());
-            out.put("token", LookupSessions.hex(token));
+            out.put("token", entry.tokenHex());
             if (extra != null) out.putAll(extra);
             return JSON.writeValueAsString(out);
         } catch (IOException | RuntimeException e) {
-            if (OPEN.containsKey(handle)) {
-                close(handle);
+            if (entry != null) {
+                close(entry.handle());
             } else {
                 source.close();
             }
@@ -71,25 +54,22 @@ public final class GtLookupSessions {
 
     /** The reader behind a handle; InvalidArgument once it is closed. */
     public static GtValueReader reader(long handle) {
-        Open o = OPEN.get(handle);
-        if (o == null) {
-            throw new SfcLayerException.InvalidArgument("GeoTrellis look-up handle " + handle + " is closed");
-        }
-        return o.source.reader();
+        return OPEN.get(handle).source().reader();
     }
 
-    /** Unregisters and closes a handle's reader; nothing if already closed. */
+    /**
+     * Unregisters and closes a handle's reader; nothing if already closed. (The shared server it was
+     * registered on is still the shared one: a server with a registered reader is never stopped.)
+     */
     public static void close(long handle) {
-        Open o = OPEN.remove(handle);
+        OpenSources.Entry<GtTileSource> o = OPEN.remove(handle);
         if (o == null) {
             return;
         }
         try {
-            synchronized (LookupSessions.class) {
-                o.server.unregister(o.token);
-            }
+            LookupSessions.unregister(o.token());
         } finally {
-            o.source.close();
+            o.source().close();
         }
     }
 

@@ -1,15 +1,12 @@
 package io.sfclayer.lookup;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.LayerMetadata;
 import org.apache.hadoop.conf.Configuration;
 
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The driver's look-up endpoint for {@code sfclayer.open}: one {@link LookupServer} for the whole JVM,
@@ -26,22 +23,11 @@ public final class LookupSessions {
     /** How long the shared server stays up with no layer open. */
     public static final long IDLE_MILLIS = 2_000;
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final AtomicLong HANDLES = new AtomicLong();
-    private static final Map<Long, Open> OPEN = new ConcurrentHashMap<>();
+    /** The open readers, each with its token on the shared server. */
+    private static final OpenSources<ValueReader> OPEN = new OpenSources<>("look-up handle");
     private static LookupServer server;
 
     private LookupSessions() { }
-
-    /** An open reader and its token on the shared server. */
-    private static final class Open {
-        final ValueReader reader;
-        final byte[] token;
-
-        Open(ValueReader reader, byte[] token) {
-            this.reader = reader;
-            this.token = token;
-        }
-    }
 
     /** The shared server, started on first use (again once stopped). Under the class lock. */
     static LookupServer server() throws IOException {
@@ -74,29 +60,27 @@ public final class LookupSessions {
      */
     public static String open(Configuration conf, String path, int cacheSize, long cacheBytes, boolean indexInDriver,
                               long version, long asOfMillis) throws IOException {
-        long handle = HANDLES.incrementAndGet();
         ValueReader reader = ValueReader.open(conf, path, cacheSize, cacheBytes, indexInDriver, version, asOfMillis);
+        OpenSources.Entry<ValueReader> entry = null;
         try {
             LookupServer s;
-            byte[] token;
             synchronized (LookupSessions.class) { // not between an idle server's check and its stop
                 s = server();
-                token = s.register(reader);
-                OPEN.put(handle, new Open(reader, token));
+                entry = OPEN.add(reader, s.register(reader), null);
             }
             LayerMetadata md = reader.metadata();
             Map<String, Object> out = new LinkedHashMap<>();
-            out.put("handle", handle);
+            out.put("handle", entry.handle());
             out.put("host", s.host());
             out.put("port", s.port());
-            out.put("token", hex(token));
+            out.put("token", entry.tokenHex());
             out.put("version", md.version);
             out.put("keyIndex", md.keyIndex.toJson());
             out.put("tileSchema", md.tileSchemaJson);
             return JSON.writeValueAsString(out);
         } catch (IOException | RuntimeException e) {
-            if (OPEN.containsKey(handle)) {
-                close(handle);
+            if (entry != null) {
+                close(entry.handle());
             } else {
                 reader.close();
             }
@@ -106,11 +90,7 @@ public final class LookupSessions {
 
     /** The reader behind a handle; InvalidArgument once it is closed. */
     public static ValueReader reader(long handle) {
-        Open o = OPEN.get(handle);
-        if (o == null) {
-            throw new SfcLayerException.InvalidArgument("look-up handle " + handle + " is closed");
-        }
-        return o.reader;
+        return OPEN.get(handle).source();
     }
 
     /** The whole version document of a handle's reader (files, statistics), as JSON text. */
@@ -141,18 +121,21 @@ public final class LookupSessions {
 
     /** Unregisters and closes a handle's reader (its connections are closed); nothing if already closed. */
     public static void close(long handle) throws IOException {
-        Open o = OPEN.remove(handle);
+        OpenSources.Entry<ValueReader> o = OPEN.remove(handle);
         if (o == null) {
             return;
         }
         try {
-            synchronized (LookupSessions.class) {
-                if (server != null) {
-                    server.unregister(o.token);
-                }
-            }
+            unregister(o.token());
         } finally {
-            o.reader.close();
+            o.source().close();
+        }
+    }
+
+    /** Takes a source's token off the shared server (the source stays open). */
+    static synchronized void unregister(byte[] token) {
+        if (server != null) {
+            server.unregister(token);
         }
     }
 
@@ -166,11 +149,4 @@ public final class LookupSessions {
         return OPEN.size();
     }
 
-    static String hex(byte[] b) {
-        StringBuilder sb = new StringBuilder(2 * b.length);
-        for (byte x : b) {
-            sb.append(Character.forDigit((x >> 4) & 15, 16)).append(Character.forDigit(x & 15, 16));
-        }
-        return sb.toString();
-    }
 }

@@ -1,6 +1,6 @@
 package io.sfclayer.spark.connect;
 
-import io.sfclayer.SfcLayerException;
+import io.sfclayer.lookup.OpenSources;
 import io.sfclayer.lookup.TileSource;
 
 import org.apache.spark.SparkContext;
@@ -8,19 +8,15 @@ import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerEvent;
 import org.apache.spark.sql.connect.service.SparkListenerConnectSessionClosed;
 
-import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Collections;
-import java.util.HexFormat;
-import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The readers Spark Connect clients have open on this server's driver ({@code sfclayer.open} and
- * {@code sfclayer.geotrellis.open} on a Connect session: any {@link TileSource}), by handle. Each handle has a random token that every request must carry, so a
+ * {@code sfclayer.geotrellis.open} on a Connect session: any {@link TileSource}), by handle, in an
+ * {@link OpenSources} of their own. Each handle has a random token that every request must carry, so a
  * client reaches only the readers it opened (a handle is a counter, easy to guess). The loopback
  * look-up server's registry ({@code io.sfclayer.lookup.LookupSessions}) is not used: a Connect client
  * is not on the driver's host, and answers travel as Connect relations instead.
@@ -31,24 +27,12 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ConnectLookups {
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final AtomicLong HANDLES = new AtomicLong();
-    private static final Map<Long, Open> OPEN = new ConcurrentHashMap<>();
+    /** The open readers, each with its random token and its Connect session. */
+    private static final OpenSources<TileSource<?>> OPEN = new OpenSources<>("look-up handle");
 
     private ConnectLookups() { }
 
     private static final Set<SparkContext> LISTENING = Collections.newSetFromMap(new WeakHashMap<>());
-
-    private static final class Open {
-        final TileSource<?> reader;
-        final byte[] token;
-        final String sessionId;
-
-        Open(TileSource<?> reader, byte[] token, String sessionId) {
-            this.reader = reader;
-            this.token = token;
-            this.sessionId = sessionId;
-        }
-    }
 
     /** Closes the readers of Connect sessions as they close. */
     private static final class SessionCloser extends SparkListener {
@@ -72,49 +56,32 @@ final class ConnectLookups {
         }
         byte[] token = new byte[16];
         RANDOM.nextBytes(token);
-        long handle = HANDLES.incrementAndGet();
-        OPEN.put(handle, new Open(reader, token, sessionId));
-        return new Handle(handle, HexFormat.of().formatHex(token));
+        OpenSources.Entry<TileSource<?>> e = OPEN.add(reader, token, sessionId);
+        return new Handle(e.handle(), e.tokenHex());
     }
 
     /** Closes every reader a Connect session opened. */
     static void closeSession(String sessionId) {
-        for (Map.Entry<Long, Open> e : OPEN.entrySet()) {
-            if (e.getValue().sessionId.equals(sessionId) && OPEN.remove(e.getKey(), e.getValue())) {
-                e.getValue().reader.close();
-            }
+        for (OpenSources.Entry<TileSource<?>> e : OPEN.removeOwner(sessionId)) {
+            e.source().close();
         }
     }
 
     /** The reader of a handle whose token matches; InvalidArgument otherwise (closed, or not the caller's). */
     static TileSource<?> reader(long handle, String token) {
-        Open o = OPEN.get(handle);
-        if (o == null || !matches(o, token)) {
-            throw new SfcLayerException.InvalidArgument("look-up handle " + handle + " is closed");
-        }
-        return o.reader;
+        return OPEN.get(handle, token).source();
     }
 
     /** Closes a handle's reader; nothing if it is closed already (or the token is not its own). */
     static void close(long handle, String token) {
-        Open o = OPEN.get(handle);
-        if (o != null && matches(o, token) && OPEN.remove(handle, o)) {
-            o.reader.close();
+        OpenSources.Entry<TileSource<?>> e = OPEN.remove(handle, token);
+        if (e != null) {
+            e.source().close();
         }
     }
 
     /** Readers open through Spark Connect now. */
     static int openReaders() {
         return OPEN.size();
-    }
-
-    private static boolean matches(Open o, String token) {
-        byte[] given;
-        try {
-            given = HexFormat.of().parseHex(token == null ? "" : token);
-        } catch (IllegalArgumentException e) {
-            return false;
-        }
-        return MessageDigest.isEqual(o.token, given);
     }
 }
