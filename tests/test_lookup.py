@@ -8,6 +8,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import sfclayer
+from sfclayer import _lookup as lookup_client
 
 UTC = dt.timezone.utc
 
@@ -140,3 +141,12 @@ def test_reader_stays_on_its_version_while_the_layer_is_rewritten(spark, tmp_pat
 def test_missing_layer_is_a_clear_error(spark, tmp_path):
     with pytest.raises(sfclayer.LayerNotFound, match="nowhere"):
         sfclayer.open(spark, str(tmp_path / "nowhere"))
+
+
+def test_the_clients_opcodes_are_the_servers(spark):
+    # one table in two languages: a request the server reads as another would be answered wrongly
+    server = spark._jvm.io.sfclayer.lookup.LookupServer
+    ours = (lookup_client._BIND, lookup_client._GET_ONE, lookup_client._GET_MANY, lookup_client._QUERY,
+            lookup_client._COUNT)
+    assert ours == (server.OP_BIND, server.OP_GET_ONE, server.OP_GET_MANY, server.OP_QUERY, server.OP_COUNT)
+    assert bytes(ours) == b"AGMQC"

@@ -40,8 +40,13 @@ READ_TIMEOUT = 600.0
 LINGER = 1.0
 _MISSING = -1
 _ERROR = -2
-# The requests' opcodes (LookupServer's Javadoc): bind to a reader, get one key, many keys, query a box, count one
-_BIND, _GET_ONE, _GET_MANY, _QUERY, _COUNT = b"A", ord("G"), ord("M"), ord("Q"), ord("C")
+# The requests' opcodes, the first byte of each request: the JVM's LookupServer.OP_* (its Javadoc gives
+# each request's form). Bind the connection to a reader, get one key, many keys, query a box, count one.
+_BIND = ord("A")
+_GET_ONE = ord("G")
+_GET_MANY = ord("M")
+_QUERY = ord("Q")
+_COUNT = ord("C")
 _INT = struct.Struct(">i")
 _GET = struct.Struct(">biiq")
 _HEAD = struct.Struct(">bi")
@@ -88,7 +93,7 @@ class _Connection:
     def send(self, token, payload):
         """Sends a request for the reader of ``token``, moving the connection to it first if needed."""
         if token != self.token:
-            payload = _BIND + token + payload
+            payload = bytes([_BIND]) + token + payload
             self._rebinding = True
             self.token = None  # unknown until the server acknowledges it
         self.sock.sendall(payload)

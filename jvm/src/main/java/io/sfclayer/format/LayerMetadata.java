@@ -17,10 +17,15 @@ import java.util.Set;
 
 /**
  * A layer version's metadata: the JSON document {@code _sfclayer/v<version>.json}, written once by
- * the commit that publishes the version (docs/FORMAT.md, "Metadata"). Format version 2 lists the
- * version's data files explicitly ({@link DataFile}) and says what operation made the version;
- * version 1 documents (one data directory, listed) are still read. About 500 lines: one document,
- * its every field, read and written here for all six format versions, with its CRC trailer.
+ * the commit that publishes the version (docs/FORMAT.md, "Metadata"), up to format 7. It says what
+ * operation made the version and lists the version's base data files ({@link DataFile}): inline in
+ * {@code files}, or (format 6: more than {@link ManifestTree#DEFAULT_INLINE_FILES} files by default) through a tree of
+ * manifests, of which the document holds the top level ({@link ManifestRef}, read through
+ * {@link ManifestFiles}); and, in format 7 only, the delta files appended since the last compaction
+ * ({@link DeltaFile}, in {@code deltas}, which readers merge over the base files). The CRC trailer
+ * (format 3 on, {@link #CHECKSUM}) closes it; the format version a document says follows from what it
+ * holds ({@link #writtenFormatVersion()}). Formats 1 (one data directory, listed) to 6 are still read.
+ * Over 500 lines: one document, its every field, read and written here for all seven format versions.
  */
 public final class LayerMetadata implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -31,9 +36,9 @@ public final class LayerMetadata implements Serializable {
      * ({@link ValueCompression#formatVersion()}: zstd-raster, format 4; see {@link #writtenFormatVersion()}).
      */
     public static final int FORMAT_VERSION = 3;
-    /** The highest format version this code reads. */
     /** Format 7 (section 11): a version that lists delta files; it says 7 only while it has some. */
     public static final int DELTA_FORMAT_VERSION = 7;
+    /** The highest format version this code reads. */
     public static final int MAX_FORMAT_VERSION = DELTA_FORMAT_VERSION;
     /** Per-file field (format 3): the CRC32C of the file's {@code index}. */
     public static final String FILE_INDEX_CRC = "indexCrc32c";

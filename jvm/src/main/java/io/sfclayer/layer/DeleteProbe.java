@@ -1,10 +1,10 @@
 package io.sfclayer.layer;
 
+import io.sfclayer.codec.TileCursor;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileReader;
-import io.sfclayer.codec.TileCursor;
-import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;

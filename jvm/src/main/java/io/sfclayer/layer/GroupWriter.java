@@ -1,15 +1,15 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileSchema;
+import io.sfclayer.codec.Varint;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.FileStats;
 import io.sfclayer.format.RasterLayout;
-import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.codec.Varint;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 

@@ -3,8 +3,8 @@ package io.sfclayer.layer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.commit.Conflicts;
-import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.commit.VersionLog;
+import io.sfclayer.format.LayerMetadata;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 

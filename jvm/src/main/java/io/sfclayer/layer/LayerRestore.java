@@ -2,9 +2,9 @@ package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.commit.Conflicts;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.commit.VersionLog;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LocatedFileStatus;

@@ -2,6 +2,9 @@ package io.sfclayer.layer;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileCursor;
+import io.sfclayer.codec.TileSchema;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.format.BloomFilter;
 import io.sfclayer.format.DataFile;
@@ -10,10 +13,7 @@ import io.sfclayer.format.DataFileIndex;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.codec.TileCursor;
-import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.commit.VersionLog;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 

@@ -1,12 +1,12 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.curve.KeyBounds;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.TimeBounds;
 import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
 
 import java.io.Serializable;

@@ -2,6 +2,7 @@ package io.sfclayer.layer;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileName;
@@ -9,7 +10,6 @@ import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.Manifest;
 import io.sfclayer.format.ManifestRef;
 import io.sfclayer.format.RecordFrame;
-import io.sfclayer.commit.VersionLog;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileStatus;

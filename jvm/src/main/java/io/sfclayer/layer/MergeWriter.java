@@ -1,13 +1,13 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileCursor;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileReader;
-import io.sfclayer.codec.TileCursor;
-import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;

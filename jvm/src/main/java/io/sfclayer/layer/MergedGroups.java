@@ -1,9 +1,9 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.format.DataFileReader;
 import io.sfclayer.codec.TileCursor;
 import io.sfclayer.codec.TileSchema;
+import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.ValueCompression;
 
 import java.io.IOException;

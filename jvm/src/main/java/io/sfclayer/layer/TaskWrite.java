@@ -1,9 +1,9 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileWriter;
-import io.sfclayer.codec.TileSchema;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 

@@ -1,11 +1,11 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileName;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.commit.VersionLog;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;

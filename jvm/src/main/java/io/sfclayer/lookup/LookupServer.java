@@ -47,17 +47,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * or "busy": all connections in use — a client must never pool a connection whose handshake failed);
  * then requests, each answered before the next is read (a client may send the next before reading):
  * <ul>
- * <li>{@code 'A', 16-byte token} → {@code int 0}: the connection is bound to that token's reader from now
+ * <li>{@code 'A'} ({@link #OP_BIND}), {@code 16-byte token} → {@code int 0}: the connection is bound to that token's reader from now
  *     on (a client's one pool of connections serves all its layers), or an error answer and the
  *     connection is closed;
- * <li>{@code 'G' int col, int row, long timeMicros} → one answer;
- * <li>{@code 'M' int n, n × (int col, int row, long time)}, {@code 0 <= n <=} {@value #MAX_KEYS} → n ×
+ * <li>{@code 'G'} ({@link #OP_GET_ONE}) {@code int col, int row, long timeMicros} → one answer;
+ * <li>{@code 'M'} ({@link #OP_GET_MANY}) {@code int n, n × (int col, int row, long time)}, {@code 0 <= n <=} {@value #MAX_KEYS} → n ×
  *     ({@code int position}, answer), in index order (position: the key's place in the request);
- * <li>{@code 'Q' int length, length bytes} (a {@link io.sfclayer.layer.BoxQuery} spec, at most {@value #MAX_QUERY_BYTES}
+ * <li>{@code 'Q'} ({@link #OP_QUERY}) {@code int length, length bytes} (a {@link io.sfclayer.layer.BoxQuery} spec, at most {@value #MAX_QUERY_BYTES}
  *     bytes) → batches {@code int count > 0, int bytes, the count records back to back} (a tile record
  *     is self-delimiting for its schema: the client decodes a batch from one buffer), ended by
  *     {@code int 0} or by an error answer;
- * <li>{@code 'C' int length, spec} → one answer of 8 bytes: the count (a long).
+ * <li>{@code 'C'} ({@link #OP_COUNT}) {@code int length, spec} → one answer of 8 bytes: the count (a long).
  * </ul>
  * An answer is {@code int length, bytes} (an encoded tile record), {@code -1} for a missing key, or
  * {@code -2, int length, UTF-8 "ErrorClass\tmessage"} for an error.
@@ -82,6 +82,15 @@ public final class LookupServer implements Closeable {
     /** Most bytes of a query spec: 1 MiB, room for a query geometry (hex WKB) of some 30,000 vertices. */
     public static final int MAX_QUERY_BYTES = 1 << 20;
     public static final int TOKEN_BYTES = 16;
+    /**
+     * The requests' opcodes (the first byte of a request, an ASCII letter; the class comment gives each
+     * one's form). The Python client ({@code sfclayer._lookup}) has the same table.
+     */
+    public static final int OP_BIND = 'A';
+    public static final int OP_GET_ONE = 'G';
+    public static final int OP_GET_MANY = 'M';
+    public static final int OP_QUERY = 'Q';
+    public static final int OP_COUNT = 'C';
     static final int MISSING = -1;
     static final int ERROR = -2;
     private static final long IDLE = Long.MAX_VALUE;
@@ -470,14 +479,14 @@ public final class LookupServer implements Closeable {
                 }
                 progress("request '" + (char) op + "'");
                 synchronized (this) {
-                    busy = op != 'A';
+                    busy = op != OP_BIND;
                     reader = registration == null ? null : registration.reader;
                 }
-                if (reader == null && op != 'A') {
+                if (reader == null && op != OP_BIND) {
                     throw new ProtocolError("the layer this connection was bound to is closed (bind another with 'A')");
                 }
                 switch (op) {
-                    case 'A':
+                    case OP_BIND:
                         byte[] other = new byte[TOKEN_BYTES];
                         in.readFully(other);
                         if (!bind(other)) {
@@ -485,16 +494,16 @@ public final class LookupServer implements Closeable {
                         }
                         out.writeInt(0);
                         break;
-                    case 'G':
+                    case OP_GET_ONE:
                         get(in.readInt(), in.readInt(), in.readLong());
                         break;
-                    case 'M':
+                    case OP_GET_MANY:
                         many();
                         break;
-                    case 'Q':
+                    case OP_QUERY:
                         query(spec());
                         break;
-                    case 'C':
+                    case OP_COUNT:
                         count(spec());
                         break;
                     default:

@@ -1,6 +1,8 @@
 package io.sfclayer.lookup;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileCursor;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.BloomFilter;
 import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileIndex;
@@ -8,8 +10,6 @@ import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.ObjectStores;
-import io.sfclayer.codec.TileCursor;
-import io.sfclayer.codec.TileSchema;
 import io.sfclayer.layer.Layer;
 import org.apache.hadoop.fs.Path;
 

@@ -1,13 +1,13 @@
 package io.sfclayer.lookup;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileCursor;
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.format.BloomFilter;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.codec.TileCursor;
-import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.BoxQuery;
 import io.sfclayer.layer.Deltas;

@@ -32,7 +32,7 @@ final class GeoTrellisScanBuilder implements ScanBuilder, SupportsPushDownFilter
         this.layer = layer;
         TileGrid grid = GeoTrellisTable.grid(layer);
         this.translator = new FilterTranslator(GeoTrellisTable.bounds(layer), layer.spaceTime, grid);
-        String b = options.get(SfcLayerScanBuilder.OPTION_BBOX);
+        String b = options.get(ReadOptions.BBOX);
         this.bbox = b == null ? null : QueryPlan.bbox(b, grid, new org.apache.hadoop.fs.Path(layer.dataPath));
         this.readSchema = GeoTrellisTable.schemaOf(layer.spaceTime);
     }

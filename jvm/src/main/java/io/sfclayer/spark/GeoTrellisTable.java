@@ -29,7 +29,6 @@ import java.util.Set;
  * map units), so everything that reads sfclayer raster layers reads them. Read-only.
  */
 public final class GeoTrellisTable implements SupportsRead {
-    public static final String OPTION = "geotrellisLayer";
     private final Map<String, String> options;
     private GtLayer layer;
 
@@ -41,8 +40,8 @@ public final class GeoTrellisTable implements SupportsRead {
     static String layerOption(Map<String, String> options) {
         for (Map.Entry<String, String> e : options.entrySet()) {
             String k = e.getKey().toLowerCase(Locale.ROOT);
-            if (k.equals(OPTION.toLowerCase(Locale.ROOT))
-                    || k.equals(TableCatalog.OPTION_PREFIX + OPTION.toLowerCase(Locale.ROOT))) {
+            if (k.equals(ReadOptions.GEOTRELLIS_LAYER.toLowerCase(Locale.ROOT))
+                    || k.equals(TableCatalog.OPTION_PREFIX + ReadOptions.GEOTRELLIS_LAYER.toLowerCase(Locale.ROOT))) {
                 return e.getValue();
             }
         }
@@ -56,9 +55,10 @@ public final class GeoTrellisTable implements SupportsRead {
     synchronized GtLayer layer() {
         if (layer == null) {
             String id = layerOption(options);
-            String catalog = new CaseInsensitiveStringMap(options).get("path");
+            String catalog = new CaseInsensitiveStringMap(options).get(ReadOptions.PATH);
             if (catalog == null) {
-                throw new SfcLayerException.InvalidArgument("option " + OPTION + ": no catalog path: use load(catalog)");
+                throw new SfcLayerException.InvalidArgument("option " + ReadOptions.GEOTRELLIS_LAYER
+                    + ": no catalog path: use load(catalog)");
             }
             int slash = id == null ? -1 : id.lastIndexOf('/');
             int zoom;
@@ -68,7 +68,7 @@ public final class GeoTrellisTable implements SupportsRead {
                 zoom = -1;
             }
             if (slash <= 0 || zoom < 0) {
-                throw new SfcLayerException.InvalidArgument("option " + OPTION + ": '" + id
+                throw new SfcLayerException.InvalidArgument("option " + ReadOptions.GEOTRELLIS_LAYER + ": '" + id
                     + "' is not name/zoom (e.g. 'dem/5')");
             }
             layer = GtLayer.open(catalog, id.substring(0, slash), zoom,
@@ -90,7 +90,7 @@ public final class GeoTrellisTable implements SupportsRead {
 
     @Override
     public String name() {
-        return "sfclayer:geotrellis:" + options.getOrDefault("path", "?") + "#" + layerOption(options);
+        return "sfclayer:geotrellis:" + options.getOrDefault(ReadOptions.PATH, "?") + "#" + layerOption(options);
     }
 
     @Override
@@ -126,8 +126,8 @@ public final class GeoTrellisTable implements SupportsRead {
 
     /** sfclayer read options with no meaning for a GeoTrellis layer: refused, not ignored. */
     private static final java.util.List<String> NOT_FOR_GEOTRELLIS = java.util.List.of(
-        SfcLayerScanBuilder.OPTION_GEOMETRY, SfcLayerScanBuilder.OPTION_MAX_RANGES, SfcLayerTable.OPTION_VERSION_AS_OF,
-        SfcLayerTable.OPTION_TIMESTAMP_AS_OF, OnCorrupt.OPTION);
+        ReadOptions.GEOMETRY, ReadOptions.MAX_RANGES, ReadOptions.VERSION_AS_OF,
+        ReadOptions.TIMESTAMP_AS_OF, ReadOptions.ON_CORRUPT);
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scanOptions) {
@@ -135,7 +135,7 @@ public final class GeoTrellisTable implements SupportsRead {
         for (String o : NOT_FOR_GEOTRELLIS) {
             if (scanOptions.containsKey(o)) {
                 throw new SfcLayerException.InvalidArgument("option " + o + ": not for GeoTrellis layers (option "
-                    + OPTION + "; they take bbox and filters on col, row, time and the envelope columns)");
+                    + ReadOptions.GEOTRELLIS_LAYER + "; they take bbox and filters on col, row, time and the envelope columns)");
             }
         }
         return new GeoTrellisScanBuilder(this, layer(), scanOptions);

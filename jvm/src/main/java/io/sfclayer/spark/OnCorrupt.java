@@ -14,7 +14,6 @@ import java.util.Locale;
  */
 final class OnCorrupt implements Serializable {
     private static final long serialVersionUID = 1L;
-    static final String OPTION = "onCorrupt";
     static final String IGNORE_CORRUPT = "spark.sql.files.ignoreCorruptFiles";
     static final String IGNORE_MISSING = "spark.sql.files.ignoreMissingFiles";
 

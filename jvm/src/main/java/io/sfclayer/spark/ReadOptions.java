@@ -21,20 +21,30 @@ import java.util.Set;
 public final class ReadOptions {
     private ReadOptions() { }
 
+    // The names, for the classes that read them (the scan builders, the tables, the source, the catalog).
+    public static final String PATH = "path";
+    public static final String BBOX = "bbox";
+    public static final String GEOMETRY = "geometry";
+    public static final String MAX_RANGES = "maxRanges";
+    public static final String VERSION_AS_OF = "versionAsOf";
+    public static final String TIMESTAMP_AS_OF = "timestampAsOf";
+    public static final String GEOTRELLIS_LAYER = "geotrellisLayer";
+    public static final String ON_CORRUPT = "onCorrupt";
+
     /** Option name as users write it, and what it means (README "Reading"). */
     public static final Map<String, String> KNOWN;
 
     static {
         Map<String, String> m = new LinkedHashMap<>();
-        m.put("path", "the layer's directory (load(path))");
-        m.put(SfcLayerScanBuilder.OPTION_BBOX, "xmin,ymin,xmax,ymax in map units: tiles whose envelope meets it");
-        m.put(SfcLayerScanBuilder.OPTION_GEOMETRY, "WKT or hex WKB in the layer's CRS: tiles whose envelope meets it,"
+        m.put(PATH, "the layer's directory (load(path))");
+        m.put(BBOX, "xmin,ymin,xmax,ymax in map units: tiles whose envelope meets it");
+        m.put(GEOMETRY, "WKT or hex WKB in the layer's CRS: tiles whose envelope meets it,"
             + " read through its tile cover");
-        m.put(SfcLayerScanBuilder.OPTION_MAX_RANGES, "most SFC ranges a query decomposes into (0: exact)");
-        m.put(SfcLayerTable.OPTION_VERSION_AS_OF, "the layer version to read (1, 2, ...)");
-        m.put(SfcLayerTable.OPTION_TIMESTAMP_AS_OF, "read the newest version committed at or before this instant");
-        m.put(GeoTrellisTable.OPTION, "name/zoom of a GeoTrellis layer in the catalog at path, read in place");
-        m.put(OnCorrupt.OPTION, "fail | skip: what a damaged record or file does (default: spark.sql.files."
+        m.put(MAX_RANGES, "most SFC ranges a query decomposes into (0: exact)");
+        m.put(VERSION_AS_OF, "the layer version to read (1, 2, ...)");
+        m.put(TIMESTAMP_AS_OF, "read the newest version committed at or before this instant");
+        m.put(GEOTRELLIS_LAYER, "name/zoom of a GeoTrellis layer in the catalog at path, read in place");
+        m.put(ON_CORRUPT, "fail | skip: what a damaged record or file does (default: spark.sql.files."
             + "ignoreCorruptFiles / ignoreMissingFiles)");
         KNOWN = Collections.unmodifiableMap(m);
     }

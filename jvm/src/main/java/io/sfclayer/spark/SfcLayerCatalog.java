@@ -113,13 +113,13 @@ public final class SfcLayerCatalog implements ProcedureCatalog, TableCatalog, Fu
     /** {@code VERSION AS OF v}: the read option versionAsOf, with its checks and errors. */
     @Override
     public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
-        return table(ident, Map.of(SfcLayerTable.OPTION_VERSION_AS_OF, version));
+        return table(ident, Map.of(ReadOptions.VERSION_AS_OF, version));
     }
 
     /** {@code TIMESTAMP AS OF t} (Spark passes epoch microseconds): the read option timestampAsOf. */
     @Override
     public Table loadTable(Identifier ident, long timestampMicros) throws NoSuchTableException {
-        return table(ident, Map.of(SfcLayerTable.OPTION_TIMESTAMP_AS_OF, Long.toString(timestampMicros)));
+        return table(ident, Map.of(ReadOptions.TIMESTAMP_AS_OF, Long.toString(timestampMicros)));
     }
 
     private static Table table(Identifier ident, Map<String, String> options) throws NoSuchTableException {
@@ -127,7 +127,7 @@ public final class SfcLayerCatalog implements ProcedureCatalog, TableCatalog, Fu
             throw new NoSuchTableException(ident); // a layer is one path: sfclayer.`/layers/dem`
         }
         Map<String, String> all = new HashMap<>(options);
-        all.put("path", ident.name());
+        all.put(ReadOptions.PATH, ident.name());
         SfcLayerTable table = new SfcLayerTable(all);
         table.schema(); // opens the layer: LayerNotFound (naming the path) or a bad version, here
         return table;

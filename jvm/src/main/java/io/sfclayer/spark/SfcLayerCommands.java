@@ -2,10 +2,10 @@ package io.sfclayer.spark;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.curve.TimeText;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.TileGrid;
 import io.sfclayer.layer.Vacuum;

@@ -1,10 +1,10 @@
 package io.sfclayer.spark;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileCursor;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.ObjectStores;
-import io.sfclayer.codec.TileCursor;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.MergedGroups;
 import io.sfclayer.layer.QueryPlan;

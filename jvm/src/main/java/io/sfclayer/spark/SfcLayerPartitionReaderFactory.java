@@ -1,8 +1,8 @@
 package io.sfclayer.spark;
 
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFileReader;
-import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.TileGrid;
 import org.apache.spark.sql.catalyst.InternalRow;

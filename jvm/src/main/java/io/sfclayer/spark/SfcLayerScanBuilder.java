@@ -46,9 +46,6 @@ import java.util.Map;
  */
 public final class SfcLayerScanBuilder implements SupportsPushDownV2Filters, SupportsPushDownRequiredColumns,
         SupportsPushDownAggregates {
-    public static final String OPTION_BBOX = "bbox";
-    public static final String OPTION_GEOMETRY = "geometry";
-    public static final String OPTION_MAX_RANGES = "maxRanges";
 
     private final Layer layer;
     private final FilterTranslator translator;
@@ -76,12 +73,12 @@ public final class SfcLayerScanBuilder implements SupportsPushDownV2Filters, Sup
         TileGrid grid = TileGrid.of(md);
         this.grid = grid;
         this.translator = new FilterTranslator(md.keyIndex.bounds(), md.isSpaceTime(), grid);
-        this.bboxOption = options.get(OPTION_BBOX);
+        this.bboxOption = options.get(ReadOptions.BBOX);
         this.bbox = parseBbox(bboxOption, grid, layer);
-        String g = options.get(OPTION_GEOMETRY);
+        String g = options.get(ReadOptions.GEOMETRY);
         this.geometry = g == null ? null : GeometryCover.boxes(g, grid, layer.path());
-        this.maxRanges = BoxQuery.parseMaxRanges(options.get(OPTION_MAX_RANGES));
-        this.onCorrupt = OnCorrupt.parse(options.get(OnCorrupt.OPTION));
+        this.maxRanges = BoxQuery.parseMaxRanges(options.get(ReadOptions.MAX_RANGES));
+        this.onCorrupt = OnCorrupt.parse(options.get(ReadOptions.ON_CORRUPT));
     }
 
     /** The bbox option as a key box (an empty list when no tile meets it), or null without the option. */

@@ -74,9 +74,9 @@ public final class SfcLayerSource implements TableProvider, DataSourceRegister, 
     public BaseRelation createRelation(SQLContext sqlContext, SaveMode mode,
                                        scala.collection.immutable.Map<String, String> parameters, Dataset<Row> data) {
         Map<String, String> options = new HashMap<>(scala.jdk.javaapi.CollectionConverters.asJava(parameters));
-        String path = options.get("path");
+        String path = options.get(ReadOptions.PATH);
         if (GeoTrellisTable.layerOption(options) != null) {
-            throw new SfcLayerException.InvalidArgument("option " + GeoTrellisTable.OPTION + ": GeoTrellis layers are"
+            throw new SfcLayerException.InvalidArgument("option " + ReadOptions.GEOTRELLIS_LAYER + ": GeoTrellis layers are"
                 + " read in place, not written; convert one with sfclayer.geotrellis.convert");
         }
         if (path == null) {

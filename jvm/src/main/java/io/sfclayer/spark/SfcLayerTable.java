@@ -64,9 +64,9 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
     }
 
     String path() {
-        String path = options.get("path");
+        String path = options.get(ReadOptions.PATH);
         if (path == null) {
-            path = new CaseInsensitiveStringMap(options).get("path");
+            path = new CaseInsensitiveStringMap(options).get(ReadOptions.PATH);
         }
         if (path == null) {
             throw new SfcLayerException.InvalidArgument("no layer path: use load(path) or option('path', ...)");
@@ -89,7 +89,7 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
 
     /** Read option {@code versionAsOf}: the version to read (as Delta names it); -1 when absent. */
     static long versionAsOf(Map<String, String> options) {
-        String v = new CaseInsensitiveStringMap(options).get(OPTION_VERSION_AS_OF);
+        String v = new CaseInsensitiveStringMap(options).get(ReadOptions.VERSION_AS_OF);
         if (v == null) {
             return -1;
         }
@@ -107,22 +107,20 @@ public final class SfcLayerTable implements SupportsRead, SupportsMetadataColumn
     /** Read option {@code timestampAsOf}: read the newest version committed at or before it; -1 when absent. */
     static long timestampAsOfMillis(Map<String, String> options) {
         CaseInsensitiveStringMap o = new CaseInsensitiveStringMap(options);
-        String v = o.get(OPTION_TIMESTAMP_AS_OF);
+        String v = o.get(ReadOptions.TIMESTAMP_AS_OF);
         if (v == null) {
             return -1;
         }
-        if (o.get(OPTION_VERSION_AS_OF) != null) {
+        if (o.get(ReadOptions.VERSION_AS_OF) != null) {
             throw new SfcLayerException.InvalidArgument("give option versionAsOf or timestampAsOf, not both");
         }
-        return Math.floorDiv(TimeText.parseInstantMicros(OPTION_TIMESTAMP_AS_OF, v.trim()), 1000L);
+        return Math.floorDiv(TimeText.parseInstantMicros(ReadOptions.TIMESTAMP_AS_OF, v.trim()), 1000L);
     }
 
-    public static final String OPTION_VERSION_AS_OF = "versionAsOf";
-    public static final String OPTION_TIMESTAMP_AS_OF = "timestampAsOf";
 
     @Override
     public String name() {
-        return "sfclayer:" + options.getOrDefault("path", "?");
+        return "sfclayer:" + options.getOrDefault(ReadOptions.PATH, "?");
     }
 
     /** What DESCRIBE and SHOW CREATE TABLE print: an external table of this source at its path. */

@@ -1,6 +1,7 @@
 package io.sfclayer.spark;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.QueryBox;
@@ -8,7 +9,6 @@ import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.BoxQuery;
 import io.sfclayer.layer.DeltaPolicy;
 import io.sfclayer.layer.Layer;

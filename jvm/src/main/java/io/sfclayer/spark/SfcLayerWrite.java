@@ -1,21 +1,21 @@
 package io.sfclayer.spark;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileSchema;
+import io.sfclayer.codec.TileWriter;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.curve.KeyBounds;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.TimeBounds;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.codec.TileSchema;
-import io.sfclayer.codec.TileWriter;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
-import io.sfclayer.layer.TaskSpec;
-import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.LayerWriteOptions;
 import io.sfclayer.layer.PartitionBreaks;
+import io.sfclayer.layer.TaskSpec;
+import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.TileGrid;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;

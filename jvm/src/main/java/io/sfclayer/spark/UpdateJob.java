@@ -1,9 +1,9 @@
 package io.sfclayer.spark;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.GroupWriter;
 import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.TileCounts;

@@ -1,10 +1,10 @@
 package io.sfclayer.bench;
 
+import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.RasterLayout;
-import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
 import io.sfclayer.layer.Layer;
 import org.apache.hadoop.conf.Configuration;

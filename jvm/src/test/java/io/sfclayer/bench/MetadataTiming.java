@@ -1,12 +1,12 @@
 package io.sfclayer.bench;
 
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.Manifest;
-import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.lookup.ValueReader;

@@ -1,12 +1,12 @@
 package io.sfclayer.layer;
 
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.Varint;
 import io.sfclayer.curve.KeyBounds;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.curve.TimeBounds;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.codec.Varint;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.junit.Rule;

@@ -1,13 +1,13 @@
 package io.sfclayer.lookup;
 
 import io.sfclayer.bench.SyntheticLayer;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.curve.IndexRange;
 import io.sfclayer.curve.QueryBox;
 import io.sfclayer.format.DataFileListing;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.Manifest;
 import io.sfclayer.format.ManifestRef;
-import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.QueryPlan;
 import io.sfclayer.layer.Vacuum;

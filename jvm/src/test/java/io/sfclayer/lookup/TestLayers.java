@@ -1,14 +1,14 @@
 package io.sfclayer.lookup;
 
+import io.sfclayer.codec.TileSchema;
+import io.sfclayer.codec.TileWriter;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.curve.KeyBounds;
 import io.sfclayer.curve.KeyIndex;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileWriter;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.codec.TileSchema;
-import io.sfclayer.codec.TileWriter;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.GroupWriter;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;

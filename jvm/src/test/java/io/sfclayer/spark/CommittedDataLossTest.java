@@ -1,9 +1,9 @@
 package io.sfclayer.spark;
 
-import io.sfclayer.curve.TimeText;
 import io.sfclayer.commit.FaultyCommitFs;
-import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.commit.VersionLog;
+import io.sfclayer.curve.TimeText;
+import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.LayerVerifier;
 import io.sfclayer.layer.Vacuum;
 import org.apache.hadoop.conf.Configuration;

@@ -1,7 +1,7 @@
 package io.sfclayer.spark;
 
-import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.commit.VersionLog;
+import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.LayerVerifier;
 import io.sfclayer.layer.Vacuum;
 import io.sfclayer.testing.CrashPointFs;

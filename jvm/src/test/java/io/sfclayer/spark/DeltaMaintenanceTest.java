@@ -2,9 +2,9 @@ package io.sfclayer.spark;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.format.DeltaFile;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.LayerVerifier;
 import io.sfclayer.layer.Vacuum;

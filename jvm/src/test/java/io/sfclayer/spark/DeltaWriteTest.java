@@ -2,15 +2,15 @@ package io.sfclayer.spark;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
+import io.sfclayer.codec.TileCursor;
+import io.sfclayer.codec.TileSchema;
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.DeltaFile;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.codec.TileCursor;
-import io.sfclayer.codec.TileSchema;
 import io.sfclayer.format.ValueCompression;
-import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;

@@ -1,9 +1,9 @@
 package io.sfclayer.testing;
 
+import io.sfclayer.commit.VersionLog;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.DeltaFile;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.commit.VersionLog;
 import io.sfclayer.layer.Layer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;

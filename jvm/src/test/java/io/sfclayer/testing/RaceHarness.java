@@ -1,8 +1,8 @@
 package io.sfclayer.testing;
 
 import io.sfclayer.SfcLayerException;
-import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.commit.VersionLog;
+import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.layer.LayerVerifier;
 import io.sfclayer.layer.Vacuum;
 import io.sfclayer.spark.HadoopConfs;
