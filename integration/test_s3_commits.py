@@ -43,7 +43,8 @@ def append_in_threads(spark, path, keys):
 
     def run(key):
         try:
-            sfclayer.write(tile_df(spark, [key]), path, mode="append")
+            # no automatic compaction: its own versions would be counted here as lost commits' numbers
+            sfclayer.write(tile_df(spark, [key]), path, mode="append", compact_after_deltas=0)
             outcome[key] = None
         except Exception as e:  # judged by the caller
             outcome[key] = e

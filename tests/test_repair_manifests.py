@@ -26,7 +26,8 @@ def two_versions(spark, tmp_path_factory):
     with helpers.manifest_capacities(spark):
         sfclayer.write(tiles_df(spark, keys), path, bounds=GRID.bounds, extent=GRID.extent, crs=GRID.crs,
                        raster=GRID.raster_metadata(1, "uint8", 0), partitions=16, compression="none")
-        sfclayer.write(tiles_df(spark, [(0, 0), (7, 7)], seed=5), path, mode="append")
+        # copy-on-write: version 2 rewrites two files, their old ones staying on disk (what repair must tell apart)
+        sfclayer.write(tiles_df(spark, [(0, 0), (7, 7)], seed=5), path, mode="append", append_mode="rewrite")
     model = {k: int(pixels(*k)[0, 1, 1]) for k in keys}
     model.update({k: int(pixels(*k, seed=5)[0, 1, 1]) for k in [(0, 0), (7, 7)]})
     assert helpers.metadata(path)["formatVersion"] == 6 and values(spark, path) == model
