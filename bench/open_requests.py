@@ -7,8 +7,8 @@ and writes its block of bench/RESULTS.md. moto's S3 server on loopback (integrat
 requests; the log is filled with N small objects ``_sfclayer/v<n>.json`` and the ``_last_version`` hint
 (only the newest document is ever read on opening, so the others need not parse, and the newest one
 does not either: the count stops at its GET). ``sfclayer.reader.documents.VersionLog.current()`` is what
-``sfclayer.open(path)`` runs first; the JVM's ``format.VersionLog.current()`` does the same on an object
-store (one ``listStatus`` of ``_sfclayer/``, which S3A pages 1,000 keys at a time, then one GET).
+``sfclayer.open(path)`` runs first (the JVM's ``format.VersionLog.current()`` lists the whole log on an
+object store: one ``listStatus`` of ``_sfclayer/``, which S3A pages 1,000 keys at a time, then one GET).
 """
 
 import argparse
@@ -60,15 +60,14 @@ def section(res, command):
         "",
         f"`{command}` — requests the in-process reader makes to find and read the newest version document"
         " (`VersionLog.current()`, the first step of `sfclayer.open(path)`) on moto's S3 server, with N version"
-        " documents in `_sfclayer/`. By its code the JVM's `VersionLog` makes the same requests on an object store (one"
-        " `listStatus`, which S3A pages, then one GET; not measured here). Times are moto's on loopback (a real S3 LIST page takes"
+        " documents in `_sfclayer/`. Times are moto's on loopback (a real S3 LIST page takes"
         " tens of milliseconds).",
         "",
         "| version documents | requests | LIST pages | GETs | time |",
         "|---:|---:|---:|---:|---:|",
         *rows,
         "",
-        "A LIST returns 1,000 keys a page, so the listing grows with the retained log (`vacuum` bounds it: versions older than `retain` are removed, the newest always kept). Not changed yet (issue 38): the `_last_version` hint gives a known start, but reading it is a request of its own, so an exact open from it costs 3: GET the hint; LIST with S3's start-after `v<hint-1>.json` (it shows `v<hint>` still exists, else the hint is stale, and names any newer document); GET the newest. Through Hadoop's API, which has no start-after, the JVM would GET the hint, GET `v<hint>.json` and GET `v<hint+1>.json` (a 404 ends it: versions are contiguous and vacuum never removes the newest). A small log would go from 2 requests to 3, so a reader would list first and take the hint only when the first LIST page is not the last (4 requests at any size). Two requests need a start known without a request: a reader that remembers the newest version it opened (a reopening lists from there), or a writer-kept object holding the newest document itself (GET it, LIST start-after it to confirm nothing newer: an optional new file in the log, a format addition).",
+        "How (docs/FORMAT.md section 6): one LIST of the keys after `_sfclayer/v` (the documents only, S3's start-after); when they fill a page (1,000 keys), a GET of the `_last_version` hint `N` and a LIST from just before `v<N>.json`, which shows the hinted document still exists (else the hint is stale and the whole log is listed) and names every newer one; then the newest document's GET. Before, the reader listed the whole log (`_sfclayer/` with a delimiter): 2, 3 and 12 requests (11 LIST pages; 2.1 s on moto at load ~7) for these logs. The JVM's `VersionLog` still does that (Hadoop's listing has no start-after). Two requests for a long log would need a start known without a request of its own (reading the hint is one): a reader that remembers the newest version it opened, or a writer-kept object holding the newest document itself (GET it, LIST start-after it to confirm nothing newer: an optional new file in the log, a format addition).",
         "",
     ])
 
