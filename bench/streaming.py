@@ -116,9 +116,13 @@ def section(res, command, load):
         " included). The commit (`commitMs` in the query progress' `sink.metrics`) is the driver's merge of the"
         " batch into the files it falls in plus the version's commit; the rest of a batch is Spark's: planning,"
         " the task that encodes the tiles, the offset and commit logs. The goal is ≥ 5,000 tiles/s on 2 cores."
-        " Keys along the curve rewrite one or two files a batch; random keys rewrite most of the layer each"
-        " batch (copy-on-write), so their batches grow with the layer. \"no fsync\": `sfclayer.sync=false`, what"
-        " durability (fsync of each file, directory and version document) costs a batch.",
+        " Each batch is an append whose auto rule (docs/FORMAT.md section 11) writes it as a delta file on the"
+        " driver when rewriting the files it falls into would cost more than 4 times its bytes (random keys meet"
+        " every file: once the layer holds 4 batches; keys along the curve never: the one or two files they"
+        " meet hold at most 4 MiB, so those are rewritten on the driver), and when 10 delta versions have piled up the commit compacts them right after its own"
+        " (`compactAfterDeltas`, default 10: the p90 and the versions"
+        " beyond the batches). \"no fsync\": `sfclayer.sync=false`, what durability (fsync of each file,"
+        " directory and version document) costs a batch.",
         "",
     ])
 

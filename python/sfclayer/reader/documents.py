@@ -36,6 +36,21 @@ _VERSION_FILE = re.compile(r"^v(\d{8,})\.json$")
 _TRAILER = re.compile(rb'"checksum"\s*:\s*"([0-9a-f]{8})"\s*}\s*$')
 
 
+#: Keys one LIST request returns (S3's page).
+_PAGE = 1000
+
+
+def _listed_versions(listed) -> dict:
+    """``{version: length}`` of the version documents among ``(key under the layer, size)`` pairs."""
+    out = {}
+    for name, size in listed:
+        rest = name[len(LOG_DIR) + 1:] if name.startswith(LOG_DIR + "/") else ""
+        m = _VERSION_FILE.match(rest)
+        if m:
+            out[int(m.group(1))] = size
+    return out
+
+
 def version_file(version: int) -> str:
     return f"{LOG_DIR}/v{version:08d}.json"
 
@@ -216,11 +231,41 @@ class VersionLog:
             n += 1
         return n
 
+    def _newest_from_listing_pages(self) -> tuple[int, int] | None:
+        """On an object store whose client lists from a key (S3's start-after): ``(version, length)`` of
+        the newest document (section 6), or None to list the whole log. The documents (the keys after
+        ``_sfclayer/v``) in one LIST when they fit a page; else the hint's version and a LIST from just
+        before it, which shows the hinted document still exists and names every newer one."""
+        src = self.source
+        first = getattr(src, "list_from", lambda *a: None)(LOG_DIR, f"{LOG_DIR}/v", _PAGE)
+        if first is None:
+            return None
+        entries, complete = first
+        if complete:
+            vs = _listed_versions(entries)
+            return max(vs.items()) if vs else None
+        try:
+            n = int(src.read(HINT).decode("ascii").strip())
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        if n < 1:
+            return None
+        after, _ = src.list_from(LOG_DIR, version_file(n - 1) if n > 1 else f"{LOG_DIR}/v")
+        vs = _listed_versions(after)
+        if n not in vs:
+            return None  # a stale hint (its version vacuumed): list the log
+        return max(vs.items())
+
     def current(self) -> Document:
-        """The newest version's document (section 6: hint and probes locally, one listing on object stores)."""
+        """The newest version's document (section 6: hint and probes locally; on object stores one
+        LIST of a page of documents, or the hint and a LIST from it)."""
         hinted = self._newest_from_hint() if isinstance(self.source, LocalSource) else 0
         if hinted:
             return self.read(hinted)
+        if not isinstance(self.source, LocalSource):
+            newest = self._newest_from_listing_pages()
+            if newest is not None:
+                return self.read(*newest)
         vs = self.versions()
         if vs:
             return self.read(*vs[-1])

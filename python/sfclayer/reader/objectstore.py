@@ -212,6 +212,17 @@ class _Obstore:
         cut = len(self._prefix) + 1 if self._prefix else 0
         return [p.rstrip("/")[cut:] for p in listing["common_prefixes"]]
 
+    def list_from(self, directory, start_after, page=None):
+        """Keys under ``directory`` that sort after the key ``start_after`` (S3's start-after; one LIST a
+        1,000 keys): the first ``page`` of them, or all when ``page`` is None; and whether that was all."""
+        self._used()
+        cut = len(self._prefix) + 1 if self._prefix else 0
+        stream = self._obs.list(self._store, self._p(directory), offset=self._p(start_after), chunk_size=page or 1000)
+        if page:
+            got = next(iter(stream), [])
+            return [(o["path"][cut:], o["size"]) for o in got], len(got) < page
+        return [(o["path"][cut:], o["size"]) for chunk in stream for o in chunk], True
+
 
 class _Fsspec:
     """The same requests through fsspec (s3fs, gcsfs, adlfs): for processes forked after obstore ran."""
@@ -380,6 +391,15 @@ class ObjectStoreSource:
         got = self._call("list_dirs", prefix + "/" if prefix else "")
         cut = len(prefix) + 1 if prefix else 0
         return [name[cut:] for name in got]
+
+    def list_from(self, directory, start_after, page=None):
+        """``(name, size)`` of the objects under ``directory`` (recursively) whose key sorts after the key
+        ``start_after``, with S3's start-after (one LIST a 1,000 keys from there): the first ``page`` of
+        them or, ``page`` None, all; and whether those were all of them. None where the client cannot
+        (fsspec's, in a forked process)."""
+        if not hasattr(self._requests(), "list_from"):
+            return None
+        return self._call("list_from", directory, start_after, page)
 
     def exists(self, path):
         """Whether the object exists (one HEAD)."""

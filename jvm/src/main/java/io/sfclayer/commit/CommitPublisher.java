@@ -187,7 +187,7 @@ public abstract class CommitPublisher {
             throws IOException {
         Path tmp = tempDocument(target, writeId);
         // the document's bytes are on stable storage before any name links to them (Durable)
-        try (FSDataOutputStream out = Durable.onClose(fs, tmp, fs.create(tmp, true))) {
+        try (FSDataOutputStream out = Durable.onClose(fs, tmp, ObjectStores.create(fs, tmp, true))) {
             out.write(document);
         }
         try {

@@ -102,6 +102,9 @@ public final class ObjectStores {
             // createFile returns a raw builder type
             return (FSDataOutputStream) fs.createFile(p).overwrite(true).recursive().opt(S3A_CREATE_PERFORMANCE, true).build();
         }
+        if (LocalFiles.applies(fs)) {
+            return LocalFiles.create(fs, p, overwrite); // no chmod child processes (LocalFiles)
+        }
         if (blockSize <= 0) {
             return fs.create(p, overwrite);
         }
