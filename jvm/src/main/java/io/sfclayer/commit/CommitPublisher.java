@@ -2,6 +2,7 @@ package io.sfclayer.commit;
 
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.format.Durable;
+import io.sfclayer.format.ObjectStores;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileAlreadyExistsException;
