@@ -3,6 +3,7 @@ package io.sfclayer.layer;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.codec.TileCursor;
 import io.sfclayer.codec.TileSchema;
+import io.sfclayer.codec.Varint;
 import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.ValueCompression;
 
@@ -175,13 +176,13 @@ public final class MergedGroups {
         if (merged.length < size) {
             merged = new byte[Math.max(size, 2 * merged.length)];
         }
-        int p = writeLong(merged, 0, n); // one Avro block of n items, then the end of the array
+        int p = Varint.writeLong(merged, 0, n); // one Avro block of n items, then the end of the array
         for (int j = 0; j < n; j++) {
             System.arraycopy(bufs[j], starts[j], merged, p, lengths[j]);
             p += lengths[j];
         }
         if (n > 0) {
-            p = writeLong(merged, p, 0);
+            p = Varint.writeLong(merged, p, 0);
         }
         if (recordSource.length < n) {
             recordSource = new int[Math.max(n, 2 * recordSource.length)];
@@ -190,17 +191,6 @@ public final class MergedGroups {
         out = merged;
         outOffset = 0;
         outLength = p;
-    }
-
-    /** Avro's zig-zag varint of {@code v} at {@code p}; the position after it. */
-    private static int writeLong(byte[] b, int p, long v) {
-        long z = (v << 1) ^ (v >> 63);
-        while ((z & ~0x7FL) != 0) {
-            b[p++] = (byte) ((z & 0x7F) | 0x80);
-            z >>>= 7;
-        }
-        b[p++] = (byte) z;
-        return p;
     }
 
     private SfcLayerException.CorruptLayer corrupt(int s, SfcLayerException.CorruptLayer e) {
