@@ -135,7 +135,7 @@ public final class Vacuum {
                 sweep.dataDirectory(st.getPath(), name);
             }
         }
-        sweep.temporaryDocuments(new Path(log.layerPath(), VersionLog.LOG_DIR));
+        sweep.temporaryDocuments(new Path(log.layerPath(), VersionLog.LOG_DIR), log.layerPath());
         // A commit that published after the snapshot was read and then removed its pending marker is in no
         // version of the snapshot, and its files may have been listed as unreferenced: read the log again,
         // after every listing, and keep whatever a version newer than the snapshot references. Sound because a
@@ -384,26 +384,35 @@ public final class Vacuum {
                 if (st.isDirectory() || referenced.contains(MANIFEST_ID + name) || st.getModificationTime() >= horizon) {
                     continue;
                 }
-                if (name.startsWith("m-") && name.length() > 16) {
-                    String writeId = name.substring(2, name.length() - "-xxxxxxxx.json".length());
-                    try {
-                        Path marker = new Path(new Path(layer, VersionLog.DATA_DIR_PREFIX + writeId), PENDING);
-                        if (fs.getFileStatus(marker).getModificationTime() >= pendingHorizon) {
-                            continue; // its write is committing
-                        }
-                    } catch (java.io.FileNotFoundException e) {
-                        // no write in progress
-                    }
+                if (name.startsWith("m-") && name.length() > 16
+                        && inProgress(layer, name.substring(2, name.length() - "-xxxxxxxx.json".length()))) {
+                    continue; // its write is committing
                 }
                 removals.add(new Removal(st.getPath(), MANIFEST_ID + name, st.getLen(), false, false));
             }
         }
 
-        /** Stale temporary documents of commits that never finished ({@code _sfclayer/.tmp-*.json}). */
-        void temporaryDocuments(Path logDir) throws IOException {
+        /** Whether write {@code writeId} is in progress: its data directory holds a young pending marker. */
+        private boolean inProgress(Path layer, String writeId) throws IOException {
+            try {
+                Path marker = new Path(new Path(layer, VersionLog.DATA_DIR_PREFIX + writeId), PENDING);
+                return fs.getFileStatus(marker).getModificationTime() >= pendingHorizon;
+            } catch (java.io.FileNotFoundException e) {
+                return false;
+            }
+        }
+
+        /**
+         * Stale temporary documents of commits that never finished ({@code _sfclayer/.tmp-<writeId>.json}),
+         * except those of a write in progress (a short retention would otherwise delete a commit's document
+         * between its creation and its publish, failing the commit).
+         */
+        void temporaryDocuments(Path logDir, Path layer) throws IOException {
             for (FileStatus st : list(logDir)) {
                 String name = st.getPath().getName();
-                if (!st.isDirectory() && name.startsWith(".tmp-") && st.getModificationTime() < horizon) {
+                if (!st.isDirectory() && name.startsWith(".tmp-") && st.getModificationTime() < horizon
+                        && !(name.endsWith(".json")
+                             && inProgress(layer, name.substring(".tmp-".length(), name.length() - ".json".length())))) {
                     removals.add(new Removal(st.getPath(), VersionLog.LOG_DIR + "/" + name, st.getLen(), false, false));
                 }
             }
