@@ -150,6 +150,11 @@ def test_foreach_batch_with_txn_options_skips_a_repeated_batch(spark, tmp_path):
         ("write", {"appId": "app", "txnVersion": 0}), ("append", {"appId": "app", "txnVersion": 1}),
         ("append", {"appId": "other", "txnVersion": 0})]
     assert docs[-1]["transactions"] == {"app": 1, "other": 0}
+    history = sfclayer.history(spark, layer)
+    assert [v.transaction for v in history] == [d["operation"]["transaction"] for d in docs]
+    assert sfclayer.history(layer) == history  # in-process, the same
+    called = spark.sql(f"CALL sfclayer.system.history('{layer}')").collect()
+    assert [(r.transaction.app_id, r.transaction.txn_version) for r in called] == [("app", 0), ("app", 1), ("other", 0)]
     assert set(_layer_tiles(spark, layer)) == {(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)}
     # a plain append in between carries the pairs forward
     rows(5).write.format("sfclayer").mode("append").save(layer)

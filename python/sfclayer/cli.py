@@ -425,17 +425,21 @@ def _cmd_history(args, spark_factory):
     if args.json:
         print(json.dumps([{"version": v.version, "createdAt": v.created_at.isoformat(), "operation": v.operation,
                            "readVersion": v.read_version, "records": v.records, "files": v.files,
-                           "dataBytes": v.data_bytes, "metrics": v.metrics, "writeId": v.write_id} for v in versions],
+                           "dataBytes": v.data_bytes, "deltaFiles": v.delta_files, "deltaRecords": v.delta_records,
+                           "metrics": v.metrics, "writeId": v.write_id, "transaction": v.transaction}
+                          for v in versions],
                          indent=2))
         return 0
     print(f"{'version':>7}  {'committed (UTC)':19}  {'operation':9}  {'records':>9}  {'files +/-':>9}  "
           f"{'records +/-':>15}  {'written':>9}  write id")
     for v in versions:
         m = v.metrics
-        print(f"{v.version:>7}  {v.created_at.strftime('%Y-%m-%d %H:%M:%S')}  {v.operation:9}  {v.records:>9}  "
+        records = f"{v.records}+{v.delta_records}" if v.delta_files else str(v.records)  # base + in deltas
+        print(f"{v.version:>7}  {v.created_at.strftime('%Y-%m-%d %H:%M:%S')}  {v.operation:9}  {records:>9}  "
               f"{'+%s/-%s' % (m.get('filesAdded', '?'), m.get('filesRemoved', '?')):>9}  "
               f"{'+%s/-%s' % (m.get('recordsAdded', '?'), m.get('recordsRemoved', '?')):>15}  "
-              f"{human_bytes(m['bytesWritten']) if 'bytesWritten' in m else '?':>9}  {v.write_id or '?'}")
+              f"{human_bytes(m['bytesWritten']) if 'bytesWritten' in m else '?':>9}  {v.write_id or '?'}"
+              + (f"  batch {v.transaction['txnVersion']} of {v.transaction['appId']}" if v.transaction else ""))
     return 0
 
 

@@ -43,13 +43,19 @@ class Version:
     read_version : int or None
         The version the operation read (None for a first write).
     records, files, data_bytes : int
-        The version's totals.
+        The totals of the version's base files.
+    delta_files, delta_records : int
+        Its delta files (format 7, appends that did not rewrite base files) and the records they hold:
+        at most the tiles they add, as a key may be in several deltas and a base file. 0 without deltas.
     metrics : dict
         ``filesAdded``, ``filesRemoved``, ``recordsAdded``, ``recordsRemoved``, ``bytesWritten``,
         ``tilesInserted``, ``tilesReplaced``, ``tilesKept``, ``tilesDeleted`` (format version 2).
     write_id : str or None
         The id of the write that committed it (its data directory is ``data-<write_id>``): a
         :class:`~sfclayer.errors.CommitStateUnknown` names it, and the write is committed if a version has it.
+    transaction : dict or None
+        ``{"appId", "txnVersion"}``: the streaming batch (query id, batch id) or ``txnAppId``/``txnVersion``
+        write this version committed; None for other writes.
     """
 
     version: int
@@ -61,13 +67,17 @@ class Version:
     data_bytes: int
     metrics: dict
     write_id: object = None
+    delta_files: int = 0
+    delta_records: int = 0
+    transaction: object = None
 
     @classmethod
     def from_json(cls, d):
         created = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(
             microseconds=_micros(d["createdAt"]))
         return cls(int(d["version"]), created, d["operation"], d.get("readVersion"), int(d["recordCount"]),
-                   int(d["fileCount"]), int(d["dataBytes"]), dict(d.get("metrics") or {}), d.get("writeId"))
+                   int(d["fileCount"]), int(d["dataBytes"]), dict(d.get("metrics") or {}), d.get("writeId"),
+                   int(d.get("deltaFiles") or 0), int(d.get("deltaRecords") or 0), d.get("transaction"))
 
     def __getattr__(self, name):  # metrics by their Python names: v.files_added, v.bytes_written
         parts = name.split("_")

@@ -59,7 +59,9 @@ def history_local(path, storage_options=None):
         out.append({
             "version": doc["version"], "createdAt": doc["createdAt"], "operation": op.get("name", "write"),
             "readVersion": op.get("readVersion"), "recordCount": doc["recordCount"], "fileCount": doc["fileCount"],
-            "dataBytes": doc["dataBytes"], "metrics": op.get("metrics") or {}, "writeId": doc.get("writeId")})
+            "dataBytes": doc["dataBytes"], "deltaFiles": len(doc.get("deltas") or ()),
+            "deltaRecords": sum(int(f["records"]) for f in doc.get("deltas") or ()),
+            "metrics": op.get("metrics") or {}, "writeId": doc.get("writeId"), "transaction": op.get("transaction")})
     if not out:
         log.current()  # LayerNotFound naming the path
     return out

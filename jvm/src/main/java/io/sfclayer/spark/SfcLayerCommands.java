@@ -52,7 +52,12 @@ public final class SfcLayerCommands {
         m.put("recordCount", md.recordCount);
         m.put("fileCount", md.fileCount);
         m.put("dataBytes", md.dataBytes);
+        // the base totals above leave deltas out (FORMAT.md section 11): their own count beside them, records
+        // an upper bound of the tiles they add (a key may be in several deltas and in a base file)
+        m.put("deltaFiles", md.deltas.size());
+        m.put("deltaRecords", md.deltas.stream().mapToLong(d -> d.file.records).sum());
         m.put("metrics", md.metrics);
+        m.put("transaction", md.txn == null ? null : Map.of("appId", md.txn.appId, "txnVersion", md.txn.version));
         m.put("writeId", md.writeId); // what a CommitStateUnknown names: the write is committed if a version has it
         return m;
     }

@@ -45,7 +45,11 @@ abstract class BaseProcedure implements SimpleProcedure {
         .add("files", DataTypes.LongType, false)
         .add("data_bytes", DataTypes.LongType, false)
         .add("metrics", DataTypes.createMapType(DataTypes.StringType, DataTypes.LongType), false)
-        .add("write_id", DataTypes.StringType, true);
+        .add("write_id", DataTypes.StringType, true)
+        .add("delta_files", DataTypes.LongType, false)
+        .add("delta_records", DataTypes.LongType, false)
+        .add("transaction", new StructType().add("app_id", DataTypes.StringType, false)
+            .add("txn_version", DataTypes.LongType, false), true);
 
     private final String name;
     private final String description;
@@ -159,6 +163,9 @@ abstract class BaseProcedure implements SimpleProcedure {
             md.dataBytes,
             new ArrayBasedMapData(new GenericArrayData(keys.toArray()), new GenericArrayData(values.toArray())),
             md.writeId == null ? null : UTF8String.fromString(md.writeId),
+            (long) md.deltas.size(),
+            md.deltas.stream().mapToLong(d -> d.file.records).sum(),
+            md.txn == null ? null : new GenericInternalRow(new Object[] {UTF8String.fromString(md.txn.appId), md.txn.version}),
         });
     }
 
