@@ -130,3 +130,36 @@ def test_verify_checks_the_deltas_and_repair_points_at_a_restore(spark, layer, t
     with pytest.raises(sfclayer.CorruptLayer, match="--version 2"):
         sfclayer.repair(spark, copy)
     assert sfclayer.verify(spark, copy, version=2).clean
+
+
+def test_statistics_prune_base_files_under_deltas_and_never_expose_a_stale_tile(spark, tmp_path):
+    """A base file whose statistics rule a filter out is skipped even where deltas meet its span (its
+    tiles fail the filter whether or not a delta replaced them, and the deltas are still read); a delta
+    is skipped only where no older file meets its span, else an older tile it replaced could pass a
+    filter its value fails. Checked against the dict model with value filters on both sides."""
+    path = str(tmp_path / "layer")
+    pad = b"x" * 200  # files of a few KiB: several base files
+    base = {(c, r): c * 1000 + r for c in range(N) for r in range(N)}
+    frame = lambda m: spark.createDataFrame([(c, r, v, pad) for (c, r), v in sorted(m.items())],
+                                            "col int, row int, v long, pad binary")
+    sfclayer.write(frame(base), path, bounds=BOUNDS, partitions=2, block_size="64k", compression="none")
+    base_files = helpers.metadata(path)["fileCount"]
+    assert base_files >= 3
+    rng = random.Random(5)
+    model = dict(base)
+    for i in range(3):  # keys of low values made high and keys of high values made negative
+        keys = rng.sample(sorted(model), 40)
+        new = {k: (600_000 + i * 1000 + k[1]) if k[0] < N // 2 else -(i * 1000 + k[1] + 1) for k in keys}
+        sfclayer.write(frame(new), path, mode="append", append_mode="delta", compact_after_deltas=0)
+        model.update(new)
+    assert len({d["addedIn"] for d in helpers.metadata(path)["deltas"]}) == 3
+    for where, keep in [("v >= 500000", lambda v: v >= 500_000), ("v < 0", lambda v: v < 0),
+                        ("v < 3000", lambda v: v < 3000), ("v BETWEEN 20000 AND 25000", lambda v: 20_000 <= v <= 25_000),
+                        ("v > 31031", lambda v: v > 31_031)]:
+        df = sfclayer.read(spark, path).where(where).select("col", "row", "v")
+        got = {(r["col"], r["row"]): r["v"] for r in df.collect()}
+        assert got == {k: v for k, v in model.items() if keep(v)}, where
+        m = dict(spark._jvm.io.sfclayer.spark.SfcLayerMetrics.of(df._jdf))
+        if where in ("v >= 500000", "v < 0", "v > 31031"):
+            # no base tile passes: every base file is skipped though deltas meet them all
+            assert m["filesPrunedByStats"] >= base_files, (where, m)

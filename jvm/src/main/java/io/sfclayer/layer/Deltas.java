@@ -157,10 +157,10 @@ public final class Deltas {
         return head;
     }
 
-    /** Whether a delta other than {@code except} (-1: none) has a span meeting {@code [lo, hi]}. */
-    public boolean meets(long lo, long hi, int except) {
-        for (int d = 0; d < list.size(); d++) {
-            if (d != except && firsts[d] <= hi && lasts[d] >= lo) {
+    /** Whether a delta older than {@code d} (before it in the list) has a span meeting {@code [lo, hi]}. */
+    public boolean meetsOlder(long lo, long hi, int d) {
+        for (int o = 0; o < d; o++) {
+            if (firsts[o] <= hi && lasts[o] >= lo) {
                 return true;
             }
         }

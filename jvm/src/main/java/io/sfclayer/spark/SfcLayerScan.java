@@ -141,11 +141,10 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
                 throw new SfcLayerException.StorageError("cannot read the manifests of layer " + layer.path() + ": " + e, e);
             }
             int[] ds = pruning == null ? NO_DELTAS : pruning.kept(deltas.meeting(QueryPlan.pairs(s.ranges)));
-            // FORMAT.md section 11: a base file's statistics rule it out only where no delta meets its span
-            // (the rule is what keeps a skipped delta from exposing a stale base tile; a skipped base file's
-            // deltas are still read below, so its span loses nothing)
-            if (f != null && !StatsPruning.mightMatch(f.stats, f.records, filters, bx)
-                    && (pruning == null || !deltas.meets(f.firstIndex, f.lastIndex, -1))) {
+            // FORMAT.md section 11: base files are a version's oldest, so statistics may always rule one out:
+            // each of its tiles fails the filter whether or not a delta replaced it, and the deltas meeting
+            // its ranges are still read (below)
+            if (f != null && !StatsPruning.mightMatch(f.stats, f.records, filters, bx)) {
                 planning.filesPrunedByStats++;
                 if (ds.length > 0) {
                     parts.add(new Part(null, null, s.ranges, ds));
@@ -169,8 +168,8 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
 
     /**
      * Which deltas statistics rule out: a delta whose {@code stats} exclude every tile the query wants,
-     * and whose span meets no base file and no other delta (so no older tile of a key it holds can be
-     * read in its place, nor a newer one be missed). Decided once per delta.
+     * and whose span meets no older file, base or delta (so no older tile of a key it holds can be read
+     * in its place; a newer delta replaces its tiles anyway). Decided once per delta.
      */
     private final class DeltaPruning {
         private final Deltas deltas;
@@ -194,7 +193,7 @@ final class SfcLayerScan implements Scan, SupportsReportStatistics {
                 if (decided[d] == 0) {
                     DataFile f = deltas.get(d).file;
                     boolean prune = !StatsPruning.mightMatch(f.stats, f.records, filters, boxes)
-                        && !deltas.meets(f.firstIndex, f.lastIndex, d) && !baseMeets(f.firstIndex, f.lastIndex);
+                        && !deltas.meetsOlder(f.firstIndex, f.lastIndex, d) && !baseMeets(f.firstIndex, f.lastIndex);
                     decided[d] = (byte) (prune ? 2 : 1);
                     if (prune) {
                         pruned++;
