@@ -82,9 +82,11 @@ test-py: setup hdfs-jars s3-jars maplibre-gl | chromium-installed
 test: test-jvm test-py
 
 # Every filesystem call of every operation a crash point, with a crash mode too and the next write and
-# vacuum checked at every point (issue 35; `make test` runs the IOException and Error modes, sampled checks).
-crash-points: setup
+# vacuum checked at every point, then 40 sampled points on each of HDFS and S3Proxy (issue 35; `make test` runs the
+# IOException and Error modes with sampled checks, and 3 points on each store).
+crash-points: setup hdfs-jars s3-jars
 	$(GRADLE) test --tests 'io.sfclayer.spark.CrashPointsTest' -Dsfclayer.crashpoints.all=true
+	SFCLAYER_CRASH_POINTS=40 $(PY) -m pytest -q -s tests/test_crash_points_stores.py
 
 # The race model long (issue 35): 10 minutes of racing writers on local files (RACE_SEED=N replays a run), 20
 # writers killed at random points on local files and 5 on each of HDFS and S3Proxy, then 5 minutes of racing writers

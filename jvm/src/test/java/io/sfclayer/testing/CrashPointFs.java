@@ -6,6 +6,8 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FSDataOutputStreamBuilder;
+import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FilterFileSystem;
@@ -89,12 +91,41 @@ public class CrashPointFs extends FilterFileSystem {
         super();
     }
 
+    /**
+     * The wrapped filesystems of stores other than local files, one per class and store, shared by every
+     * wrapper (the cache is off for the wrapper so it takes effect in a running session: an S3A or HDFS
+     * client per call would be slow and leak its threads).
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<String, FileSystem> INNERS =
+        new java.util.concurrent.ConcurrentHashMap<>();
+    private boolean shared;
+
     @Override
     public void initialize(URI name, Configuration conf) throws IOException {
         Class<? extends FileSystem> inner = conf.getClass(INNER, LocalFileSystem.class, FileSystem.class);
-        this.fs = ReflectionUtils.newInstance(inner, conf);
-        fs.initialize(name, conf); // newInstance set its conf, so FilterFileSystem would not initialize it
+        shared = !LocalFileSystem.class.isAssignableFrom(inner) && name.getAuthority() != null;
+        String key = inner.getName() + " " + name.getScheme() + "://" + name.getAuthority();
+        FileSystem fs = shared ? INNERS.get(key) : null;
+        if (fs == null) {
+            fs = ReflectionUtils.newInstance(inner, conf);
+            fs.initialize(name, conf); // newInstance set its conf, so FilterFileSystem would not initialize it
+            if (shared) {
+                FileSystem raced = INNERS.putIfAbsent(key, fs);
+                if (raced != null) {
+                    fs.close();
+                    fs = raced;
+                }
+            }
+        }
+        this.fs = fs;
         super.initialize(name, conf);
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (!shared) {
+            super.close(); // a shared wrapped filesystem stays open for the other wrappers
+        }
     }
 
     @Override
@@ -134,6 +165,57 @@ public class CrashPointFs extends FilterFileSystem {
         FSDataOutputStream out = fs.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
         OutputStream counted = new ClosingOutputStream(out, () -> call("close", f), null);
         return new FSDataOutputStream(counted, statistics);
+    }
+
+    /**
+     * Object stores' builder create (format.ObjectStores, commit.CommitByCreate's conditional create),
+     * counted as {@link #create} is: a create, then the written file's close.
+     */
+    @Override
+    public FSDataOutputStreamBuilder createFile(Path f) {
+        return new CountedCreate(this, f);
+    }
+
+    private final class CountedCreate extends FSDataOutputStreamBuilder<FSDataOutputStream, CountedCreate> {
+        CountedCreate(FileSystem owner, Path p) {
+            super(owner, p);
+        }
+
+        @Override
+        public CountedCreate getThisBuilder() {
+            return this;
+        }
+
+        @Override
+        @SuppressWarnings({"rawtypes", "unchecked"})
+        public FSDataOutputStream build() throws IOException {
+            Path f = getPath();
+            call("create", f);
+            FSDataOutputStreamBuilder b = fs.createFile(f); // the wrapped store's own builder, told the same
+            if (getFlags().contains(CreateFlag.OVERWRITE)) {
+                b.overwrite(true);
+            }
+            if (isRecursive()) {
+                b.recursive();
+            }
+            for (java.util.Map.Entry<String, String> e : getOptions()) {
+                if (getMandatoryKeys().contains(e.getKey())) {
+                    b.must(e.getKey(), e.getValue());
+                } else {
+                    b.opt(e.getKey(), e.getValue());
+                }
+            }
+            FSDataOutputStream out = (FSDataOutputStream) b.build();
+            return new FSDataOutputStream(new ClosingOutputStream(out, () -> call("close", f), null), statistics);
+        }
+    }
+
+    /** Object stores' builder open (format.ObjectStores.open), counted as {@link #open} is. */
+    @Override
+    protected java.util.concurrent.CompletableFuture<FSDataInputStream> openFileWithOptions(Path path,
+            org.apache.hadoop.fs.impl.OpenFileParameters parameters) throws IOException {
+        call("open", path);
+        return super.openFileWithOptions(path, parameters);
     }
 
     @Override
