@@ -168,3 +168,14 @@ def start_lookup_server(spark, reader, max_connections=None, auth_timeout_ms=Non
                          int(auth_timeout_ms or cls.DEFAULT_AUTH_TIMEOUT_MILLIS),
                          int(io_timeout_ms or cls.DEFAULT_IO_TIMEOUT_MILLIS))
         return server, str(server.host()), int(server.port()), bytes(server.token())
+
+
+def test_jar_class(spark, name):
+    """The class ``io.sfclayer.testing.<name>`` of the test jar (build/libs/sfclayer-bench.jar, on the session's
+    class path when `make setup` built it); skips the test without it."""
+    jvm = spark._jvm
+    try:
+        return jvm.java.lang.Class.forName(f"io.sfclayer.testing.{name}", False,
+                                           jvm.java.lang.Thread.currentThread().getContextClassLoader())
+    except Exception as e:
+        pytest.skip(f"io.sfclayer.testing.{name} is in the test jar (build/libs/sfclayer-bench.jar, `make setup`): {e}")

@@ -11,16 +11,14 @@ import random
 
 import pytest
 
+from tests import helpers
+
 pytestmark = pytest.mark.usefixtures("spark")
 
 
 def _run(spark, root, points=3):
     jvm = spark._jvm
-    try:
-        jvm.java.lang.Class.forName("io.sfclayer.testing.StoreCrashPoints", False,
-                                    jvm.java.lang.Thread.currentThread().getContextClassLoader())
-    except Exception as e:
-        pytest.skip(f"the crash-point harness is in the test jar (build/libs/sfclayer-bench.jar, `make setup`): {e}")
+    helpers.test_jar_class(spark, "StoreCrashPoints")
     seed = int(os.environ.get("SFCLAYER_CRASH_SEED") or random.randrange(10**9))
     points = int(os.environ.get("SFCLAYER_CRASH_POINTS") or points)
     print(f"crash-point seed {seed} (replay: SFCLAYER_CRASH_SEED={seed})")

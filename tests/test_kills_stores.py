@@ -9,16 +9,16 @@ One kill per run, on HDFS or S3 by the seed (a rotating sample: the writer is a 
 20-40 s); the seed is printed and SFCLAYER_KILL_SEED replays it, SFCLAYER_KILL_ROUNDS=N runs N on each store
 (``make races``)."""
 
-import glob
 import os
 import random
 import signal
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
+
+from tests import helpers
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -50,12 +50,7 @@ def _seeds(store):
 
 def _kill_and_check(spark, path, seed, settings, tmp_path):
     jvm = spark._jvm
-    try:
-        harness = jvm.java.lang.Class.forName("io.sfclayer.testing.RaceHarness", False,
-                                              jvm.java.lang.Thread.currentThread().getContextClassLoader())
-    except Exception as e:
-        pytest.skip(f"the race harness is in the test jar (build/libs/sfclayer-bench.jar, `make setup`): {e}")
-    assert harness is not None
+    helpers.test_jar_class(spark, "RaceHarness")
     rng = random.Random(seed)
     victim = 1 + rng.randrange(4)
     delay = rng.randrange(1500) / 1000

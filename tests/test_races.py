@@ -10,17 +10,14 @@ import random
 
 import pytest
 
+from tests import helpers
+
 pytestmark = pytest.mark.usefixtures("spark")
 
 
 def _run(spark, path, seconds=15, threads=3, ops=6, delay_probability=0.3, delay_max_millis=20, fail_probability=0.01):
     jvm = spark._jvm
-    try:
-        harness = jvm.java.lang.Class.forName("io.sfclayer.testing.RaceHarness", False,
-                                              jvm.java.lang.Thread.currentThread().getContextClassLoader())
-    except Exception as e:
-        pytest.skip(f"the race harness is in the test jar (build/libs/sfclayer-bench.jar, `make setup`): {e}")
-    assert harness is not None
+    helpers.test_jar_class(spark, "RaceHarness")
     seed = int(os.environ.get("SFCLAYER_RACE_SEED") or random.randrange(10**9))
     seconds = int(os.environ.get("SFCLAYER_RACE_SECONDS") or seconds)
     print(f"race seed {seed} (replay: SFCLAYER_RACE_SEED={seed})")
