@@ -65,12 +65,9 @@ def _read_hint(src) -> int:
 
 
 def _may_miss_longer_names(vs: dict, n: int) -> bool:
-    """Whether a listing from just before ``v<n>.json`` (S3's start-after) may have missed documents:
-    names of more digits than ``n``'s sort by their leading digits (``v100000000.json`` before
-    ``v99999999.json``), so they are listed only when those sort after. Versions are taken one by one,
-    so a longer name exists only after the last name of ``n``'s length (``v99999999.json``) was
-    committed, and vacuum, which removes versions oldest first, cannot have removed that one while
-    ``v<n>.json`` is still listed: when it is not among the listed, no longer name exists."""
+    """Whether a listing from just before ``v<n>.json`` may have missed longer names, which sort by their
+    leading digits (``v100000000.json`` before ``v99999999.json``): only when it lists the last name of
+    ``n``'s length (section 6, "Names of more digits")."""
     digits = max(8, len(str(n)))
     return (10 ** digits - 1) in vs
 
@@ -256,15 +253,11 @@ class VersionLog:
         return n
 
     def _newest_from_copy(self):
-        """On an object store that lists from a key (S3's start-after): the newest version's document
-        from the writers' copy ``_sfclayer/_newest.json`` and one LIST from just before the version it
-        holds (section 6): 2 requests when the copy is current. The LIST names every document from that
-        version on; the copy is the newest's only when that version is the highest listed and its listed
-        ETag is the MD5 of the copy's bytes (S3's ETag of a single-part upload without KMS: the document's
-        bytes, whoever wrote the copy and whenever). A newer document listed (a stale copy: a writer that
-        died before refreshing it, or lost a race to refresh it) or an ETag that is no MD5 costs the
-        newest's GET. Returns the document, ``(version, length)`` to read, or None (no copy, an unreadable
-        one, or its version not listed: removed by vacuum, or a copy ahead of the log) to look otherwise."""
+        """On an object store that lists from a key (S3's start-after), section 6: the writers' copy of the
+        newest document ``_sfclayer/_newest.json`` (or, without a usable one, the hint) names the version to
+        LIST from; the copy is the newest document only when that version is the highest listed and its
+        ETag is the copy's MD5 (2 requests). Returns the document, ``(version, length)`` of the newest to
+        read (a stale copy, or the hint), or None (neither names a listed document) to look otherwise."""
         src = self.source
         try:
             data = src.read(NEWEST_COPY)
