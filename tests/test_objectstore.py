@@ -429,3 +429,36 @@ def test_opening_a_log_longer_than_a_page_without_a_copy_lists_from_the_hint_in_
         with pytest.raises(CorruptLayer):
             log.current()
         assert server.requests()[-1][1] == f"/{BUCKET}/long-log/_sfclayer/v{n:08d}.json"
+
+
+def test_opening_with_a_current_copy_of_the_newest_document_is_two_requests(server):
+    """The writers' copy ``_sfclayer/_newest.json`` (docs/FORMAT.md section 6): its GET and one LIST from
+    its version, whose listed ETag (the MD5 of the bytes) shows the copy is the newest document; a copy
+    of other bytes under that number, or one behind, costs the listed newest's GET. The stand-in
+    documents do not parse: the error names the version document, whichever bytes were parsed.
+    (integration/test_s3_open.py: both readers on 10^4 valid documents.)"""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sfclayer.errors import CorruptLayer
+    from sfclayer.reader.documents import VersionLog
+
+    n = 1_500
+    src = open_objectstore(f"s3://{BUCKET}/copied-log", **creds(server))
+    client = src._requests()
+
+    def put(name, data):
+        client._obs.put(client._store, client._p(name), data)
+
+    with ThreadPoolExecutor(8) as ex:
+        list(ex.map(lambda i: put(f"_sfclayer/v{i:08d}.json", b'{"version": %d}' % i), range(1, n + 1)))
+    log = VersionLog(src, f"s3://{BUCKET}/copied-log")
+    newest = f"/{BUCKET}/copied-log/_sfclayer/v{n:08d}.json"
+    for copy, want in ((b'{"version": %d}' % n, ["GET", "LIST"]), (b'{"version": %d, "x": 1}' % n, ["GET", "LIST", "GET"]),
+                       (b'{"version": %d}' % (n - 1), ["GET", "LIST", "GET"])):
+        put("_sfclayer/_newest.json", copy)
+        server.reset()
+        with pytest.raises(CorruptLayer, match=f"v{n:08d}.json"):
+            log.current()
+        got = ["LIST" if "list-type=2" in q else m for m, _, q in server.requests()]
+        assert got == want, (copy, server.requests())
+        assert len(want) == 2 or server.requests()[-1][1] == newest
