@@ -1,20 +1,27 @@
-"""What opening a layer's newest version costs the in-process reader on S3 when its log holds many
-version documents (issue 38: a streaming query commits a version per micro-batch). Runs alone:
+"""What opening a layer's newest version costs on S3 when its log holds many version documents (issue
+38: a streaming query commits a version per micro-batch), for both readers: the in-process reader
+(``sfclayer.reader.documents.VersionLog.current()``, what ``sfclayer.open(path)`` runs first, through
+obstore) and the JVM's (``commit.VersionLog.current()``, through S3A). Runs alone:
 
     .venv/bin/python bench/open_requests.py [--versions 10,1000,10000]
 
 and writes its block of bench/RESULTS.md. moto's S3 server on loopback (integration/s3.py) counts the
-requests; the log is filled with N small objects ``_sfclayer/v<n>.json`` and the ``_last_version`` hint
-(only the newest document is ever read on opening, so the others need not parse, and the newest one
-does not either: the count stops at its GET). ``sfclayer.reader.documents.VersionLog.current()`` is what
-``sfclayer.open(path)`` runs first (the JVM's ``format.VersionLog.current()`` lists the whole log on an
-object store: one ``listStatus`` of ``_sfclayer/``, which S3A pages 1,000 keys at a time, then one GET).
+requests; the log is filled with N valid version documents (one document the JVM wrote, renumbered,
+its CRC32C recomputed) so both readers open and check the newest completely. S3A is told to page
+1,000 keys a LIST (``fs.s3a.paging.maximum``), as S3 does whatever is asked (moto would return 5,000).
+
+Cases: the writers' copy ``_sfclayer/_newest.json`` current (what every commit leaves); the copy
+behind the log by one (a writer died before refreshing it); no copy, only the ``_last_version`` hint
+(a log written by writers that predate the copy); and, for the JVM, the way it opened before (one
+listing of ``_sfclayer/`` through Hadoop, then the newest's GET: counted as ``versions()``'s LIST
+requests plus that GET).
 """
 
 import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -23,51 +30,111 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 from integration import s3 as s3_helpers  # noqa: E402
-from sfclayer.errors import CorruptLayer  # noqa: E402
+from sfclayer.reader.datafile import crc32c  # noqa: E402
 from sfclayer.reader.documents import VersionLog  # noqa: E402
 from sfclayer.reader.objectstore import ObjectStoreSource  # noqa: E402
 
+BUCKET = "sfclayer-open"
 
-def measure(server, bucket, n):
+
+def renumbered(template, version):
+    """``template`` (a version document's bytes) as version ``version``'s, its checksum trailer recomputed."""
+    doc = json.loads(template)
+    doc.pop("checksum")
+    doc["version"] = version
+    data = (json.dumps(doc, separators=(",", ":"))[:-1] + ',"checksum":"00000000"}').encode()
+    at = data.rindex(b"00000000")
+    return data[:at] + f"{crc32c(data):08x}".encode() + data[at + 8:]
+
+
+def lists(reqs):
+    return sum(1 for r in reqs if "list-type=2" in r[2])
+
+
+def measure(spark, server, template, n):
+    path = f"s3a://{BUCKET}/log-{n}"
     creds = {"endpoint": server.endpoint, "access_key_id": s3_helpers.ACCESS_KEY,
              "secret_access_key": s3_helpers.SECRET_KEY, "region": s3_helpers.REGION}
-    src = ObjectStoreSource(f"s3://{bucket}/log-{n}", **creds)
+    src = ObjectStoreSource(path, **creds)
     client = src._requests()
 
-    def put(i):
-        client._obs.put(client._store, client._p(f"_sfclayer/v{i:08d}.json"), b'{"version": %d}' % i)
+    def put(name, data):
+        client._obs.put(client._store, client._p(name), data)
+
+    def delete(name):
+        client._obs.delete(client._store, client._p(name))
 
     with ThreadPoolExecutor(16) as ex:
-        list(ex.map(put, range(1, n + 1)))
-    client._obs.put(client._store, client._p("_sfclayer/_last_version"), str(n).encode())
+        list(ex.map(lambda i: put(f"_sfclayer/v{i:08d}.json", renumbered(template, i)), range(1, n + 1)))
+    jvm = spark._jvm
+    log = jvm.io.sfclayer.commit.VersionLog(spark._jsc.hadoopConfiguration(), jvm.org.apache.hadoop.fs.Path(path))
+    log.fileSystem()
+
+    def counted(fn):
+        server.reset()
+        t0 = time.perf_counter()
+        version = fn()
+        ms = (time.perf_counter() - t0) * 1000
+        reqs = server.requests()
+        assert version == n, (version, n)
+        return {"requests": len(reqs), "lists": lists(reqs), "ms": ms}
+
+    def py():
+        return VersionLog(src, path).current().version
+
+    def java():
+        from py4j.java_gateway import get_field
+        return get_field(log.current(), "version")
+
+    out = {"versions": n}
+    cases = {"current": (renumbered(template, n), str(n).encode()),
+             "behind": (renumbered(template, n - 1) if n > 1 else None, str(max(1, n - 1)).encode()),
+             "hint": (None, str(n).encode())}
+    for case, (copy, hint) in cases.items():
+        (put if copy is not None else lambda name, _: delete(name))("_sfclayer/_newest.json", copy)
+        put("_sfclayer/_last_version", hint)
+        for who, fn in (("py", py), ("jvm", java)):
+            fn()  # warm: JIT, connections
+            runs = [counted(fn) for _ in range(3)]
+            out[f"{who}_{case}"] = {**runs[-1], "ms": min(r["ms"] for r in runs)}
     server.reset()
-    t0 = time.perf_counter()
-    try:
-        VersionLog(src, f"s3://{bucket}/log-{n}").current()
-    except CorruptLayer:
-        pass  # the stand-in document does not parse: its GET was the last request of opening
-    seconds = time.perf_counter() - t0
+    listed = len(log.versions())
     reqs = server.requests()
-    assert reqs[-1][:2] == ("GET", f"/{bucket}/log-{n}/_sfclayer/v{n:08d}.json"), reqs[-1]
-    return {"versions": n, "requests": len(reqs), "lists": sum(1 for r in reqs if "list-type=2" in r[2]),
-            "gets": sum(1 for r in reqs if r[0] == "GET" and "list-type=2" not in r[2]), "ms": round(seconds * 1000)}
+    assert listed == n
+    out["jvm_before"] = {"requests": len(reqs) + 1, "lists": lists(reqs)}
+    return out
 
 
 def section(res, command):
-    rows = [f"| {r['versions']:,} | **{r['requests']}** | {r['lists']} | {r['gets']} | {r['ms']:,} ms |" for r in res]
+    def cell(r):
+        return f"**{r['requests']}** ({r['lists']} LIST)"
+
+    rows = [f"| {r['versions']:,} | {cell(r['py_current'])} | {cell(r['jvm_current'])} | {r['py_current']['ms']:.0f} / "
+            f"{r['jvm_current']['ms']:.0f} ms | {cell(r['py_behind'])} | {cell(r['jvm_behind'])} | {cell(r['py_hint'])} | "
+            f"{cell(r['jvm_hint'])} | {r['jvm_before']['requests']} ({r['jvm_before']['lists']} LIST) |" for r in res]
     return "\n".join([
         "## Opening the newest version on S3 with many versions",
         "",
-        f"`{command}` — requests the in-process reader makes to find and read the newest version document"
-        " (`VersionLog.current()`, the first step of `sfclayer.open(path)`) on moto's S3 server, with N version"
-        " documents in `_sfclayer/`. Times are moto's on loopback (a real S3 LIST page takes"
-        " tens of milliseconds).",
+        f"`{command}` — requests each reader makes to find, read and check the newest version document on"
+        " moto's S3 server with N valid version documents in `_sfclayer/`: the in-process reader (`py`:"
+        " `VersionLog.current()`, the first step of `sfclayer.open(path)`, through obstore) and the JVM's"
+        " (`commit.VersionLog.current()`, through S3A paging 1,000 keys a LIST as S3 does). Times are the"
+        " best of 3 on loopback (py / JVM; a real S3 request takes tens of milliseconds).",
         "",
-        "| version documents | requests | LIST pages | GETs | time |",
-        "|---:|---:|---:|---:|---:|",
+        "| version documents | py, copy current | JVM, copy current | time | py, copy behind by 1 |"
+        " JVM, copy behind by 1 | py, hint only | JVM, hint only | JVM before (listing + GET) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *rows,
         "",
-        "How (docs/FORMAT.md section 6): one LIST of the keys after `_sfclayer/v` (the documents only, S3's start-after); when they fill a page (1,000 keys), a GET of the `_last_version` hint `N` and a LIST from just before `v<N>.json`, which shows the hinted document still exists (else the hint is stale and the whole log is listed) and names every newer one; then the newest document's GET. Before, the reader listed the whole log (`_sfclayer/` with a delimiter): 2, 3 and 12 requests (11 LIST pages; 2.1 s on moto at load ~7) for these logs. The JVM's `VersionLog` still does that (Hadoop's listing has no start-after). Two requests for a long log would need a start known without a request of its own (reading the hint is one): a reader that remembers the newest version it opened, or a writer-kept object holding the newest document itself (GET it, LIST start-after it to confirm nothing newer: an optional new file in the log, a format addition).",
+        "How (docs/FORMAT.md section 6, \"How readers find the newest version\"): every commit on an object"
+        " store leaves `_sfclayer/_newest.json`, a byte-for-byte copy of the document it published. A reader"
+        " GETs it and LISTs the documents after `v<N-1>.json` (S3's start-after; the JVM through S3A's own"
+        " S3 client, Hadoop's listing having no start-after): when `v<N>.json` is the highest listed and its"
+        " ETag is the MD5 of the copy, the copy is the newest document (2 requests); a newer one listed"
+        " costs its GET (a stale copy: 3); no copy (a log of writers that predate it) lists from the"
+        " `_last_version` hint instead (4; a log of under 1,000 documents without a copy also costs 4, where the in-process reader listed it in 2 before). Before: the in-process reader made 4 requests for 10^3 and"
+        " 10^4 documents (a LIST of the first page, the hint's GET, a LIST from it, the GET), 2 for 10;"
+        " the JVM listed the whole log through Hadoop (last column).",
         "",
     ])
 
@@ -77,11 +144,26 @@ def main(argv=None):
     p.add_argument("--versions", default="10,1000,10000")
     p.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     args = p.parse_args(argv)
+    import sfclayer
+
     server = s3_helpers.MotoS3().start()
+    spark = sfclayer.session("local[1]", app_name="sfclayer-bench-open", s3=str(s3_helpers.S3A_JARS_DIR),
+                             **{"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                                "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+    spark.sparkContext.setLogLevel("ERROR")
     try:
-        server.create_bucket("sfclayer-open")
-        res = [measure(server, "sfclayer-open", int(n)) for n in args.versions.split(",")]
+        server.create_bucket(BUCKET)
+        s3_helpers.configure_spark(spark, {**s3_helpers.s3a_settings(BUCKET, server.endpoint),
+                                           f"fs.s3a.bucket.{BUCKET}.paging.maximum": "1000"})
+        work = tempfile.mkdtemp(prefix="sfclayer-bench-open-")
+        layer = os.path.join(work, "layer")
+        sfclayer.write(s3_helpers.tiles(spark, 4, 4, payload=16, partitions=1), layer, bounds=(0, 0, 3, 3),
+                       partitions=1)
+        with open(os.path.join(layer, "_sfclayer", "v00000001.json"), "rb") as f:
+            template = f.read()
+        res = [measure(spark, server, template, int(n)) for n in args.versions.split(",")]
     finally:
+        spark.stop()
         server.stop()
     import report
 

@@ -66,9 +66,10 @@ def test_opening_reads_the_log_in_two_requests_and_the_indexes_in_the_background
     spark._jvm.io.sfclayer.lookup.ValueReader.forgetSharedIndexes()  # as a fresh driver would
     lyr, opening = counted(s3, lambda: sfclayer.open(spark, layer, cache_size=1))
     with lyr:
-        # the newest version: one LIST of _sfclayer/ (its length from the listing), one GET of it
+        # the newest version: the GET of the writer's copy of it, one LIST of _sfclayer/ from its version
+        # (start-after) that shows it is the newest (FORMAT.md section 6)
         assert [m for m, _, _ in opening[:2]] == ["GET", "GET"], describe(opening)
-        assert "list-type" in opening[0][2] and opening[1][1].endswith("/v00000001.json"), describe(opening)
+        assert opening[0][1].endswith("/_sfclayer/_newest.json") and "list-type" in opening[1][2], describe(opening)
         preloaded(lyr)
         # every file's first look-up after the background read of its index: one GET
         keys = [(0, 0), (N_COLS - 1, N_ROWS - 1), (N_COLS // 2, N_ROWS // 2), (N_COLS // 4, N_ROWS - 1)]
@@ -99,13 +100,15 @@ def test_request_counts_of_open_scan_and_commit(spark, s3, layer):
             by[kind] = by.get(kind, 0) + 1
         print(f"\n{what}: {len(reqs)} requests {by}")
     print(describe(scan))
-    assert len(opening) == 2, describe(opening)  # LIST of _sfclayer/, GET of the newest document
+    assert len(opening) == 2, describe(opening)  # GET of the copy of the newest document, LIST from it
     # a box in small files: one GET of each file's data, no HEAD, no index read first
     assert not [r for r in scan if r[0] == "HEAD" or r[1].endswith("/index")], describe(scan)
-    # the commit: a LIST of the log, the conditional PUT of the document, the hint's PUT; no probe, no copy
+    # the commit: a LIST of the log, the conditional PUT of the document, the PUTs of its copy and of the
+    # hint; no probe, no server-side copy
     log = [r for r in append if "/_sfclayer/" in r[1]]
     assert not [r for r in log if r[0] in ("HEAD", "COPY", "DELETE")], describe(append)
-    assert [r[1].rsplit("/", 1)[1] for r in log if r[0] == "PUT"] == ["v00000002.json", "_last_version"], describe(append)
+    assert [r[1].rsplit("/", 1)[1] for r in log if r[0] == "PUT"] == ["v00000002.json", "_newest.json",
+                                                                      "_last_version"], describe(append)
     # no data is renamed: a rename on S3 is a COPY (a PUT naming a source) plus a DELETE
     assert not [r for r in write + append if r[0] == "COPY" and "/part-r-" in r[1]], describe(write + append)
     assert not [r for r in write + append if r[0] == "DELETE" and "/part-r-" in r[1]], describe(write + append)

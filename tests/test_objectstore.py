@@ -385,12 +385,13 @@ def test_a_forked_child_reads_or_refuses_clearly_and_never_hangs(server, when):
         assert child.startswith("StorageError: ") and "'spawn' or 'forkserver'" in child and "s3fs" in child, child
 
 
-def test_opening_a_log_longer_than_a_page_lists_from_the_hint_in_four_requests(server):
-    """A log of more version documents than one LIST page (a stream commits a version a micro-batch):
-    the newest is found by one LIST of the documents (start-after ``_sfclayer/v``: its first page), the
-    ``_last_version`` hint's GET, one LIST from just before the hinted document (start-after), then the
-    newest is read: 4 requests however long the log (the whole listing took one LIST a 1,000 keys).
-    A hint behind the newest still finds it; a stale hint (its version vacuumed) or none lists the log."""
+def test_opening_a_log_longer_than_a_page_without_a_copy_lists_from_the_hint_in_four_requests(server):
+    """A log of more version documents than one LIST page written by writers that keep no copy of the
+    newest document (``_sfclayer/_newest.json``, which opens in 2: integration/test_s3_open.py): the
+    copy's GET finds none, the ``_last_version`` hint's GET, one LIST from just before the hinted
+    document (start-after), then the newest is read: 4 requests however long the log (the whole listing
+    took one LIST a 1,000 keys). A hint behind the newest still finds it; a stale hint (its version
+    vacuumed) or none lists the log."""
     from sfclayer.errors import CorruptLayer
     from sfclayer.reader.documents import VersionLog
 
@@ -409,13 +410,13 @@ def test_opening_a_log_longer_than_a_page_lists_from_the_hint_in_four_requests(s
     log = VersionLog(src, f"s3://{BUCKET}/long-log")
     for hint in (n, n - 3):
         put("_sfclayer/_last_version", str(hint).encode())
-        newest, requests, _ = counted(server, log._newest_from_listing_pages)
+        newest, requests, _ = counted(server, log._newest_from_copy)
         assert newest == (n, len(b'{"version": %d}' % n)), hint
         lists = [q for m, _, q in requests if "list-type=2" in q]
-        assert len(requests) == 3 and len(lists) == 2, requests
-        assert "start-after=long-log%2F_sfclayer%2Fv&" in lists[0] + "&", lists[0]
-        assert f"start-after=long-log%2F_sfclayer%2Fv{hint - 1:08d}.json" in lists[1], lists[1]
+        assert len(requests) == 3 and len(lists) == 1, requests
+        assert requests[0][:2] == ("GET", f"/{BUCKET}/long-log/_sfclayer/_newest.json")
         assert requests[1][:2] == ("GET", f"/{BUCKET}/long-log/_sfclayer/_last_version")
+        assert f"start-after=long-log%2F_sfclayer%2Fv{hint - 1:08d}.json" in lists[0], lists[0]
         server.reset()
         with pytest.raises(CorruptLayer):  # the stand-in documents do not parse: the GET was made
             log.current()
@@ -423,8 +424,41 @@ def test_opening_a_log_longer_than_a_page_lists_from_the_hint_in_four_requests(s
     client._obs.delete(client._store, client._p("_sfclayer/v00000005.json"))  # as vacuum removes old versions
     for hint in (b"5", b"junk"):
         put("_sfclayer/_last_version", hint)
-        assert counted(server, log._newest_from_listing_pages)[0] is None  # then current() lists the log
+        assert counted(server, log._newest_from_copy)[0] is None  # then current() lists the log
         server.reset()
         with pytest.raises(CorruptLayer):
             log.current()
         assert server.requests()[-1][1] == f"/{BUCKET}/long-log/_sfclayer/v{n:08d}.json"
+
+
+def test_opening_with_a_current_copy_of_the_newest_document_is_two_requests(server):
+    """The writers' copy ``_sfclayer/_newest.json`` (docs/FORMAT.md section 6): its GET and one LIST from
+    its version, whose listed ETag (the MD5 of the bytes) shows the copy is the newest document; a copy
+    of other bytes under that number, or one behind, costs the listed newest's GET. The stand-in
+    documents do not parse: the error names the version document, whichever bytes were parsed.
+    (integration/test_s3_open.py: both readers on 10^4 valid documents.)"""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sfclayer.errors import CorruptLayer
+    from sfclayer.reader.documents import VersionLog
+
+    n = 1_500
+    src = open_objectstore(f"s3://{BUCKET}/copied-log", **creds(server))
+    client = src._requests()
+
+    def put(name, data):
+        client._obs.put(client._store, client._p(name), data)
+
+    with ThreadPoolExecutor(8) as ex:
+        list(ex.map(lambda i: put(f"_sfclayer/v{i:08d}.json", b'{"version": %d}' % i), range(1, n + 1)))
+    log = VersionLog(src, f"s3://{BUCKET}/copied-log")
+    newest = f"/{BUCKET}/copied-log/_sfclayer/v{n:08d}.json"
+    for copy, want in ((b'{"version": %d}' % n, ["GET", "LIST"]), (b'{"version": %d, "x": 1}' % n, ["GET", "LIST", "GET"]),
+                       (b'{"version": %d}' % (n - 1), ["GET", "LIST", "GET"])):
+        put("_sfclayer/_newest.json", copy)
+        server.reset()
+        with pytest.raises(CorruptLayer, match=f"v{n:08d}.json"):
+            log.current()
+        got = ["LIST" if "list-type=2" in q else m for m, _, q in server.requests()]
+        assert got == want, (copy, server.requests())
+        assert len(want) == 2 or server.requests()[-1][1] == newest

@@ -32,6 +32,8 @@ MANIFEST_FORMAT_VERSION = 6
 DELTA_FORMAT_VERSION = 7
 LOG_DIR = "_sfclayer"
 HINT = f"{LOG_DIR}/_last_version"
+#: A copy of the newest version document, kept by writers on object stores (section 6).
+NEWEST_COPY = f"{LOG_DIR}/_newest.json"
 _VERSION_FILE = re.compile(r"^v(\d{8,})\.json$")
 _TRAILER = re.compile(rb'"checksum"\s*:\s*"([0-9a-f]{8})"\s*}\s*$')
 
@@ -40,15 +42,34 @@ _TRAILER = re.compile(rb'"checksum"\s*:\s*"([0-9a-f]{8})"\s*}\s*$')
 _PAGE = 1000
 
 
-def _listed_versions(listed) -> dict:
-    """``{version: length}`` of the version documents among ``(key under the layer, size)`` pairs."""
+def _listed_versions(listed, etags=None) -> dict:
+    """``{version: length}`` of the version documents among ``(key under the layer, size, etag)`` entries
+    (and their ETags into ``etags`` when given)."""
     out = {}
-    for name, size in listed:
-        rest = name[len(LOG_DIR) + 1:] if name.startswith(LOG_DIR + "/") else ""
-        m = _VERSION_FILE.match(rest)
+    for name, size, *rest in listed:
+        tail = name[len(LOG_DIR) + 1:] if name.startswith(LOG_DIR + "/") else ""
+        m = _VERSION_FILE.match(tail)
         if m:
             out[int(m.group(1))] = size
+            if etags is not None and rest:
+                etags[int(m.group(1))] = rest[0]
     return out
+
+
+def _read_hint(src) -> int:
+    """The ``_last_version`` hint's version, 0 when it is missing or unparsable."""
+    try:
+        return max(0, int(src.read(HINT).decode("ascii").strip()))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return 0
+
+
+def _may_miss_longer_names(vs: dict, n: int) -> bool:
+    """Whether a listing from just before ``v<n>.json`` may have missed longer names, which sort by their
+    leading digits (``v100000000.json`` before ``v99999999.json``): only when it lists the last name of
+    ``n``'s length (section 6, "Names of more digits")."""
+    digits = max(8, len(str(n)))
+    return (10 ** digits - 1) in vs
 
 
 def version_file(version: int) -> str:
@@ -231,41 +252,67 @@ class VersionLog:
             n += 1
         return n
 
-    def _newest_from_listing_pages(self) -> tuple[int, int] | None:
-        """On an object store whose client lists from a key (S3's start-after): ``(version, length)`` of
-        the newest document (section 6), or None to list the whole log. The documents (the keys after
-        ``_sfclayer/v``) in one LIST when they fit a page; else the hint's version and a LIST from just
-        before it, which shows the hinted document still exists and names every newer one."""
+    def _newest_from_copy(self):
+        """On an object store that lists from a key (S3's start-after), section 6: the writers' copy of the
+        newest document ``_sfclayer/_newest.json`` (or, without a usable one, the hint) names the version to
+        LIST from; the copy is the newest document only when that version is the highest listed and its
+        ETag is the copy's MD5 (2 requests). Returns the document, ``(version, length)`` of the newest to
+        read (a stale copy, or the hint), or None (neither names a listed document) to look otherwise."""
         src = self.source
-        first = getattr(src, "list_from", lambda *a: None)(LOG_DIR, f"{LOG_DIR}/v", _PAGE)
+        try:
+            data = src.read(NEWEST_COPY)
+            n = json.loads(data).get("version")
+        except (FileNotFoundError, ValueError, AttributeError):
+            data, n = None, None
+        if not isinstance(n, bool) and isinstance(n, int) and n >= 1:
+            found = self._listed_from(n, data)
+            if found is not None:
+                return found
+        # no usable copy (or its version is not listed: writers that predate it committed since, and a
+        # vacuum removed it): the hint says where to list from
+        hint = _read_hint(src)
+        return self._listed_from(hint, None) if hint >= 1 and hint != n else None
+
+    def _listed_from(self, n: int, data: bytes | None):
+        """One LIST from just before ``v<n>.json``: the newest document (``data`` when it is that
+        document's bytes), its ``(version, length)`` to read, or None when ``v<n>.json`` is not listed."""
+        etags = {}
+        got = self.source.list_from(LOG_DIR, version_file(n - 1) if n > 1 else f"{LOG_DIR}/v")
+        if got is None:
+            return None  # a client without start-after (fsspec's, in a forked process)
+        vs = _listed_versions(got[0], etags)
+        if n not in vs or _may_miss_longer_names(vs, n):
+            return None
+        newest = max(vs)
+        if (data is not None and newest == n and vs[n] == len(data)
+                and etags.get(n) == hashlib.md5(data, usedforsecurity=False).hexdigest()):
+            return self._parsed(data, n)
+        return newest, vs[newest]
+
+    def _newest_from_first_page(self) -> tuple[int, int] | None:
+        """On an object store whose client lists from a key: ``(version, length)`` of the newest document
+        when all the documents (the keys after ``_sfclayer/v``) fit one LIST page, else None (list the log)."""
+        first = self.source.list_from(LOG_DIR, f"{LOG_DIR}/v", _PAGE)
         if first is None:
             return None
         entries, complete = first
-        if complete:
-            vs = _listed_versions(entries)
-            return max(vs.items()) if vs else None
-        try:
-            n = int(src.read(HINT).decode("ascii").strip())
-        except (OSError, ValueError, UnicodeDecodeError):
-            return None
-        if n < 1:
-            return None
-        after, _ = src.list_from(LOG_DIR, version_file(n - 1) if n > 1 else f"{LOG_DIR}/v")
-        vs = _listed_versions(after)
-        if n not in vs:
-            return None  # a stale hint (its version vacuumed): list the log
-        return max(vs.items())
+        vs = _listed_versions(entries)
+        return max(vs.items()) if complete and vs else None
 
     def current(self) -> Document:
-        """The newest version's document (section 6: hint and probes locally; on object stores one
-        LIST of a page of documents, or the hint and a LIST from it)."""
+        """The newest version's document (section 6: hint and probes locally; on object stores the
+        writers' copy of the newest document, or the hint, and one LIST from the version it names; else
+        one LIST of the documents when they fit a page, else the whole log listed)."""
         hinted = self._newest_from_hint() if isinstance(self.source, LocalSource) else 0
         if hinted:
             return self.read(hinted)
         if not isinstance(self.source, LocalSource):
-            newest = self._newest_from_listing_pages()
-            if newest is not None:
-                return self.read(*newest)
+            if hasattr(self.source, "list_from"):
+                found = self._newest_from_copy() or self._newest_from_first_page()
+                if isinstance(found, Document):
+                    return found
+                if found is not None:
+                    return self.read(*found)
         vs = self.versions()
         if vs:
             return self.read(*vs[-1])
@@ -281,6 +328,11 @@ class VersionLog:
             data = self.source.read(path)
         except FileNotFoundError:
             raise LayerNotFound(f"layer {self.layer} has no version {version} ({self.layer}/{path})") from None
+        return self._parsed(data, version)
+
+    def _parsed(self, data: bytes, version: int) -> Document:
+        """Version ``version``'s document from its bytes (cached by content)."""
+        path = version_file(version)
         digest = hashlib.sha256(data).hexdigest()
         with self._DOCS_LOCK:
             doc = self._DOCS.get(digest)

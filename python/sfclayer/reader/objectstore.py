@@ -214,14 +214,18 @@ class _Obstore:
 
     def list_from(self, directory, start_after, page=None):
         """Keys under ``directory`` that sort after the key ``start_after`` (S3's start-after; one LIST a
-        1,000 keys): the first ``page`` of them, or all when ``page`` is None; and whether that was all."""
+        1,000 keys) as ``(name, size, etag)``: the first ``page`` of them, or all when ``page`` is None; and
+        whether that was all."""
         self._used()
         cut = len(self._prefix) + 1 if self._prefix else 0
         stream = self._obs.list(self._store, self._p(directory), offset=self._p(start_after), chunk_size=page or 1000)
+        def entry(o):
+            return o["path"][cut:], o["size"], (o.get("e_tag") or "").strip('"')
+
         if page:
             got = next(iter(stream), [])
-            return [(o["path"][cut:], o["size"]) for o in got], len(got) < page
-        return [(o["path"][cut:], o["size"]) for chunk in stream for o in chunk], True
+            return [entry(o) for o in got], len(got) < page
+        return [entry(o) for chunk in stream for o in chunk], True
 
 
 class _Fsspec:
@@ -393,10 +397,10 @@ class ObjectStoreSource:
         return [name[cut:] for name in got]
 
     def list_from(self, directory, start_after, page=None):
-        """``(name, size)`` of the objects under ``directory`` (recursively) whose key sorts after the key
-        ``start_after``, with S3's start-after (one LIST a 1,000 keys from there): the first ``page`` of
-        them or, ``page`` None, all; and whether those were all of them. None where the client cannot
-        (fsspec's, in a forked process)."""
+        """``(name, size, etag)`` of the objects under ``directory`` (recursively) whose key sorts after the
+        key ``start_after``, with S3's start-after (one LIST a 1,000 keys from there; the ETag unquoted, ""
+        where the store gives none): the first ``page`` of them or, ``page`` None, all; and whether those
+        were all of them. None where the client cannot (fsspec's, in a forked process)."""
         if not hasattr(self._requests(), "list_from"):
             return None
         return self._call("list_from", directory, start_after, page)

@@ -11,6 +11,7 @@ import io.sfclayer.format.Manifest;
 import io.sfclayer.format.ManifestTree;
 import io.sfclayer.format.ObjectStores;
 import io.sfclayer.format.RecordFrame;
+import io.sfclayer.format.S3AListing;
 import io.sfclayer.format.Transactions;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -150,10 +151,17 @@ public final class VersionLog {
         // Object stores list the log instead of following the hint: one strongly consistent LIST (per
         // 1000 documents) names the newest document and its length, which is then read in one GET;
         // the hint costs a HEAD and a GET for itself, a HEAD per probed version and a HEAD before the
-        // document's GET (FORMAT.md section 6).
+        // document's GET (FORMAT.md section 6). On S3A, the copy of the newest document and a LIST from
+        // its version first: 2 requests however long the log.
         long hinted = ObjectStores.isObjectStore(fs) ? 0 : newestFromHint();
         if (hinted > 0) {
             return read(hinted);
+        }
+        if (ObjectStores.isObjectStore(fs)) {
+            LayerMetadata fromCopy = newestFromCopy();
+            if (fromCopy != null) {
+                return fromCopy;
+            }
         }
         long newestVersion = -1;
         long newestLength = -1;
@@ -195,6 +203,11 @@ public final class VersionLog {
         } catch (FileNotFoundException e) {
             throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version " + version + " (" + p + ")");
         }
+        return parsed(version, p, bytes);
+    }
+
+    /** Version {@code version}'s document from its bytes, read at {@code p} (cached by content). */
+    private LayerMetadata parsed(long version, Path p, byte[] bytes) {
         String digest = digest(bytes);
         LayerMetadata cached = DOCUMENTS.get(digest);
         if (cached != null && cached.version == version) {
@@ -357,8 +370,10 @@ public final class VersionLog {
             }
             CandidateCheck.check(layer.toString(), candidate);
             Durable.directory(fs, logDir()); // its manifests directory's name, before a document lists them
-            if (publisher.publishDecided(new Path(logDir(), versionFileName(latest + 1)), candidate.toJsonBytes(),
+            byte[] document = candidate.toJsonBytes();
+            if (publisher.publishDecided(new Path(logDir(), versionFileName(latest + 1)), document,
                     candidate.writeId, documents(candidate.writeId))) {
+                writeNewestCopy(document);
                 writeHint(latest + 1);
                 return candidate;
             }
@@ -492,6 +507,81 @@ public final class VersionLog {
 
     /** A hint for readers: a committed version, so the newest is found without listing the log. */
     public static final String HINT_FILE = "_last_version";
+    /** On object stores, a copy of the newest version document, byte for byte (FORMAT.md section 6). */
+    public static final String NEWEST_COPY = "_newest.json";
+
+    /**
+     * On S3A: the newest version's document from the writers' copy {@link #NEWEST_COPY} (one GET) and
+     * one LIST of the documents from just before the version it holds (start-after), which names every
+     * newer one. The copy's bytes are taken as the newest document only when its version is the highest
+     * listed and the listed ETag is their MD5 (S3's ETag of a single-part upload without KMS), so the
+     * copy is trusted for nothing: a stale one (a writer died before refreshing it, or two refreshed it
+     * out of order) costs the newest's GET. Without a usable copy, the hint {@code _last_version} gives
+     * the version to list from. Null (then the whole log is listed) when neither names a listed document
+     * (missing, unparsable, vacuumed, or ahead of the log), on another store, or when a request fails.
+     */
+    private LayerMetadata newestFromCopy() {
+        S3AListing s3 = S3AListing.of(fs);
+        if (s3 == null) {
+            return null;
+        }
+        try {
+            byte[] copy = s3.get(new Path(logDir(), NEWEST_COPY));
+            long n = copy == null ? 0 : LogDirectory.versionOf(copy);
+            if (n >= 1) {
+                LayerMetadata found = listedFrom(s3, n, copy);
+                if (found != null) {
+                    return found;
+                }
+            }
+            // no usable copy (or its version is not listed: writers that predate it committed since, and
+            // a vacuum removed it): the hint says where to list from
+            byte[] hint = s3.get(new Path(logDir(), HINT_FILE));
+            long h = hint == null ? 0 : parseHint(hint);
+            return h >= 1 && h != n ? listedFrom(s3, h, null) : null;
+        } catch (IOException e) {
+            return null; // the same requests through Hadoop's listing (its retries and errors)
+        }
+    }
+
+    /**
+     * One LIST from just before {@code v<n>.json}: the newest document ({@code copy} when it holds that
+     * document's bytes), or null when {@code v<n>.json} is not listed.
+     */
+    private LayerMetadata listedFrom(S3AListing s3, long n, byte[] copy) throws IOException {
+        java.util.TreeMap<Long, S3AListing.Entry> listed = new java.util.TreeMap<>();
+        for (S3AListing.Entry e : s3.listAfter(logDir(), n > 1 ? versionFileName(n - 1) : "v")) {
+            Matcher m = VERSION_FILE.matcher(e.name);
+            if (m.matches()) {
+                listed.put(Long.parseLong(m.group(1)), e);
+            }
+        }
+        if (!listed.containsKey(n) || LogDirectory.mayMissLongerNames(listed.keySet(), n)) {
+            return null;
+        }
+        long newest = listed.lastKey();
+        S3AListing.Entry e = listed.get(newest);
+        if (copy != null && newest == n && e.length == copy.length && e.etag.equals(md5(copy))) {
+            return parsed(n, new Path(logDir(), versionFileName(n)), copy);
+        }
+        return read(newest, e.length);
+    }
+
+    private static long parseHint(byte[] hint) {
+        try {
+            return Long.parseLong(new String(hint, java.nio.charset.StandardCharsets.US_ASCII).trim());
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    private static String md5(byte[] bytes) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("MD5").digest(bytes));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            return ""; // no MD5 (a FIPS JVM): the listed document is read instead
+        }
+    }
 
     /**
      * The newest version found from the hint: the hinted version (if its document still exists) and
@@ -511,6 +601,21 @@ public final class VersionLog {
             return n;
         } catch (IOException | NumberFormatException e) {
             return 0;
+        }
+    }
+
+    /**
+     * Best effort, after a commit on an object store: the copy of the newest document that readers open
+     * the layer with in 2 requests (checked against the listing, so a stale copy is only slower).
+     */
+    private void writeNewestCopy(byte[] document) {
+        if (!ObjectStores.isObjectStore(fs)) {
+            return;
+        }
+        try (FSDataOutputStream out = ObjectStores.create(fs, new Path(logDir(), NEWEST_COPY), true)) {
+            out.write(document);
+        } catch (IOException | RuntimeException e) {
+            // readers list from the hint or list the log instead
         }
     }
 

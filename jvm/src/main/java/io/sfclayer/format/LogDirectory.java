@@ -56,6 +56,41 @@ public final class LogDirectory {
         return out;
     }
 
+    /**
+     * The {@code version} a document's bytes say they are (its top-level field), or 0 when they are no
+     * JSON object with one: how a reader learns which version a copy of a document holds before it
+     * checks the copy against the log.
+     */
+    public static long versionOf(byte[] document) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode v = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(document).get("version");
+            return v != null && v.isIntegralNumber() && v.canConvertToLong() ? Math.max(0, v.asLong()) : 0;
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    /**
+     * Whether a listing of the documents after {@code v<n-1>.json} (S3's start-after, byte order) may
+     * have missed some: names longer than {@code n}'s sort by their leading digits ({@code
+     * v100000000.json} before {@code v99999999.json}). Versions are taken one after another, so a longer
+     * name exists only once the last name of {@code n}'s length ({@code v99999999.json}) was committed,
+     * and vacuum, which removes documents oldest first, cannot have removed it while {@code v<n>.json}
+     * is listed: if it is not among {@code listed}, nothing was missed.
+     */
+    public static boolean mayMissLongerNames(java.util.Collection<Long> listed, long n) {
+        int digits = Math.max(8, Long.toString(n).length());
+        if (digits >= 18) {
+            return true;
+        }
+        long last = 1;
+        for (int i = 0; i < digits; i++) {
+            last *= 10;
+        }
+        return listed.contains(last - 1);
+    }
+
     /** A list of versions for a message: whole when short, else its ends and its size. */
     public static String describe(List<Long> vs) {
         if (vs.size() <= 12) {
