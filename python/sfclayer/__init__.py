@@ -56,12 +56,6 @@ _LAZY = {"verify": "integrity", "repair": "integrity", "VerifyReport": "integrit
 def __getattr__(name):
     import importlib
 
-    # sfclayer.pictures moved to sfclayer.viz.pictures; the old spelling keeps working.
-    if name == "pictures":
-        from .viz import pictures
-
-        sys.modules.setdefault(__name__ + ".pictures", pictures)
-        return pictures
     module = _LAZY.get(name)
     if module is not None:
         module, _, attr = module.partition(":")

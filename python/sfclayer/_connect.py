@@ -19,7 +19,7 @@ from . import errors
 from ._java_errors import error_from_payload, translated
 from ._transport import Transport
 
-__all__ = ["TYPE_URL", "PLUGIN", "COMMAND_PLUGIN", "READ_OPS", "SHORT_PATH", "ConnectTransport", "request_text",
+__all__ = ["TYPE_URL", "PLUGIN", "COMMAND_PLUGIN", "READ_OPS", "ConnectTransport", "request_text",
            "request_records", "ConnectLookupClient"]
 
 TYPE_URL = "type.googleapis.com/sfclayer.connect.Request"  # ConnectRequest.TYPE_URL
@@ -35,9 +35,6 @@ _INT = struct.Struct(">i")
 # query planning, sent as one non-reattachable ExecutePlan call (:func:`_execute`), which may retry it
 # whole. Everything else ("open", maintenance commands) goes as a relation the client's public way.
 READ_OPS = frozenset({"get_many", "query", "count", "metadata", "stats", "readers", "close", "geotrellisIndex"})
-
-#: Whether read requests take the short path; False forces pyspark's own (tests compare the two).
-SHORT_PATH = True
 
 # What the short path uses of pyspark's Connect client (SparkConnectClient internals, pyspark 4.x): where
 # one is missing, requests take the public path.
@@ -73,7 +70,7 @@ def _table(spark, payload):
     # this module, so it is handed in rather than imported back)
     client = spark.client
     try:
-        if SHORT_PATH and payload["op"] in READ_OPS and all(hasattr(client, a) for a in _CLIENT_INTERNALS):
+        if payload["op"] in READ_OPS and all(hasattr(client, a) for a in _CLIENT_INTERNALS):
             session = getattr(client, "_session_id", None)
             if session not in _NO_COMMAND_PLUGIN:
                 try:

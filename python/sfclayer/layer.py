@@ -276,7 +276,7 @@ _IN_PROCESS = {}
 
 
 def open(spark, path=None, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None,  # noqa: A001
-         _open_mode="index", storage_options=None):  # sfclayer.open, like io.open, by intent
+         storage_options=None):  # sfclayer.open, like io.open, by intent
     """Open a layer for point look-ups.
 
     ``sfclayer.open(path)`` (no SparkSession) reads the layer in this process, without a JVM
@@ -305,9 +305,6 @@ def open(spark, path=None, cache_size=None, cache_bytes=None, version=None, as_o
         For raster layers with a pyramid: open that zoom level (:func:`sfclayer.pyramid_levels`),
         at the level version its pyramid document names. ``version`` must be the base version the
         pyramid was built from; ``as_of`` is refused for a pyramid level (InvalidArgument).
-    _open_mode : {'index', 'mapfile'}
-        For benchmarks: 'mapfile' opens data files with Hadoop's MapFile.Reader (the index read
-        at every open) instead of keeping each file's index.
     storage_options : dict, optional
         In-process reads of object stores only: credentials, region, endpoint
         (:func:`sfclayer.reader.source.open_source`).
@@ -337,7 +334,7 @@ def open(spark, path=None, cache_size=None, cache_bytes=None, version=None, as_o
         raise InvalidArgument("path: None must be a layer's path")
     if zoom is not None:
         path, version, as_of = _level_read(spark, path, zoom, version, as_of)
-    return Layer(spark, path, cache_size, cache_bytes, version=version, as_of=as_of, _open_mode=_open_mode)
+    return Layer(spark, path, cache_size, cache_bytes, version=version, as_of=as_of)
 
 
 class _Pinned:
@@ -374,11 +371,12 @@ class _Pinned:
 class Layer:
     """Point look-ups and box queries on one version of a layer (see :func:`open`)."""
 
-    def __init__(self, spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None,
-                 _open_mode="index"):
+    def __init__(self, spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None):
         self.path = _check_path(path)
         self._spark = spark
-        self._cache = (cache_size, cache_bytes, _open_mode == "index")
+        # the reader's cache bounds, and whether it keeps each data file's index in the driver (always, but
+        # for a benchmark's subclass comparing Hadoop's MapFile.Reader: bench/common.py)
+        self._cache = (cache_size, cache_bytes, True)
         self._pins = threading.Lock()
         self._pinned = None
         self._open(version, as_of)
