@@ -5,7 +5,8 @@ command), answered without a Spark job as a local relation (Arrow batches).
 
 A request is a ``google.protobuf.Any`` whose ``type_url`` is :data:`TYPE_URL` and whose ``value`` is a
 JSON object: ``op`` and its arguments. Answers are a text (``answer``, one row) or records (``count``,
-``data``: batches of encoded tile records, as the loopback look-up socket sends them).
+``data``: batches of encoded tile records, as the loopback look-up socket sends them; a look-up's one
+batch holds the socket's answer to it, :mod:`sfclayer._answers`).
 """
 
 import base64
@@ -16,6 +17,7 @@ import os
 import struct
 
 from . import errors
+from ._answers import TileAnswers
 from ._java_errors import error_from_payload, translated
 from ._transport import Transport
 
@@ -27,7 +29,6 @@ PLUGIN = "io.sfclayer.spark.connect.SfcLayerRelationPlugin"  # spark.connect.ext
 COMMAND_PLUGIN = "io.sfclayer.spark.connect.SfcLayerCommandPlugin"  # spark.connect.extensions.command.classes
 _NONCE = f"{os.getpid():x}-{os.urandom(4).hex()}-"
 _COUNTER = itertools.count()
-_INT = struct.Struct(">i")
 
 
 # Requests that only read (look-ups, box queries, counts, a reader's metadata and statistics) and
@@ -243,22 +244,10 @@ class ConnectLookupClient:
         self._check()
         n = len(packed_keys) // 16
         [(_, data)] = self._records("get_many", keys=base64.b64encode(packed_keys).decode("ascii"))
-        out, pos, first_error = [None] * n, 0, None
-        for i in range(n):
-            (length,) = _INT.unpack_from(data, pos)
-            pos += 4
-            if length >= 0:
-                out[i] = data[pos:pos + length]
-                pos += length
-            elif length == -2:
-                (size,) = _INT.unpack_from(data, pos)
-                e = self._error(data[pos + 4:pos + 4 + size])
-                pos += 4 + size
-                first_error = first_error or e
-                if errors_as_values:
-                    out[i] = e
-        if pos != len(data):
-            raise errors.SfcLayerError(f"the Connect server answered {len(data)} bytes for {n} keys, {pos} expected")
+        out = [None] * n
+        answers = TileAnswers.of_bytes(data, self._error)  # the socket's framing (sfclayer._answers)
+        first_error = answers.many(n, out, errors_as_values=errors_as_values)
+        answers.end()
         if first_error is not None and not errors_as_values:
             raise first_error
         return out
