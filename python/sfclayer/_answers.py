@@ -17,6 +17,7 @@ __all__ = ["TileAnswers", "BadAnswer", "MISSING", "ERROR"]
 MISSING = -1
 ERROR = -2
 _INT = struct.Struct(">i")
+_PAIR = struct.Struct(">ii")
 
 
 class BadAnswer(errors.SfcLayerError):
@@ -85,12 +86,13 @@ class TileAnswers:
 
 
 class _BytesAnswers(TileAnswers):
-    """:class:`TileAnswers` over bytes already received whole."""
+    """:class:`TileAnswers` over bytes already received whole, read in place (``struct.unpack_from`` and
+    slices: a Connect answer of 10,000 tiles decodes at the speed of the lengths-only form it replaced)."""
 
     __slots__ = ("_data", "_pos")
 
     def __init__(self, data, error_from_java):
-        self._data = memoryview(data)
+        self._data = bytes(data)
         self._pos = 0
         super().__init__(self._take, error_from_java)
 
@@ -100,7 +102,36 @@ class _BytesAnswers(TileAnswers):
         if end > len(self._data):
             raise BadAnswer(f"the JVM's answer ended early: {len(self._data)} bytes, byte {end} wanted")
         self._pos = end
-        return bytes(self._data[pos:end])
+        return self._data[pos:end]
+
+    def many(self, n, out, start=0, errors_as_values=False):
+        data, pos, size = self._data, self._pos, len(self._data)
+        pair = _PAIR.unpack_from
+        first_error = None
+        for _ in range(n):
+            if pos + 8 > size:
+                raise BadAnswer(f"the JVM's answer ended early: {size} bytes, byte {pos + 8} wanted")
+            i, length = pair(data, pos)
+            pos += 8
+            if not 0 <= i < n:
+                raise BadAnswer(f"the JVM answered key {i} of {n}")
+            if length >= 0:
+                if pos + length > size:
+                    raise BadAnswer(f"the JVM's answer ended early: {size} bytes, byte {pos + length} wanted")
+                out[start + i] = data[pos:pos + length]
+                pos += length
+            elif length == MISSING:
+                out[start + i] = None
+            elif length == ERROR:
+                self._pos = pos
+                e = self._error(self._take(self.int()))
+                pos = self._pos
+                first_error = first_error or e
+                out[start + i] = e if errors_as_values else None
+            else:
+                raise BadAnswer(f"the JVM sent a bad answer length {length}")
+        self._pos = pos
+        return first_error
 
     def end(self):
         """Raises :class:`BadAnswer` unless every byte was read."""
