@@ -36,7 +36,7 @@ from .errors import (
 )
 
 from .layer import write, read, open, Layer
-from .reader import layer as _reader_layer  # noqa: F401  registers sfclayer.open(path)'s in-process reader
+from .reader import layer as _reader_layer  # noqa: F401  registers the in-process transport (sfclayer.open(path))
 from . import _connect
 from . import _s3a
 from . import _quiet

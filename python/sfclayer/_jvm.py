@@ -19,7 +19,11 @@ def is_connect(spark):
 
 def transport(spark):
     """The transport of ``spark``'s driver (a :class:`sfclayer._transport.Transport`), chosen on first use
-    and kept on the session."""
+    and kept on the session; for None, the in-process reader's (no Spark)."""
+    if spark is None:
+        from ._transport import in_process
+
+        return in_process()
     kept = vars(spark).get("_sfclayer_transport")  # getattr may reach a Connect session's __getattr__
     if kept is None:
         if is_connect(spark):
