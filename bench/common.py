@@ -214,6 +214,20 @@ def open_value_reader(spark, path, cache_size=1024):
         return cls.open(conf, path, int(cache_size), cls.DEFAULT_CACHE_BYTES, True, -1, -1)
 
 
+def open_mapfile_layer(spark, path, cache_size=None, cache_bytes=None):
+    """``sfclayer.open(spark, path)`` whose reader opens data files with Hadoop's MapFile.Reader (the index
+    read at every open) instead of keeping each file's index in the driver: the way before, for the benches
+    that compare the two."""
+    from sfclayer.layer import Layer
+
+    class MapFileLayer(Layer):
+        def _open(self, version, as_of):
+            self._cache = self._cache[:2] + (False,)
+            return super()._open(version, as_of)
+
+    return MapFileLayer(spark, path, cache_size, cache_bytes)
+
+
 def start_lookup_server(spark, reader):
     """A JVM ``LookupServer`` of its own on ``reader``: (server, host, port, token)."""
     with sfclayer._jvm.translated():

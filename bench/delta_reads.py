@@ -115,7 +115,7 @@ def delta_study(spark, work, side=256, tile_bytes=1024, deltas=10, share=0.01, b
     for name, path in (("merged", merged), ("compacted", compacted)):
         reader = open_value_reader(spark, path)
         try:
-            reader.getMany(_pack(every))  # every file open, every filter and index read
+            jvm.io.sfclayer.lookup.TileAnswers.many(reader, _pack(every))  # every file open, every filter and index read
             timing.timeGets(reader, packed)  # and a first timed pass
             nanos = np.array(list(timing.timeGets(reader, packed)))
             assert (nanos > 0).all(), "a present key was missed"

@@ -255,13 +255,14 @@ def lookups(spark, path, side, n_files, cfg, rng):
         out["get_many_python"] = _batch_entry(keys, s, sum(len(x["values"]) for x in tiles))
         reader = layer._reader
 
-        def py4j_many(packed):
-            blob = bytes(reader.getMany(packed))
-            answer, pos = [], 0
-            while pos < len(blob):
-                (n,) = struct.unpack_from(">i", blob, pos)
-                answer.append(blob[pos + 4:pos + 4 + n] if n >= 0 else None)
-                pos += 4 + max(n, 0)
+        from sfclayer._answers import TileAnswers
+        from sfclayer._java_errors import error_from_payload
+
+        tile_answers = spark.sparkContext._jvm.io.sfclayer.lookup.TileAnswers
+
+        def py4j_many(packed):  # the answer in the socket's framing, moved by py4j
+            answer = [None] * (len(packed) // 16)
+            TileAnswers.of_bytes(bytes(tile_answers.many(reader, packed)), error_from_payload).many(len(answer), answer)
             return answer
 
         s, b = _batch(py4j_many, keys, repeats=3)

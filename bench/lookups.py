@@ -73,7 +73,7 @@ def _old_open(spark, path):
 
     import fastavro
 
-    from sfclayer import _jvm
+    from sfclayer._java_errors import error_from_payload
     from sfclayer._lookup import LookupClient
     from sfclayer.curves import key_index_from_json
 
@@ -84,7 +84,7 @@ def _old_open(spark, path):
     md = json.loads(reader.metadataJson())
     key_index_from_json(md["keyIndex"])
     fastavro.parse_schema(md["tileSchema"])
-    client = LookupClient(host, port, token, _jvm.error_from_payload)
+    client = LookupClient(host, port, token, error_from_payload)
 
     def close():
         client.close()
@@ -185,14 +185,25 @@ def _pack(keys):
     return b"".join(struct.pack(">iiq", int(c), int(r), 0) for c, r in keys)
 
 
-#: Ways the reader can open data files: name -> (sfclayer.open keywords, whether the indexes shared by
-#: the session's earlier readers are forgotten first: the layer's first open in the session).
+#: Ways the reader can open data files: name -> (sfclayer.open keywords, "mapfile": True for Hadoop's
+#: MapFile.Reader (bench/common.py's open_mapfile_layer); whether the indexes shared by the session's
+#: earlier readers are forgotten first: the layer's first open in the session).
 OPEN_MODES = {
-    "MapFile.Reader, LRU of 16 files (before)": ({"cache_size": 16, "_open_mode": "mapfile"}, True),
-    "MapFile.Reader, memory-sized LRU": ({"_open_mode": "mapfile"}, True),
+    "MapFile.Reader, LRU of 16 files (before)": ({"cache_size": 16, "mapfile": True}, True),
+    "MapFile.Reader, memory-sized LRU": ({"mapfile": True}, True),
     "index in the driver, memory-sized LRU, first open in the session": ({}, True),
     "index in the driver, memory-sized LRU, opened before in the session (default)": ({}, False),
 }
+
+
+def _open(spark, path, kw):
+    """``sfclayer.open`` with an OPEN_MODES entry's keywords."""
+    kw = dict(kw)
+    if kw.pop("mapfile", False):
+        from common import open_mapfile_layer
+
+        return open_mapfile_layer(spark, path, **kw)
+    return sfclayer.open(spark, path, **kw)
 
 
 def random_path(work, side):
@@ -229,7 +240,7 @@ def random_study(spark, path, side=1024, tile_bytes=280, keys=3000, block_size="
         try:
             if cold:
                 forget()
-            with sfclayer.open(spark, path, **kw) as layer:
+            with _open(spark, path, kw) as layer:
                 out["files"] = len(layer.metadata["files"])
                 py = []
                 for c, r in sample:
@@ -239,7 +250,7 @@ def random_study(spark, path, side=1024, tile_bytes=280, keys=3000, block_size="
                 stats = layer.stats()
             if cold:
                 forget()
-            with sfclayer.open(spark, path, **kw) as layer:
+            with _open(spark, path, kw) as layer:
                 nanos = list(_timing(spark).timeGets(layer._reader, _pack(sample)))
                 assert all(n >= 0 for n in nanos)
         except TypeError as e:  # a mode this version does not offer

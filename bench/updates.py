@@ -19,10 +19,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path[:0] = [os.path.join(HERE, "..", "python"), os.path.join(HERE, "..")]
 
 import sfclayer  # noqa: E402
-from sfclayer._manifests import document_files  # noqa: E402
+from tests.helpers import document_files  # noqa: E402  (the tests' own reading of a local layer's documents)
 
 
 

@@ -22,7 +22,7 @@ import shutil
 
 import google_crc32c
 
-from sfclayer._manifests import document_files
+from .helpers import document_files
 
 __all__ = ["seal", "document", "newest_version", "publish", "publish_delta_version", "delta_entries"]
 

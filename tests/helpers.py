@@ -9,7 +9,27 @@ import os
 import fastavro
 import pytest
 
-from sfclayer._manifests import document_files
+
+def document_files(layer_path, doc):
+    """The ``files`` entries of version document ``doc`` of the local layer at ``layer_path``, read from
+    the files themselves: listed inline (formats 2-5), or through the document's manifests (format 6,
+    docs/FORMAT.md section 10), in the order listed. The tests' and benches' own reading of a local
+    layer's documents, independent of the JVM's and of the in-process reader's."""
+    if "manifests" not in doc:
+        return list(doc.get("files") or [])
+    out = []
+
+    def walk(refs):
+        for ref in refs:
+            with open(os.path.join(layer_path, "_sfclayer", "manifests", ref["path"]), "rb") as f:
+                m = json.load(f)
+            if ref["level"] == 0:
+                out.extend(m["files"])
+            else:
+                walk(m["manifests"])
+
+    walk(doc["manifests"])
+    return out
 
 
 @contextlib.contextmanager

@@ -8,7 +8,7 @@ Connect session (``connect``: a thin ``sc://`` client of a Connect server set up
 import pytest
 
 import sfclayer
-from sfclayer import _jvm
+from sfclayer import _java_errors, _jvm
 
 
 @pytest.fixture(params=["classic", "connect"])
@@ -112,14 +112,14 @@ def test_connect_clients_see_sfclayer_conditions(connect, tmp_path):
 def test_condition_table_is_the_jars(spark):
     # each Java error class's condition (asked of the jar) names the same Python class as its class name
     jvm = spark.sparkContext._jvm
-    for name, cls in _jvm._JAVA_ERRORS.items():
+    for name, cls in _java_errors._JAVA_ERRORS.items():
         java = getattr(jvm.io.sfclayer, name[len("io.sfclayer."):])
         try:
             instance = java("m")
         except Exception:  # the errors that always have a cause
             instance = java("m", None)
-        assert _jvm._CONDITIONS[instance.getCondition()] is cls, name
-    assert len(set(_jvm._CONDITIONS.values())) == len(_jvm._CONDITIONS) == len(_jvm._JAVA_ERRORS)
+        assert _java_errors._CONDITIONS[instance.getCondition()] is cls, name
+    assert len(set(_java_errors._CONDITIONS.values())) == len(_java_errors._CONDITIONS) == len(_java_errors._JAVA_ERRORS)
 
 
 def test_pyramid_on_connect_refuses_a_layer_without_zoom_levels_as_classic_does(spark, connect, tmp_path):
@@ -223,7 +223,8 @@ def test_connect_lookups_answer_the_same_each_way(connect, tmp_path, monkeypatch
     if way == "relation":
         monkeypatch.setattr(_connect, "_NO_COMMAND_PLUGIN", {connect.client._session_id})
     elif way == "public":
-        monkeypatch.setattr(_connect, "SHORT_PATH", False)
+        # a pyspark whose client lacks one of the internals the short path uses takes the public path
+        monkeypatch.setattr(_connect, "_CLIENT_INTERNALS", _connect._CLIENT_INTERNALS + ("_no_such_internal",))
     with sfclayer.open(connect, path) as layer:
         assert layer.get(3, 2) == {"value": 302}
         assert layer.get_many([(1, 1), (2, 3), (40, 40), (15, 15)]) == [

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import sfclayer
-from sfclayer import _jvm, _lookup
+from sfclayer import _java_errors, _jvm, _lookup
 from sfclayer._lookup import LookupClient
 
 from .helpers import start_lookup_server
@@ -45,7 +45,7 @@ def server(spark, layer):
 
 def client(started, pool_size=1):
     _, host, port, token = started
-    return LookupClient(host, port, token, _jvm.error_from_payload, pool_size=pool_size)
+    return LookupClient(host, port, token, _java_errors.error_from_payload, pool_size=pool_size)
 
 
 def raw(started, token=None, rcvbuf=None):
@@ -291,7 +291,7 @@ def test_short_answers_are_detected():
 
     t = threading.Thread(target=serve)
     t.start()
-    c = LookupClient("127.0.0.1", port, b"t" * 16, _jvm.error_from_payload)
+    c = LookupClient("127.0.0.1", port, b"t" * 16, _java_errors.error_from_payload)
     with pytest.raises(sfclayer.SfcLayerError, match=r"mid-answer \(read 16 of 1000 bytes\)"):
         c.get(1, 1, 0)
     t.join()
@@ -359,12 +359,12 @@ def test_layers_of_a_session_share_one_server_each_behind_its_own_token(spark, l
         assert layer.get(1, 2) == expected(1, 2)
         host, port = other._client._address
         # a token reaches its own layer only: the other layer's key is a miss there, not its tile
-        foreign = LookupClient(host, port, layer._client._token, _jvm.error_from_payload)
+        foreign = LookupClient(host, port, layer._client._token, _java_errors.error_from_payload)
         assert foreign.get(101, 102, 0) is None
         foreign.close()
         old_token = other._client._token
     # closed: its token is refused, its connections are gone; the server goes on for the other layer
-    stale = LookupClient(host, port, old_token, _jvm.error_from_payload)
+    stale = LookupClient(host, port, old_token, _java_errors.error_from_payload)
     with pytest.raises(sfclayer.InvalidArgument, match="wrong look-up token"):
         stale.get(101, 102, 0)
     stale.close()
@@ -424,7 +424,7 @@ def test_a_server_that_never_answers_times_out():
 
     t = threading.Thread(target=serve)
     t.start()
-    c = LookupClient("127.0.0.1", port, b"t" * 16, _jvm.error_from_payload, read_timeout=0.5)
+    c = LookupClient("127.0.0.1", port, b"t" * 16, _java_errors.error_from_payload, read_timeout=0.5)
     with pytest.raises(sfclayer.SfcLayerError, match=r"no answer from the JVM's look-up server within 0.5 s"):
         c.get(1, 1, 0)
     assert c.open_connections() == 0  # the timed-out connection is closed, not pooled

@@ -153,14 +153,28 @@ def test_public_names_import_from_where_they_did(module, names):
     assert [n for n in exported if not hasattr(mod, n)] == []
 
 
-def test_old_pictures_module_spelling_still_works():
-    from sfclayer import pictures
-    from sfclayer.viz import pictures as moved
+def test_the_package_holds_no_hooks_for_tests_or_benches():
+    """What only tests and benches use lives in tests/ and bench/ (issue 39): no function of the package
+    takes a hidden parameter for them (``sfclayer.open(..., _open_mode)`` was one), and old spellings kept
+    for them are gone (``sfclayer.pictures``: ``sfclayer.viz.pictures``)."""
+    import ast
 
-    assert pictures is moved
-    assert [n for n in OLD_PICTURES if not hasattr(pictures, n)] == []
-    with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        sfclayer.nope  # noqa: B018
+    hidden = []
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "python/sfclayer")):
+        for f in (f for f in files if f.endswith(".py")):
+            path = os.path.join(dirpath, f)
+            with open(path, encoding="utf-8") as src:
+                tree = ast.parse(src.read())
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    a = node.args
+                    hidden += [(os.path.relpath(path, ROOT), node.name, p.arg)
+                               for p in a.posonlyargs + a.args + a.kwonlyargs
+                               if p.arg.startswith("_") and p.arg != "_"]  # "_": an ignored argument
+    assert hidden == []
+    for gone in ("pictures", "_manifests", "nope"):
+        with pytest.raises(AttributeError, match=f"no attribute '{gone}'"):
+            getattr(sfclayer, gone)
 
 
 def test_every_source_file_over_500_lines_says_why_at_its_top():

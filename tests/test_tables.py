@@ -9,19 +9,19 @@ import pytest
 
 import sfclayer
 from sfclayer import geotrellis
-from sfclayer import _jvm, errors, layer
+from sfclayer import _java_errors, _jvm, errors, layer
 
 
 def test_error_table_is_the_jars_exception_classes():
     with zipfile.ZipFile(sfclayer.jar_path()) as jar:
         java = {n[:-len(".class")].replace("/", ".") for n in jar.namelist()
                 if re.fullmatch(r"io/sfclayer/SfcLayerException(\$\w+)?\.class", n)}
-    assert java == set(_jvm._JAVA_ERRORS)
+    assert java == set(_java_errors._JAVA_ERRORS)
     # each Java class has the Python class of the same name, and every Python error is in the table
-    for name, cls in _jvm._JAVA_ERRORS.items():
+    for name, cls in _java_errors._JAVA_ERRORS.items():
         assert name.rsplit("$", 1)[-1] in (cls.__name__, "io.sfclayer.SfcLayerException"), name
     python = {c for c in vars(errors).values() if inspect.isclass(c) and issubclass(c, errors.SfcLayerError)}
-    assert python == set(_jvm._JAVA_ERRORS.values())
+    assert python == set(_java_errors._JAVA_ERRORS.values())
     assert set(errors.__all__) == {c.__name__ for c in python}
     assert set(errors.__all__) <= set(sfclayer.__all__)
 

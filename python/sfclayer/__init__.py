@@ -36,7 +36,7 @@ from .errors import (
 )
 
 from .layer import write, read, open, Layer
-from .reader import layer as _reader_layer  # noqa: F401  registers sfclayer.open(path)'s in-process reader
+from .reader import layer as _reader_layer  # noqa: F401  registers the in-process transport (sfclayer.open(path))
 from . import _connect
 from . import _s3a
 from . import _quiet
@@ -56,12 +56,6 @@ _LAZY = {"verify": "integrity", "repair": "integrity", "VerifyReport": "integrit
 def __getattr__(name):
     import importlib
 
-    # sfclayer.pictures moved to sfclayer.viz.pictures; the old spelling keeps working.
-    if name == "pictures":
-        from .viz import pictures
-
-        sys.modules.setdefault(__name__ + ".pictures", pictures)
-        return pictures
     module = _LAZY.get(name)
     if module is not None:
         module, _, attr = module.partition(":")

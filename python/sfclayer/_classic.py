@@ -12,8 +12,7 @@ from ._java_errors import error_from_payload, java_throwable, translated
 from ._lookup import LookupClient
 from ._transport import Transport
 
-__all__ = ["ClassicTransport", "connector_version", "open_value_reader", "start_lookup_server", "lookup_call",
-           "gateway_call", "server_call"]
+__all__ = ["ClassicTransport", "connector_version", "lookup_call", "gateway_call"]
 
 
 class ClassicTransport(Transport):

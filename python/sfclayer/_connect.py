@@ -5,7 +5,8 @@ command), answered without a Spark job as a local relation (Arrow batches).
 
 A request is a ``google.protobuf.Any`` whose ``type_url`` is :data:`TYPE_URL` and whose ``value`` is a
 JSON object: ``op`` and its arguments. Answers are a text (``answer``, one row) or records (``count``,
-``data``: batches of encoded tile records, as the loopback look-up socket sends them).
+``data``: batches of encoded tile records, as the loopback look-up socket sends them; a look-up's one
+batch holds the socket's answer to it, :mod:`sfclayer._answers`).
 """
 
 import base64
@@ -16,10 +17,11 @@ import os
 import struct
 
 from . import errors
+from ._answers import TileAnswers
 from ._java_errors import error_from_payload, translated
 from ._transport import Transport
 
-__all__ = ["TYPE_URL", "PLUGIN", "COMMAND_PLUGIN", "READ_OPS", "SHORT_PATH", "ConnectTransport", "request_text",
+__all__ = ["TYPE_URL", "PLUGIN", "COMMAND_PLUGIN", "READ_OPS", "ConnectTransport", "request_text",
            "request_records", "ConnectLookupClient"]
 
 TYPE_URL = "type.googleapis.com/sfclayer.connect.Request"  # ConnectRequest.TYPE_URL
@@ -27,7 +29,6 @@ PLUGIN = "io.sfclayer.spark.connect.SfcLayerRelationPlugin"  # spark.connect.ext
 COMMAND_PLUGIN = "io.sfclayer.spark.connect.SfcLayerCommandPlugin"  # spark.connect.extensions.command.classes
 _NONCE = f"{os.getpid():x}-{os.urandom(4).hex()}-"
 _COUNTER = itertools.count()
-_INT = struct.Struct(">i")
 
 
 # Requests that only read (look-ups, box queries, counts, a reader's metadata and statistics) and
@@ -35,9 +36,6 @@ _INT = struct.Struct(">i")
 # query planning, sent as one non-reattachable ExecutePlan call (:func:`_execute`), which may retry it
 # whole. Everything else ("open", maintenance commands) goes as a relation the client's public way.
 READ_OPS = frozenset({"get_many", "query", "count", "metadata", "stats", "readers", "close", "geotrellisIndex"})
-
-#: Whether read requests take the short path; False forces pyspark's own (tests compare the two).
-SHORT_PATH = True
 
 # What the short path uses of pyspark's Connect client (SparkConnectClient internals, pyspark 4.x): where
 # one is missing, requests take the public path.
@@ -73,7 +71,7 @@ def _table(spark, payload):
     # this module, so it is handed in rather than imported back)
     client = spark.client
     try:
-        if SHORT_PATH and payload["op"] in READ_OPS and all(hasattr(client, a) for a in _CLIENT_INTERNALS):
+        if payload["op"] in READ_OPS and all(hasattr(client, a) for a in _CLIENT_INTERNALS):
             session = getattr(client, "_session_id", None)
             if session not in _NO_COMMAND_PLUGIN:
                 try:
@@ -246,22 +244,10 @@ class ConnectLookupClient:
         self._check()
         n = len(packed_keys) // 16
         [(_, data)] = self._records("get_many", keys=base64.b64encode(packed_keys).decode("ascii"))
-        out, pos, first_error = [None] * n, 0, None
-        for i in range(n):
-            (length,) = _INT.unpack_from(data, pos)
-            pos += 4
-            if length >= 0:
-                out[i] = data[pos:pos + length]
-                pos += length
-            elif length == -2:
-                (size,) = _INT.unpack_from(data, pos)
-                e = self._error(data[pos + 4:pos + 4 + size])
-                pos += 4 + size
-                first_error = first_error or e
-                if errors_as_values:
-                    out[i] = e
-        if pos != len(data):
-            raise errors.SfcLayerError(f"the Connect server answered {len(data)} bytes for {n} keys, {pos} expected")
+        out = [None] * n
+        answers = TileAnswers.of_bytes(data, self._error)  # the socket's framing (sfclayer._answers)
+        first_error = answers.many(n, out, errors_as_values=errors_as_values)
+        answers.end()
         if first_error is not None and not errors_as_values:
             raise first_error
         return out

@@ -4,14 +4,12 @@ Connect's plugins) and the functions here are the package's named operations on 
 besides the transports that knows there are kinds of sessions (tests/test_structure.py): the rest asks
 the transport for what it needs. Java errors become sfclayer's in :mod:`sfclayer._java_errors`."""
 
-from ._java_errors import (_CONDITIONS, _JAVA_ERRORS, JavaStack, error_from_payload,  # noqa: F401 (tests' tables)
-                           translated)
+from ._java_errors import translated
 
-__all__ = ["is_connect", "transport", "require_classic", "translated", "lookup_call", "error_from_payload",
-           "command", "read_text",
+__all__ = ["is_connect", "transport", "require_classic", "translated", "lookup_call", "command", "read_text",
            "take_lease", "release_lease", "verify_layer", "pyramid_document", "publish_pyramid_document",
            "layer_metadata_json", "restore_document", "rebuild_manifests", "hadoop_opener", "hadoop_file_status",
-           "connector_version", "JavaStack"]  # what the rest of sfclayer uses
+           "connector_version"]  # what the rest of sfclayer uses
 
 
 def is_connect(spark):
@@ -21,7 +19,11 @@ def is_connect(spark):
 
 def transport(spark):
     """The transport of ``spark``'s driver (a :class:`sfclayer._transport.Transport`), chosen on first use
-    and kept on the session."""
+    and kept on the session; for None, the in-process reader's (no Spark)."""
+    if spark is None:
+        from ._transport import in_process
+
+        return in_process()
     kept = vars(spark).get("_sfclayer_transport")  # getattr may reach a Connect session's __getattr__
     if kept is None:
         if is_connect(spark):

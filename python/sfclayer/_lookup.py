@@ -26,6 +26,8 @@ import threading
 import time
 
 from . import errors
+from ._answers import ERROR as _ERROR
+from ._answers import BadAnswer, TileAnswers
 
 __all__ = ["LookupClient", "LINGER", "MAX_KEYS", "POOL_SIZE", "READ_TIMEOUT"]
 
@@ -38,8 +40,6 @@ POOL_SIZE = 16
 READ_TIMEOUT = 600.0
 #: Seconds a server's pool keeps its idle connections after its last layer closed (see the module text).
 LINGER = 1.0
-_MISSING = -1
-_ERROR = -2
 # The requests' opcodes, the first byte of each request: the JVM's LookupServer.OP_* (its Javadoc gives
 # each request's form). Bind the connection to a reader, get one key, many keys, query a box, count one.
 _BIND = ord("A")
@@ -52,8 +52,9 @@ _GET = struct.Struct(">biiq")
 _HEAD = struct.Struct(">bi")
 
 
-class _ConnectionLost(errors.SfcLayerError):
-    """The socket broke or the server sent something out of protocol: the connection is dropped."""
+class _ConnectionLost(BadAnswer):
+    """The socket broke or the server sent something out of protocol: the connection is dropped (as after
+    any :class:`~sfclayer._answers.BadAnswer`)."""
 
 
 class _Connection:
@@ -121,17 +122,6 @@ class _Connection:
 
     def read_int(self):
         return _INT.unpack(self.read_exact(4))[0]
-
-    def read_answer(self, error_from_java):
-        """One answer: record bytes, None for a missing key; raises the server's error."""
-        n = self.read_int()
-        if n == _MISSING:
-            return None
-        if n == _ERROR:
-            raise error_from_java(self.read_exact(self.read_int()))
-        if n < 0:
-            raise _ConnectionLost(f"the JVM's look-up server sent a bad answer length {n}")
-        return self.read_exact(n)
 
     def usable(self):
         """Whether an idle connection can be reused: nothing to read on it (no EOF, no stray bytes)."""
@@ -345,8 +335,8 @@ class LookupClient:
                 raise _ConnectionLost(f"the look-up connection to the JVM failed: {e}") from e
             healthy = True
             return out
-        except _ConnectionLost:
-            raise
+        except BadAnswer:
+            raise  # the connection is out of step: closed
         except errors.SfcLayerError:
             healthy = True  # an error answer: the connection is in step (unless marked broken)
             raise
@@ -354,7 +344,7 @@ class LookupClient:
             self._pool.give_back(conn, healthy)
 
     def _answer(self, conn):
-        return conn.read_answer(self._error)
+        return TileAnswers(conn.read_exact, self._error).one()
 
     # ------------------------------------------------------------------ requests
 
@@ -375,21 +365,8 @@ class LookupClient:
             chunk = packed_keys[16 * start:16 * min(n, start + MAX_KEYS)]
             m = len(chunk) // 16
 
-            def read(conn, m=m, start=start):
-                error = None
-                for _ in range(m):
-                    i = conn.read_int()
-                    if not 0 <= i < m:
-                        raise _ConnectionLost(f"the JVM's look-up server answered key {i} of {m}")
-                    try:
-                        out[start + i] = self._answer(conn)
-                    except _ConnectionLost:
-                        raise
-                    except errors.SfcLayerError as e:  # read every answer before raising
-                        error = error or e
-                        if errors_as_values:
-                            out[start + i] = e
-                return error
+            def read(conn, m=m, start=start):  # every answer read before an error is raised
+                return TileAnswers(conn.read_exact, self._error).many(m, out, start, errors_as_values)
 
             error = self._request(_HEAD.pack(_GET_MANY, m) + chunk, read)
             first_error = first_error or error

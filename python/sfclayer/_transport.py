@@ -3,15 +3,17 @@ named operations (:data:`OPERATIONS`), and nothing that knows how a request trav
 
 Its implementations sit beside it: :class:`sfclayer._classic.ClassicTransport` (py4j and the driver's
 loopback look-up socket) and :class:`sfclayer._connect.ConnectTransport` (Spark Connect's plugins);
-:func:`sfclayer._jvm.transport` chooses one once per session. No other module asks which kind of
-session it has (tests/test_structure.py): it asks the transport for what it needs.
+:func:`sfclayer._jvm.transport` chooses one once per session. The in-process reader is a third, with no
+session (:class:`sfclayer.reader.layer.InProcessTransport`): ``sfclayer.open(path)`` and
+``sfclayer.open(spark, path)`` both open with :meth:`Transport.opener`. No other module asks which kind
+of session it has (tests/test_structure.py): it asks the transport for what it needs.
 """
 
 import json
 
 from . import errors
 
-__all__ = ["OPERATIONS", "Transport", "arguments", "answer"]
+__all__ = ["OPERATIONS", "REGISTERED", "Transport", "arguments", "answer", "in_process"]
 
 # The named operations of the driver (io.sfclayer.spark.Operations): their arguments in order, each
 # (name, type) with type string | long | boolean, a trailing "?" where it may be None; and the kind of
@@ -40,6 +42,16 @@ OPERATIONS = {
 }
 
 _TYPES = {"string": str, "long": int, "boolean": bool}
+
+#: What the modules building on this one register here (they import it, so it cannot import them):
+#: ``"layer"``, :class:`sfclayer.layer.Layer` (a layer read through a driver's transport);
+#: ``"in-process"``, the in-process reader's transport (sfclayer.reader.layer).
+REGISTERED = {}
+
+
+def in_process():
+    """The transport of layers read in this process, without Spark (:mod:`sfclayer.reader`)."""
+    return REGISTERED["in-process"]
 
 
 def arguments(name, args):
@@ -92,6 +104,20 @@ class Transport:
     def _call(self, name, args):
         """The answer text of operation ``name`` with ``args`` by name, sfclayer's errors raised."""
         raise NotImplementedError
+
+    def opener(self):
+        """What ``sfclayer.open`` calls to open a layer through this transport: ``opener(path, cache_size=,
+        cache_bytes=, version=, as_of=, zoom=, storage_options=)`` returns a :class:`~sfclayer.layer.Layer`
+        (handed out rather than called here: an error's traceback stays as short as it was). A driver's
+        transport opens a Layer reading through :meth:`open_layer`; ``storage_options`` is for in-process
+        reads only."""
+        import functools
+
+        return functools.partial(REGISTERED["layer"], self.spark)
+
+    def history(self, path):
+        """The layer's retained versions, oldest first, as the driver's ``history`` operation answers them."""
+        return self.call("history", path)
 
     def open_layer(self, path, cache_size, cache_bytes, index_in_driver, version, as_of_millis):
         """Opens a reader on an sfclayer layer: ``(info, client)``, ``info`` a dict (``handle``, ``version``,

@@ -15,9 +15,10 @@ import threading
 
 import fastavro
 
-from . import _jvm
+from . import _jvm, _transport
 
-from ._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
+from ._args import check_box as _check_box, check_int as _check_int, check_path as _check_path
+from ._args import check_time_range as _check_time_range
 from ._pyramid_levels import _level_read
 from .errors import CorruptLayer, InvalidArgument, KeyNotFound
 
@@ -270,13 +271,8 @@ def _parsed_schema(text):
     return fastavro.parse_schema(json.loads(text))
 
 
-#: The in-process opener, ``sfclayer.reader.layer.open_local``: registered by that module when the package
-#: imports it, since it builds on :class:`Layer` (this module stays below the reader: no import circle).
-_IN_PROCESS = {}
-
-
 def open(spark, path=None, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None,  # noqa: A001
-         _open_mode="index", storage_options=None):  # sfclayer.open, like io.open, by intent
+         storage_options=None):  # sfclayer.open, like io.open, by intent
     """Open a layer for point look-ups.
 
     ``sfclayer.open(path)`` (no SparkSession) reads the layer in this process, without a JVM
@@ -305,9 +301,6 @@ def open(spark, path=None, cache_size=None, cache_bytes=None, version=None, as_o
         For raster layers with a pyramid: open that zoom level (:func:`sfclayer.pyramid_levels`),
         at the level version its pyramid document names. ``version`` must be the base version the
         pyramid was built from; ``as_of`` is refused for a pyramid level (InvalidArgument).
-    _open_mode : {'index', 'mapfile'}
-        For benchmarks: 'mapfile' opens data files with Hadoop's MapFile.Reader (the index read
-        at every open) instead of keeping each file's index.
     storage_options : dict, optional
         In-process reads of object stores only: credentials, region, endpoint
         (:func:`sfclayer.reader.source.open_source`).
@@ -327,17 +320,24 @@ def open(spark, path=None, cache_size=None, cache_bytes=None, version=None, as_o
     ...     layer.get(4, 2)["elevation"]
     72
     """
-    if spark is None or isinstance(spark, (str, os.PathLike)):  # in-process, no JVM
-        open_local = _IN_PROCESS["open"]
-        if path is not None and spark is not None:
+    spark, path = session_and_path(spark, path)
+    zoom = None if zoom is None else _check_int("zoom", zoom)  # not int(): 1.5, "3" or True name another level
+    return _jvm.transport(spark).opener()(path, cache_size=cache_size, cache_bytes=cache_bytes, version=version,
+                                          as_of=as_of, zoom=zoom, storage_options=storage_options)
+
+
+def session_and_path(spark, path):
+    """``(spark, path)`` of a call that takes ``(spark, path)`` or ``(path)``: spark None for the latter (read
+    in-process, without Spark: :func:`sfclayer._transport.in_process`)."""
+    if isinstance(spark, (str, os.PathLike)):
+        if path is not None:
             raise InvalidArgument(f"path: given twice ({spark!r} and {path!r})")
-        return open_local(os.fspath(spark if path is None else path), cache_size=cache_size, cache_bytes=cache_bytes,
-                          version=version, as_of=as_of, zoom=zoom, storage_options=storage_options)
+        return None, os.fspath(spark)
     if path is None:
         raise InvalidArgument("path: None must be a layer's path")
-    if zoom is not None:
-        path, version, as_of = _level_read(spark, path, zoom, version, as_of)
-    return Layer(spark, path, cache_size, cache_bytes, version=version, as_of=as_of, _open_mode=_open_mode)
+    return spark, path
+
+
 
 
 class _Pinned:
@@ -374,11 +374,16 @@ class _Pinned:
 class Layer:
     """Point look-ups and box queries on one version of a layer (see :func:`open`)."""
 
-    def __init__(self, spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None,
-                 _open_mode="index"):
+    def __init__(self, spark, path, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None,
+                 storage_options=None):
+        # storage_options: in-process reads only (sfclayer.open's parameters, through Transport.opener)
+        if zoom is not None:
+            path, version, as_of = _level_read(spark, path, zoom, version, as_of)
         self.path = _check_path(path)
         self._spark = spark
-        self._cache = (cache_size, cache_bytes, _open_mode == "index")
+        # the reader's cache bounds, and whether it keeps each data file's index in the driver (always, but
+        # for a benchmark's subclass comparing Hadoop's MapFile.Reader: bench/common.py)
+        self._cache = (cache_size, cache_bytes, True)
         self._pins = threading.Lock()
         self._pinned = None
         self._open(version, as_of)
@@ -762,3 +767,6 @@ class Layer:
         misses answered by bloom filters without opening a file (``bloom_skips``), filters kept."""
         self._require_open()
         return self._last.client.stats()
+
+
+_transport.REGISTERED["layer"] = Layer  # the Layer a driver's transport opens (Transport.opener)

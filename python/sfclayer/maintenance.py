@@ -16,12 +16,11 @@ Examples
 """
 
 import dataclasses
-import os
 import datetime as _dt
 
 from . import _jvm
 from .errors import InvalidArgument
-from .layer import _micros
+from .layer import _micros, session_and_path
 
 __all__ = ["Version", "history", "delete", "compact", "restore", "vacuum", "DEFAULT_RETAIN"]
 
@@ -101,11 +100,8 @@ def history(spark, path=None):
     -------
     list of Version
     """
-    if spark is None or isinstance(spark, (str, os.PathLike)):
-        from .reader.layer import history_local
-
-        return [Version.from_json(d) for d in history_local(os.fspath(spark if path is None else path))]
-    return [Version.from_json(d) for d in _jvm.command(spark, "history", path)]
+    spark, path = session_and_path(spark, path)
+    return [Version.from_json(d) for d in _jvm.transport(spark).history(path)]
 
 
 _FORMS = {"keys": "col_min, row_min, col_max, row_max", "bbox": "xmin, ymin, xmax, ymax"}

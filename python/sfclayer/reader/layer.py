@@ -1,25 +1,27 @@
 """The in-process :class:`~sfclayer.layer.Layer`: the same methods and answers as the JVM path, read
 from a :class:`~sfclayer.reader.source.ByteSource` with no Spark and no JVM.
 
-``sfclayer.open(path)`` (no SparkSession) returns a :class:`LocalLayer`; ``sfclayer.open(spark, path)``
-keeps the JVM path. The seam is the subclass: :class:`~sfclayer.layer.Layer` keeps its argument checks,
+``sfclayer.open(path)`` (no SparkSession) returns a :class:`LocalLayer`, through the in-process transport
+(:class:`InProcessTransport`); ``sfclayer.open(spark, path)`` keeps the JVM path. The seam is the subclass: :class:`~sfclayer.layer.Layer` keeps its argument checks,
 ``to_xarray`` and ``to_numpy`` (built on :meth:`query`), and this class replaces what reads bytes.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 
 from .._args import check_box as _check_box, check_path as _check_path, check_time_range as _check_time_range
 from ..errors import InvalidArgument, KeyNotFound, LayerNotFound, SfcLayerError
-from .. import layer as _layer_module
+from .. import _transport
+from .._transport import Transport
 from ..layer import Layer, _as_of_options, _micros
 from .cache import ByteLRU, after_fork
 from .documents import VersionLog
 from .source import open_source
 from .version import PinnedVersion
 
-__all__ = ["LocalLayer", "open_local", "history_local", "DEFAULT_CACHE_BYTES"]
+__all__ = ["LocalLayer", "InProcessTransport", "open_local", "history_local", "DEFAULT_CACHE_BYTES"]
 
 #: Decoded blocks kept per layer by default (the JVM path's look-up cache default too).
 DEFAULT_CACHE_BYTES = 256 << 20
@@ -291,4 +293,36 @@ class LocalLayer(Layer):
         return f"LocalLayer({self.path!r}, version={self.version})"
 
 
-_layer_module._IN_PROCESS["open"] = open_local  # sfclayer.open(path) without Spark (see sfclayer.layer)
+class InProcessTransport(Transport):
+    """The in-process reader as a transport (:mod:`sfclayer._transport`): ``sfclayer.open(path)`` and
+    ``sfclayer.history(path)``, without Spark, open and read through it as ``sfclayer.open(spark, path)``
+    does through its session's. It has no driver: named operations (maintenance, writes) need Spark."""
+
+    def __init__(self):
+        super().__init__(None)
+
+    def opener(self):
+        return open_local
+
+    def history(self, path):
+        return history_local(path)
+
+    def _call(self, name, args):
+        raise self._no_driver_jvm()
+
+    def open_layer(self, path, cache_size, cache_bytes, index_in_driver, version, as_of_millis):
+        raise self._no_driver_jvm()
+
+    def open_geotrellis(self, catalog, name, zoom, cache_size):
+        raise self._no_driver_jvm("GeoTrellis catalogs (read through Spark: sfclayer.geotrellis.open(spark, ...))")
+
+    def cores(self):
+        return os.cpu_count() or 1
+
+    def _no_driver_jvm(self, what=None):
+        return InvalidArgument(f"spark: {what or 'this operation'} needs a SparkSession; a layer opened by its path "
+                               "alone is read in this process, without Spark (sfclayer.open(spark, path) reads "
+                               "it through Spark)")
+
+
+_transport.REGISTERED["in-process"] = InProcessTransport()  # sfclayer.open(path): see sfclayer._transport

@@ -1,7 +1,6 @@
 """Pictures of layers (matplotlib, Agg backend), for the ``layout`` command, the demo and the tile server.
 
-Everything lives in :mod:`sfclayer.viz.pictures` and is re-exported here; ``sfclayer.pictures``
-(its old place) still resolves to that module.
+Everything lives in :mod:`sfclayer.viz.pictures` and is re-exported here.
 """
 
 from .pictures import file_colors, layout_grid, layout_picture, region_picture, tile_files

@@ -353,8 +353,7 @@ public final class Manifest {
                 Path p = new Path(dir, name);
                 try {
                     create(p, bytes);
-                } catch (org.apache.hadoop.fs.FileAlreadyExistsException
-                         | java.nio.file.FileAlreadyExistsException e) {
+                } catch (org.apache.hadoop.fs.FileAlreadyExistsException e) {
                     if (attempt < 3) {
                         continue;
                     }
@@ -366,24 +365,16 @@ public final class Manifest {
         }
 
         /**
-         * Creates {@code p} holding {@code bytes}, failing if it exists. On local files directly: Hadoop's
-         * local filesystem forks a {@code chmod} for each file and its {@code .crc} sidecar without its
-         * native library (a manifest checks itself, section 10), which made writing a tree of thousands of
-         * manifests take seconds.
+         * Creates {@code p} holding {@code bytes}, failing if it exists, as the other structures create their
+         * files ({@link ObjectStores#create}: on local files through java.nio, no {@code chmod} child process
+         * per file and no {@code .crc} sidecar, which made writing a tree of thousands of manifests take
+         * seconds; a manifest checks itself, section 10), durable once closed, its name too.
          */
         private void create(Path p, byte[] bytes) throws IOException {
-            if (fs instanceof org.apache.hadoop.fs.LocalFileSystem || fs instanceof org.apache.hadoop.fs.RawLocalFileSystem) {
-                java.nio.file.Path local = java.nio.file.Paths.get(p.toUri().getPath());
-                java.nio.file.Files.createDirectories(local.getParent());
-                java.nio.file.Files.write(local, bytes, java.nio.file.StandardOpenOption.CREATE_NEW,
-                    java.nio.file.StandardOpenOption.WRITE);
-                Durable.force(fs, p);
-                Durable.directory(fs, p.getParent());
-                return;
-            }
-            try (FSDataOutputStream out = Durable.onClose(fs, p, fs.create(p, false))) {
+            try (FSDataOutputStream out = Durable.onClose(fs, p, ObjectStores.create(fs, p, false))) {
                 out.write(bytes);
             }
+            Durable.directory(fs, p.getParent());
         }
 
         /** Bytes of manifests this store wrote. */

@@ -14,17 +14,14 @@ import org.apache.hadoop.fs.Path;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One task's share of folding a version's delta files into its base files (docs/FORMAT.md section 11,
  * "Folding deltas"): the tiles of every delta in the task's index range {@code [lo, hi)}, merged by
- * key (a later delta's tile replaces an earlier one's), then the update's own new tiles on top, all
- * handed in index order to the task's {@link MergeWriter} (delta tiles as {@link MergeWriter#addFolded}),
- * which rewrites every base file they fall into. No Spark in here.
+ * key (a later delta's tile replaces an earlier one's: {@link NewestByKey}, the rule reads merge by), then
+ * the update's own new tiles on top, all handed in index order to the task's {@link MergeWriter} (delta
+ * tiles as {@link MergeWriter#addFolded}), which rewrites every base file they fall into. No Spark in here.
  */
 public final class DeltaFold implements TaskWrite.Sink {
     /**
@@ -54,6 +51,10 @@ public final class DeltaFold implements TaskWrite.Sink {
     private final List<Source> sources = new ArrayList<>();
     private long ownIndex = Long.MIN_VALUE;
     private final List<byte[]> own = new ArrayList<>();
+    /** The deltas' tiles at the index being folded, by key. */
+    private final NewestByKey atIndex;
+    /** {@link NewestByKey}'s source of the update's own tiles. */
+    private static final int OWN = -1;
     private long replaced;
     private long kept;
 
@@ -76,6 +77,7 @@ public final class DeltaFold implements TaskWrite.Sink {
         this.onExisting = onExisting;
         this.compression = compression;
         this.spaceTime = schema.spaceTime();
+        this.atIndex = new NewestByKey(spaceTime);
         this.layer = layerPath.toString();
         long lo = plan.lo(partition);
         this.hi = plan.hi(partition);
@@ -151,14 +153,13 @@ public final class DeltaFold implements TaskWrite.Sink {
         }
         long x = ownIndex;
         drainBefore(x);
-        Map<List<Long>, byte[]> deltaTiles = deltaTilesAt(x);
+        NewestByKey deltaTiles = deltaTilesAt(x);
         List<byte[]> mine = new ArrayList<>();
         long[] k = new long[3];
         for (byte[] r : own) {
             k[2] = 0;
             TileKeys.read(r, 0, spaceTime, k);
-            List<Long> key = Arrays.asList(k[0], k[1], k[2]);
-            if (!deltaTiles.containsKey(key)) {
+            if (!deltaTiles.contains((int) k[0], (int) k[1], k[2])) {
                 mine.add(r); // the merge with the base decides (onExisting against the base's tile)
             } else if (onExisting == MergeWriter.OnExisting.ERROR) {
                 throw new SfcLayerException.InvalidInput("key " + KeyIndex.describeKey((int) k[0], (int) k[1],
@@ -167,13 +168,12 @@ public final class DeltaFold implements TaskWrite.Sink {
             } else if (onExisting == MergeWriter.OnExisting.KEEP) {
                 kept++;
             } else {
-                deltaTiles.put(key, r); // the version's tile is the delta's: this one replaces it
+                // the version's tile is the delta's: this one, newer, replaces it
+                deltaTiles.put((int) k[0], (int) k[1], k[2], r, 0, r.length, OWN);
                 replaced++;
             }
         }
-        for (byte[] r : deltaTiles.values()) {
-            merge.addFolded(x, r);
-        }
+        foldAll(x, deltaTiles);
         for (byte[] r : mine) {
             merge.add(x, r);
         }
@@ -192,30 +192,36 @@ public final class DeltaFold implements TaskWrite.Sink {
             if (m == Long.MAX_VALUE || m >= x) {
                 return;
             }
-            for (byte[] r : deltaTilesAt(m).values()) {
-                merge.addFolded(m, r);
-            }
+            foldAll(m, deltaTilesAt(m));
         }
     }
 
-    /** The deltas' tiles at index {@code x} by key, a later delta's replacing an earlier's; advances past x. */
-    private Map<List<Long>, byte[]> deltaTilesAt(long x) throws IOException {
-        Map<List<Long>, byte[]> out = new LinkedHashMap<>();
-        for (Source s : sources) {
+    private void foldAll(long x, NewestByKey tiles) throws IOException {
+        for (int j = 0; j < tiles.size(); j++) {
+            merge.addFolded(x, tiles.record(j));
+        }
+        tiles.clear();
+    }
+
+    /**
+     * The deltas' tiles at index {@code x}, merged by key in list order ({@link NewestByKey}, a later delta's
+     * replacing an earlier's, the rule reads merge by too); advances past x.
+     */
+    private NewestByKey deltaTilesAt(long x) throws IOException {
+        atIndex.clear();
+        for (int i = 0; i < sources.size(); i++) {
+            Source s = sources.get(i);
             if (!s.positioned || s.reader.index() != x) {
                 continue;
             }
             DataFileReader r = s.reader;
             byte[] group = compression.decompress(r.bytes(), r.offset(), r.length());
-            s.cursor.reset(group, 0, group.length);
-            while (s.cursor.next()) {
-                int off = s.cursor.recordOffset();
-                out.put(Arrays.asList((long) s.cursor.col(), (long) s.cursor.row(),
-                        spaceTime ? s.cursor.timeMicros() : 0L),
-                    Arrays.copyOfRange(group, off, off + s.cursor.recordLength()));
+            if (group == r.bytes()) {
+                group = group.clone(); // the reader's own buffer (no compression): its next group reuses it
             }
+            atIndex.addGroup(s.cursor, group, 0, group.length, i);
             s.positioned = r.next() && r.index() < hi;
         }
-        return out;
+        return atIndex;
     }
 }

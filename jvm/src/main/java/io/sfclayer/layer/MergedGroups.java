@@ -8,15 +8,14 @@ import io.sfclayer.format.DataFileReader;
 import io.sfclayer.format.ValueCompression;
 
 import java.io.IOException;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * The merge of a base file and the delta files meeting its ranges (format 7, docs/FORMAT.md section
  * 11): each file is traversed in step with the query's ranges ({@link RangeTraversal}), and the groups
  * come out merge-sorted by SFC index. At an index held by one file its group is handed out as it is
  * (decompressed); at an index held by several, their tiles are merged by key in the files' order (the
- * base, then the deltas oldest first), a later tile replacing an earlier one of the same key, and
+ * base, then the deltas oldest first), a later tile replacing an earlier one of the same key
+ * ({@link NewestByKey}, the rule {@link DeltaFold} folds by too), and
  * handed out as one uncompressed group (an Avro array of the kept records, as section 4 encodes it).
  * Readers of versions without deltas never come here: their one-file traversal is unchanged.
  *
@@ -34,7 +33,7 @@ public final class MergedGroups {
     private final boolean[] taken;
     private final TileCursor cursor;
     private final ValueCompression compression;
-    private final boolean spaceTime;
+    private final NewestByKey byKey;
     private boolean started;
     private long index;
     private byte[] out;
@@ -61,7 +60,7 @@ public final class MergedGroups {
         this.taken = new boolean[files.length];
         this.cursor = new TileCursor(schema);
         this.compression = compression;
-        this.spaceTime = schema.spaceTime();
+        this.byKey = new NewestByKey(schema.spaceTime());
     }
 
     /** Moves to the next index any file holds within the ranges; false when none is left. */
@@ -121,73 +120,42 @@ public final class MergedGroups {
         outLength = out.length;
     }
 
-    /** A tile's key within one index: col, row and (space-time layers) time. */
-    private record Key(int col, int row, long time) {
-    }
-
-    /** Merges the groups at {@code at} by key, later files' tiles replacing earlier ones'. */
+    /** Merges the groups at {@code at} by key, later files' tiles replacing earlier ones' ({@link NewestByKey}). */
     private void merge(long at) {
-        Map<Key, Integer> slots = new HashMap<>();
-        byte[][] bufs = new byte[8][];
-        int[] starts = new int[8];
-        int[] lengths = new int[8];
-        int[] sources = new int[8];
-        int n = 0;
+        byKey.clear();
         for (int s = 0; s < files.length; s++) {
             if (!has[s] || files[s].index() != at) {
                 continue;
             }
             taken[s] = true;
             decompressed(s);
-            byte[] buf = out;
             try {
-                cursor.reset(buf, outOffset, outLength);
-                while (cursor.next()) {
-                    Key k = new Key(cursor.col(), cursor.row(), spaceTime ? cursor.timeMicros() : 0L);
-                    int start = cursor.recordOffset();
-                    int length = cursor.recordLength();
-                    Integer slot = slots.get(k);
-                    int j;
-                    if (slot == null) {
-                        if (n == bufs.length) {
-                            bufs = java.util.Arrays.copyOf(bufs, 2 * n);
-                            starts = java.util.Arrays.copyOf(starts, 2 * n);
-                            lengths = java.util.Arrays.copyOf(lengths, 2 * n);
-                            sources = java.util.Arrays.copyOf(sources, 2 * n);
-                        }
-                        j = n++;
-                        slots.put(k, j);
-                    } else {
-                        j = slot; // a later file's tile replaces it, in its place
-                    }
-                    bufs[j] = buf;
-                    starts[j] = start;
-                    lengths[j] = length;
-                    sources[j] = s;
-                }
+                byKey.addGroup(cursor, out, outOffset, outLength, s);
             } catch (SfcLayerException.CorruptLayer e) {
                 throw corrupt(s, e);
             }
         }
+        int n = byKey.size();
         int size = 20;
         for (int j = 0; j < n; j++) {
-            size += lengths[j];
+            size += byKey.length(j);
         }
         if (merged.length < size) {
             merged = new byte[Math.max(size, 2 * merged.length)];
         }
         int p = Varint.writeLong(merged, 0, n); // one Avro block of n items, then the end of the array
+        if (recordSource.length < n) {
+            recordSource = new int[Math.max(n, 2 * recordSource.length)];
+        }
         for (int j = 0; j < n; j++) {
-            System.arraycopy(bufs[j], starts[j], merged, p, lengths[j]);
-            p += lengths[j];
+            System.arraycopy(byKey.buf(j), byKey.start(j), merged, p, byKey.length(j));
+            p += byKey.length(j);
+            recordSource[j] = byKey.source(j);
         }
         if (n > 0) {
             p = Varint.writeLong(merged, p, 0);
         }
-        if (recordSource.length < n) {
-            recordSource = new int[Math.max(n, 2 * recordSource.length)];
-        }
-        System.arraycopy(sources, 0, recordSource, 0, n);
+        byKey.clear(); // lets go of the files' buffers
         out = merged;
         outOffset = 0;
         outLength = p;

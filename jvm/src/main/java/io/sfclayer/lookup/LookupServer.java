@@ -60,7 +60,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>{@code 'C'} ({@link #OP_COUNT}) {@code int length, spec} → one answer of 8 bytes: the count (a long).
  * </ul>
  * An answer is {@code int length, bytes} (an encoded tile record), {@code -1} for a missing key, or
- * {@code -2, int length, UTF-8 "ErrorClass\tmessage"} for an error.
+ * {@code -2, int length, UTF-8 "ErrorClass\tmessage"} for an error: {@link TileAnswers}, the framing a
+ * Spark Connect client's look-ups are answered in too.
  *
  * <p>Hardened for a hostile local client: only loopback connections; the token compared in constant
  * time; a bounded pool of connection threads (a connection over the limit gets an error answer and is
@@ -91,8 +92,6 @@ public final class LookupServer implements Closeable {
     public static final int OP_GET_MANY = 'M';
     public static final int OP_QUERY = 'Q';
     public static final int OP_COUNT = 'C';
-    static final int MISSING = -1;
-    static final int ERROR = -2;
     private static final long IDLE = Long.MAX_VALUE;
     private static final long REAPER_PERIOD_MILLIS = 100;
     private static final Logger LOG = LoggerFactory.getLogger(LookupServer.class);
@@ -400,7 +399,7 @@ public final class LookupServer implements Closeable {
         void refuse() {
             try (Socket s = socket) {
                 DataOutputStream o = new DataOutputStream(s.getOutputStream());
-                writeError(o, SfcLayerException.class.getName(), "sfclayer look-up server busy: all " + maxConnections
+                TileAnswers.writeError(o, SfcLayerException.class.getName(), "sfclayer look-up server busy: all " + maxConnections
                     + " connections are in use; retry later");
                 o.flush();
             } catch (IOException ignored) {
@@ -442,7 +441,7 @@ public final class LookupServer implements Closeable {
                 failed.incrementAndGet();
                 LOG.info("sfclayer look-up server on port {}: closing a connection: {}", port(), e.getMessage());
                 try {
-                    writeError(out, SfcLayerException.InvalidArgument.class.getName(), SfcLayerException.reason(e));
+                    TileAnswers.writeError(out, SfcLayerException.InvalidArgument.class.getName(), SfcLayerException.reason(e));
                     out.flush();
                 } catch (IOException ignored) {
                     // closing anyway
@@ -524,11 +523,11 @@ public final class LookupServer implements Closeable {
                 record = reader.getOrNull(col, row, time);
             } catch (RuntimeException | IOException e) {
                 progress("answer");
-                writeError(out, e);
+                TileAnswers.writeError(out, e);
                 return;
             }
             progress("answer");
-            writeRecord(out, record);
+            TileAnswers.writeRecord(out, record);
         }
 
         private String spec() throws IOException, ProtocolError {
@@ -570,7 +569,7 @@ public final class LookupServer implements Closeable {
                 throw e;
             } catch (RuntimeException | IOException e) {
                 progress("answer");
-                writeError(out, e); // in place of the next batch count: ends the answer
+                TileAnswers.writeError(out, e); // in place of the next batch count: ends the answer
                 return;
             }
             progress("answer");
@@ -588,7 +587,7 @@ public final class LookupServer implements Closeable {
                 n = source.count(source.boxQuery(spec));
             } catch (RuntimeException | IOException e) {
                 progress("answer");
-                writeError(out, e);
+                TileAnswers.writeError(out, e);
                 return;
             }
             progress("answer");
@@ -610,54 +609,19 @@ public final class LookupServer implements Closeable {
                 rows[i] = in.readInt();
                 times[i] = in.readLong();
             }
-            boolean[] answered = new boolean[n];
             working("look-ups");
-            try {
-                reader.getMany(cols, rows, times, (i, record) -> {
-                    try {
-                        progress("answer");
-                        out.writeInt(i);
-                        writeRecord(out, record);
-                        working("look-ups");
-                    } catch (IOException e) {
-                        throw new ClientGone(e);
-                    }
-                    answered[i] = true;
-                });
-            } catch (ClientGone e) {
-                throw e;
-            } catch (RuntimeException | IOException e) {
-                progress("answer");
-                for (int i = 0; i < n; i++) {
-                    if (!answered[i]) {
-                        out.writeInt(i);
-                        writeError(out, e);
-                    }
+            TileAnswers.writeMany(reader, cols, rows, times, out, new TileAnswers.Pacing() {
+                @Override
+                public void writing() {
+                    progress("answer");
                 }
-            }
+
+                @Override
+                public void working() {
+                    Connection.this.working("look-ups");
+                }
+            });
         }
-    }
-
-    private static void writeRecord(DataOutputStream out, byte[] record) throws IOException {
-        if (record == null) {
-            out.writeInt(MISSING);
-        } else {
-            out.writeInt(record.length);
-            out.write(record);
-        }
-    }
-
-    private static void writeError(DataOutputStream out, Exception e) throws IOException {
-        String cls = e instanceof SfcLayerException ? e.getClass().getName() : SfcLayerException.class.getName();
-        String msg = e instanceof SfcLayerException ? SfcLayerException.reason(e) : e.toString();
-        writeError(out, cls, msg);
-    }
-
-    private static void writeError(DataOutputStream out, String cls, String message) throws IOException {
-        byte[] msg = (cls + "\t" + message).getBytes(StandardCharsets.UTF_8);
-        out.writeInt(ERROR);
-        out.writeInt(msg.length);
-        out.write(msg);
     }
 
     private static void closeQuietly(Socket s) {

@@ -15,10 +15,8 @@ import io.sfclayer.layer.Layer;
 import io.sfclayer.layer.QueryPlan;
 import org.apache.hadoop.conf.Configuration;
 
-import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -318,29 +316,6 @@ public final class ValueReader implements Closeable, TileSource<BoxQuery> {
             int i = order[k];
             answers.accept(i, indexes[i] < 0 ? null : find(cols[i], rows[i], times[i], indexes[i]));
         }
-    }
-
-    /**
-     * Many look-ups at once. {@code keys} packs each key as big-endian int col, int row, long time
-     * (time ignored for spatial layers). The keys are visited in index order, so each file is opened
-     * and walked once. Returns, in the keys' order, each record as a big-endian int length and the
-     * record's bytes, or length -1 for a missing key (packed so py4j moves one array, not thousands).
-     */
-    public byte[] getMany(byte[] keys) throws IOException {
-        PackedKeys k = PackedKeys.decode(keys);
-        byte[][] found = new byte[k.size()][];
-        getMany(k.cols, k.rows, k.times, (i, record) -> found[i] = record);
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteBuffer len = ByteBuffer.allocate(4);
-        for (byte[] r : found) {
-            len.clear();
-            len.putInt(r == null ? -1 : r.length);
-            out.write(len.array(), 0, 4);
-            if (r != null) {
-                out.write(r, 0, r.length);
-            }
-        }
-        return out.toByteArray();
     }
 
     /** Records per batch of {@link #query}, and bytes: whichever comes first. */

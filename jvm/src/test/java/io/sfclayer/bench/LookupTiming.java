@@ -25,7 +25,7 @@ public final class LookupTiming {
     private LookupTiming() { }
 
     /**
-     * For each key packed as in {@link ValueReader#getMany} (big-endian int col, int row, long time),
+     * For each key packed as {@link io.sfclayer.lookup.PackedKeys} (big-endian int col, int row, long time),
      * the nanoseconds one {@link ValueReader#getOrNull} took (negated when the key was missing).
      */
     public static long[] timeGets(ValueReader reader, byte[] keys) throws IOException {

@@ -60,7 +60,7 @@ public class GtTileSourceTest {
                 out.writeInt(10_000);
                 out.writeLong(0);
                 out.flush();
-                assertEquals("a missing key", LookupServer.MISSING, in.readInt());
+                assertEquals("a missing key", TileAnswers.MISSING, in.readInt());
 
                 spec(out, 'C', box);
                 assertEquals(8, in.readInt());
@@ -77,7 +77,7 @@ public class GtTileSourceTest {
                 assertEquals("end of the query", 0, in.readInt());
 
                 spec(out, 'C', "c0=one\n");
-                assertEquals(LookupServer.ERROR, in.readInt());
+                assertEquals(TileAnswers.ERROR, in.readInt());
                 byte[] message = new byte[in.readInt()];
                 in.readFully(message);
                 String m = new String(message, StandardCharsets.UTF_8);

@@ -149,7 +149,7 @@ public class LookupServerWorkTest {
                 c.out.write('A');
                 c.out.write(new byte[LookupServer.TOKEN_BYTES]);
                 c.out.flush();
-                assertEquals(LookupServer.ERROR, c.in.readInt());
+                assertEquals(TileAnswers.ERROR, c.in.readInt());
                 byte[] message = new byte[c.in.readInt()];
                 c.in.readFully(message);
                 assertTrue(new String(message, StandardCharsets.UTF_8).contains("wrong look-up token"));

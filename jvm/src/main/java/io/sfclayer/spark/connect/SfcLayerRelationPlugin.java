@@ -7,7 +7,7 @@ import io.sfclayer.geotrellis.GtLayer;
 import io.sfclayer.geotrellis.GtValueReader;
 import io.sfclayer.lookup.GtTileSource;
 import io.sfclayer.lookup.LookupSessions;
-import io.sfclayer.lookup.PackedKeys;
+import io.sfclayer.lookup.TileAnswers;
 import io.sfclayer.lookup.TileSource;
 import io.sfclayer.lookup.ValueReader;
 import io.sfclayer.spark.GeoTrellisCommands;
@@ -20,10 +20,8 @@ import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
 import org.apache.spark.sql.connect.plugin.RelationPlugin;
 
 import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -39,7 +37,8 @@ import java.util.Optional;
  * <p>Enable it on the Connect server with {@code spark.connect.extensions.relation.classes=}{@value #CLASS}
  * ({@code sfclayer.configure} does for {@code remote("local")}). Answers are one of two shapes: a text
  * ({@code answer STRING}, one row, JSON mostly) or records ({@code count INT, data BINARY}, a row per batch
- * of encoded tile records, as the loopback look-up socket sends them). Relations are read-only in
+ * of encoded tile records, as the loopback look-up socket sends them; a look-up's one row holds the
+ * socket's answer to it, {@link TileAnswers}). Relations are read-only in
  * spirit, but a command plugin cannot answer rows, so maintenance runs here too: each request carries
  * a nonce, so no plan cache ever answers one twice.
  */
@@ -84,7 +83,7 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
                 return ConnectAnswer.text(Long.toString(geoTrellisReader(r).reader().index((int) r.number("col"),
                     (int) r.number("row"), r.number("millis"))));
             case "get_many":
-                return ConnectAnswer.records().add(0, getMany(reader(r), r.bytes("keys")));
+                return ConnectAnswer.records().add(0, TileAnswers.many(reader(r), r.bytes("keys")));
             case "query":
                 return query(reader(r), r.string("spec"));
             case "count":
@@ -157,45 +156,6 @@ public final class SfcLayerRelationPlugin implements RelationPlugin {
             source.close();
             throw e;
         }
-    }
-
-    /**
-     * Look-ups of keys packed as the loopback socket's (int col, int row, long time each), answered in
-     * the keys' order: per key an int length and the record, -1 for a miss, or -2, an int length and
-     * {@code "ErrorClass\tmessage"} for a key whose look-up failed (the keys after a failure in index
-     * order fail with it, as on the socket).
-     */
-    static byte[] getMany(TileSource<?> reader, byte[] keys) throws IOException {
-        PackedKeys k = PackedKeys.decode(keys);
-        int n = k.size();
-        byte[][] found = new byte[n][];
-        boolean[] answered = new boolean[n];
-        byte[] error = null;
-        try {
-            reader.getMany(k.cols, k.rows, k.times, (i, record) -> {
-                found[i] = record;
-                answered[i] = true;
-            });
-        } catch (RuntimeException | IOException e) {
-            String cls = e instanceof SfcLayerException ? e.getClass().getName() : SfcLayerException.class.getName();
-            String msg = e instanceof SfcLayerException ? SfcLayerException.reason(e) : e.toString();
-            error = (cls + "\t" + msg).getBytes(StandardCharsets.UTF_8);
-        }
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        DataOutputStream out = new DataOutputStream(bytes);
-        for (int i = 0; i < n; i++) {
-            if (!answered[i]) {
-                out.writeInt(-2);
-                out.writeInt(error.length);
-                out.write(error);
-            } else if (found[i] == null) {
-                out.writeInt(-1);
-            } else {
-                out.writeInt(found[i].length);
-                out.write(found[i]);
-            }
-        }
-        return bytes.toByteArray();
     }
 
     /** A box query's records, a row per batch (count, the records back to back). */
