@@ -50,6 +50,10 @@ class Version:
     write_id : str or None
         The id of the write that committed it (its data directory is ``data-<write_id>``): a
         :class:`~sfclayer.errors.CommitStateUnknown` names it, and the write is committed if a version has it.
+    transaction : dict or None
+        The batch an idempotent write committed, ``{"appId": ..., "txnVersion": ...}``: a streaming
+        query's id and micro-batch id, or a write's options ``txnAppId`` and ``txnVersion``; None for
+        other versions (docs/FORMAT.md section 6, "Application transactions").
     """
 
     version: int
@@ -61,13 +65,15 @@ class Version:
     data_bytes: int
     metrics: dict
     write_id: object = None
+    transaction: object = None
 
     @classmethod
     def from_json(cls, d):
         created = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(
             microseconds=_micros(d["createdAt"]))
         return cls(int(d["version"]), created, d["operation"], d.get("readVersion"), int(d["recordCount"]),
-                   int(d["fileCount"]), int(d["dataBytes"]), dict(d.get("metrics") or {}), d.get("writeId"))
+                   int(d["fileCount"]), int(d["dataBytes"]), dict(d.get("metrics") or {}), d.get("writeId"),
+                   d.get("transaction"))
 
     def __getattr__(self, name):  # metrics by their Python names: v.files_added, v.bytes_written
         parts = name.split("_")

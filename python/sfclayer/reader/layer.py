@@ -59,7 +59,8 @@ def history_local(path, storage_options=None):
         out.append({
             "version": doc["version"], "createdAt": doc["createdAt"], "operation": op.get("name", "write"),
             "readVersion": op.get("readVersion"), "recordCount": doc["recordCount"], "fileCount": doc["fileCount"],
-            "dataBytes": doc["dataBytes"], "metrics": op.get("metrics") or {}, "writeId": doc.get("writeId")})
+            "dataBytes": doc["dataBytes"], "metrics": op.get("metrics") or {}, "writeId": doc.get("writeId"),
+            **({"transaction": op["transaction"]} if op.get("transaction") else {})})
     if not out:
         log.current()  # LayerNotFound naming the path
     return out

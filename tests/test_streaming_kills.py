@@ -1,0 +1,293 @@
+"""A streaming query killed for real, many times (issue 38, Tests, "Streaming").
+
+A writer process (tests/scripts/stream_writer.py: its own Spark application, a rate-limited and
+deterministic source of tiles, batch ``b`` always the source values ``b*ROWS .. (b+1)*ROWS - 1``) writes
+into a layer with a checkpoint; the test kills it with SIGKILL and starts it again from the same
+checkpoint, over and over, then lets it finish. Kill points, drawn from a seed:
+
+* ``published``: right after the sink published batch ``b``'s version and before Spark's checkpoint
+  recorded it (``commits/b``): the test jar's io.sfclayer.testing.StallingCheckpointFileManager holds
+  that checkpoint file back, and the test kills the process once the version document for ``b`` is
+  there and ``commits/b`` is not; the restarted query re-runs ``b``, which the sink must skip;
+* ``random``: a random while (0.1-3 s) after the query started: during the replayed batch's planning,
+  its tasks, the sink's commit (or an automatic compaction after it), the checkpoint's writes.
+
+Between runs the test sometimes vacuums every old version (retain 0): the (query id, batch id) pairs
+must survive it. The reference is a dict model of the source: after every kill each new version is
+checked against it, and at the end
+
+* the layer holds exactly the model's tiles (tiles repeat across batches: a batch written twice, late
+  or lost changes what it holds);
+* the versions recording stream batches record batch ids 0, 1, 2, ... each once and in order, each
+  holding the model after that batch (so each batch's tiles came in exactly one version); any other
+  version is an automatic compaction holding what the version before it held;
+* every retained version verifies clean; ``history`` shows each version's (query id, batch id).
+
+``SFCLAYER_STREAM_KILLS=N`` sets the number of kills of the sink's run (default 4; ``make races`` runs
+30), ``SFCLAYER_STREAM_KILL_SEED=S`` replays a run (the seed is printed, and named by a failure).
+"""
+
+import importlib.util
+import json
+import os
+import queue
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import sfclayer
+from tests import helpers
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "stream_writer.py")
+_spec = importlib.util.spec_from_file_location("stream_writer", SCRIPT)
+writer_script = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(writer_script)
+
+ROWS = 20          # tiles a batch
+START_TIMEOUT = 240  # seconds for a Spark application to start at a heavy load
+
+
+class Writer:
+    """One writer process: started at once, its query only on :meth:`go` (Spark's start overlaps the
+    previous writer's run)."""
+
+    def __init__(self, layer, ckpt, batches, mode, log_dir, n):
+        self.stall = os.path.join(log_dir, f"stall-{n}")
+        env = dict(os.environ, SFCLAYER_JAR=sfclayer.jar_path(), SFCLAYER_TEST_JAR=helpers.TEST_JAR,
+                   SFCLAYER_TEST_STALL_FILE=self.stall, SPARK_LOCAL_IP="127.0.0.1",
+                   PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(SCRIPT), "..", "..", "python"),
+                                               os.environ.get("PYTHONPATH", "")]))
+        self.log = os.path.join(log_dir, f"writer-{n}.log")
+        self.proc = subprocess.Popen([sys.executable, SCRIPT, layer, ckpt, str(batches), str(ROWS), mode],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(self.log, "w"),
+                                     env=env, text=True, start_new_session=True)
+        self.lines = []
+        self._queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.strip())
+            self._queue.put(line.strip())
+        self._queue.put(None)
+
+    def wait_for(self, prefix, timeout=START_TIMEOUT):
+        """Waits for a line starting with ``prefix``; returns it, or None when the process ended first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._queue.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"writer printed no '{prefix}' in {timeout} s; its log: {self._tail()}")
+            if line is None:
+                return None
+            if line.startswith(prefix):
+                return line
+
+    def go(self, stall_batch=None):
+        if stall_batch is not None:
+            with open(self.stall, "w") as f:
+                f.write(str(stall_batch))
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+
+    def kill(self):
+        self.proc.send_signal(signal.SIGKILL)  # no shutdown hook, no finally: the process just stops
+        self.proc.wait(60)
+
+    def finish(self):
+        """Waits for the writer to end by itself, and checks it said so."""
+        self.proc.stdin.close()
+        assert self.wait_for("done", timeout=600) is not None, f"the writer failed: {self.lines}, {self._tail()}"
+        assert self.proc.wait(120) == 0, self._tail()
+
+    def _tail(self):
+        with open(self.log) as f:
+            return f.read()[-3000:]
+
+
+class Model:
+    """The source as a dict, batch after batch; and the checks of each version against it."""
+
+    def __init__(self, batches, app_id=None):
+        self.after = []  # after[b]: the tiles after batches 0..b
+        tiles = {}
+        for b in range(batches):
+            for v in range(b * ROWS, (b + 1) * ROWS):
+                tiles[writer_script.tile_of(v)] = (v, b, writer_script.payload_of(v))
+            self.after.append(dict(tiles))
+        self.app_id = app_id
+        self.checked = {}  # version -> batch id it holds (None: a compaction)
+        self.last_batch = -1
+        self.last_tiles = {}
+
+    def check_new_versions(self, layer):
+        """Checks every version published since the last call (oldest first) against the model."""
+        for n in sorted(_version_numbers(layer)):
+            if n in self.checked:
+                continue
+            doc = _document(layer, n)
+            op = doc.get("operation") or {"name": "write"}
+            txn = op.get("transaction")
+            tiles = _tiles(layer, n)
+            if txn is None:
+                assert op["name"] == "compact" and op.get("auto"), (n, op)
+                assert tiles == self.last_tiles, f"version {n}, a compaction, changed the tiles"
+            else:
+                if self.app_id is None:
+                    self.app_id = txn["appId"]
+                batch = txn["txnVersion"]
+                assert txn["appId"] == self.app_id, (n, txn)
+                assert batch == self.last_batch + 1, (f"version {n} holds batch {batch}; the batch before it"
+                                                      f" was {self.last_batch}: a batch twice or one lost")
+                assert tiles == self.after[batch], f"version {n} (batch {batch}) differs from the model"
+                self.last_batch, self.last_tiles = batch, tiles
+            assert doc.get("transactions") == {self.app_id: self.last_batch}, (n, doc.get("transactions"))
+            self.checked[n] = None if txn is None else txn["txnVersion"]
+
+
+def _version_numbers(layer):
+    d = os.path.join(layer, "_sfclayer")
+    if not os.path.isdir(d):
+        return []
+    return [int(name[1:-5]) for name in os.listdir(d) if name.startswith("v") and name.endswith(".json")]
+
+
+def _document(layer, n):
+    with open(os.path.join(layer, "_sfclayer", f"v{n:08d}.json")) as f:
+        return json.load(f)
+
+
+def _tiles(layer, version):
+    """The tiles of one version, read in-process (no JVM): {(col, row): (v, batch, payload)}."""
+    with sfclayer.open(layer, version=version) as lyr:
+        return {(t["col"], t["row"]): (t["v"], t["batch"], bytes(t["payload"])) for t in lyr.query()}
+
+
+def _committed(ckpt):
+    """The batch ids the checkpoint records as done."""
+    d = os.path.join(ckpt, "commits")
+    return {int(n) for n in os.listdir(d) if n.isdigit()} if os.path.isdir(d) else set()
+
+
+def _wait_published(layer, ckpt, batch, writer, timeout=START_TIMEOUT):
+    """Waits until the layer holds ``batch`` while the checkpoint does not (the stalled checkpoint commit)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(max((_document(layer, n).get("transactions") or {}).values(), default=-1) >= batch
+               for n in _version_numbers(layer)):
+            assert batch not in _committed(ckpt), (
+                f"checkpoint commit {batch} was not held back: is io.sfclayer.testing.StallingCheckpointFileManager"
+                f" in the test jar {helpers.TEST_JAR} (make setup)?")
+            return
+        if writer.proc.poll() is not None:
+            raise AssertionError(f"the writer ended before publishing batch {batch}: {writer._tail()}")
+        time.sleep(0.02)
+    raise AssertionError(f"batch {batch} not published in {timeout} s: {writer._tail()}")
+
+
+def run_kills(spark, tmp_path, mode, seed, kills, batches):
+    """Kills a ``mode`` writer ``kills`` times (kinds drawn from ``seed``), lets the last run finish, checks."""
+    rng = random.Random(seed)
+    layer, ckpt, logs = str(tmp_path / "layer"), str(tmp_path / "ckpt"), str(tmp_path / "logs")
+    os.makedirs(logs)
+    model = Model(batches, writer_script.APP_ID if mode == "foreach" else None)
+    kinds = [("published" if i % 2 == 0 else "random") for i in range(kills)]
+    rng.shuffle(kinds)
+    events, stalled, vacuums = [], [], 0
+    t0 = time.monotonic()
+    writer = Writer(layer, ckpt, batches, mode, logs, 0)
+    writers = [writer]
+    for i, kind in enumerate(kinds + ["finish"]):
+        assert writer.wait_for("ready") is not None, writer._tail()
+        done = _committed(ckpt)
+        nxt = max(done) + 1 if done else 0
+        target = nxt + rng.randint(0, 1) if kind == "published" and nxt + 1 < batches else None
+        writer.go(stall_batch=target)
+        assert writer.wait_for("started") is not None, writer._tail()
+        following = Writer(layer, ckpt, batches, mode, logs, i + 1) if kind != "finish" else None
+        writers.append(following)
+        if kind == "finish":
+            writer.finish()
+            events.append("finished")
+        elif target is not None:
+            _wait_published(layer, ckpt, target, writer)
+            writer.kill()
+            assert target not in _committed(ckpt)
+            stalled.append(target)
+            events.append(f"killed after publishing batch {target}")
+        else:
+            delay = rng.uniform(0.1, 3.0)
+            time.sleep(delay)
+            writer.kill()
+            events.append(f"killed {delay:.2f} s after the query started (checkpoint done to"
+                          f" {max(_committed(ckpt), default=-1)})")
+        model.check_new_versions(layer)
+        # the newest version, the one a kill may have caught half-made, reads back clean
+        if _version_numbers(layer):
+            report = sfclayer.verify(spark, layer, quiet=True)
+            assert report.clean, str(report)
+        if kind != "finish" and rng.random() < 0.3 and _version_numbers(layer):
+            sfclayer.vacuum(spark, layer, retain=0, enforce_retention=False)
+            vacuums += 1
+        writer = following
+    elapsed = time.monotonic() - t0
+
+    final = model.after[batches - 1]
+    assert {(r["col"], r["row"]): (r["v"], r["batch"], bytes(r["payload"]))
+            for r in sfclayer.read(spark, layer).collect()} == final
+    batch_versions = sorted(b for b in model.checked.values() if b is not None)
+    assert batch_versions == list(range(batches)), "each batch in exactly one version"
+    assert model.last_batch == batches - 1
+    for n in sorted(_version_numbers(layer)):  # every retained version verifies clean
+        report = sfclayer.verify(spark, layer, version=n, quiet=True)
+        assert report.clean, f"version {n}: {report}"
+    if mode == "sink":  # a batch killed between the layer's commit and the checkpoint's is replayed, and skipped
+        replays = [line.split() for w in writers if w is not None for line in w.lines if line.startswith("batch ")]
+        assert all(r[2] == "skipped" for r in replays if int(r[1]) in stalled), replays
+    hist = sfclayer.history(spark, layer)
+    assert [(v.version, v.transaction) for v in hist] == [
+        (n, None if model.checked[n] is None else {"appId": model.app_id, "txnVersion": model.checked[n]})
+        for n in sorted(_version_numbers(layer))]
+    return {"events": events, "stalled": stalled, "vacuums": vacuums, "seconds": round(elapsed, 1),
+            "versions": len(model.checked)}
+
+
+def _seed():
+    s = os.environ.get("SFCLAYER_STREAM_KILL_SEED")
+    return int(s) if s else random.randrange(1_000_000_000)
+
+
+def _kills(default):
+    return int(os.environ.get("SFCLAYER_STREAM_KILLS", default))
+
+
+@pytest.fixture
+def test_jar():
+    if not os.path.exists(helpers.TEST_JAR):
+        pytest.skip(f"the killed writer's checkpoint stall is in the test jar {helpers.TEST_JAR} (make setup)")
+
+
+def test_a_stream_killed_again_and_again_writes_every_batch_once(spark, tmp_path, test_jar):
+    seed, kills = _seed(), _kills(4)
+    print(f"\nstreaming kills: seed {seed} (replay: SFCLAYER_STREAM_KILL_SEED={seed}), {kills} kills")
+    try:
+        out = run_kills(spark, tmp_path, "sink", seed, kills, batches=3 * kills + 6)
+    except AssertionError as e:
+        raise AssertionError(f"streaming kills seed {seed} (replay: SFCLAYER_STREAM_KILL_SEED={seed}): {e}") from e
+    print(out)
+
+
+def test_foreach_batch_with_txn_options_killed_again_and_again_writes_every_batch_once(spark, tmp_path, test_jar):
+    seed, kills = _seed(), max(2, _kills(4) // 2)
+    print(f"\nforeachBatch kills: seed {seed} (replay: SFCLAYER_STREAM_KILL_SEED={seed}), {kills} kills")
+    try:
+        out = run_kills(spark, tmp_path, "foreach", seed, kills, batches=3 * kills + 6)
+    except AssertionError as e:
+        raise AssertionError(f"foreachBatch kills seed {seed} (replay: SFCLAYER_STREAM_KILL_SEED={seed}): {e}") from e
+    print(out)
