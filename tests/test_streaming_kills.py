@@ -1,30 +1,36 @@
-"""A streaming query killed for real, many times (issue 38, Tests, "Streaming").
+"""Streaming queries killed for real, again and again (issue 38, Tests, "Streaming").
 
-A writer process (tests/scripts/stream_writer.py: its own Spark application, a rate-limited and
-deterministic source of tiles, batch ``b`` always the source values ``b*ROWS .. (b+1)*ROWS - 1``) writes
-into a layer with a checkpoint; the test kills it with SIGKILL and starts it again from the same
-checkpoint, over and over, then lets it finish. Kill points, drawn from a seed:
+A writer process (tests/scripts/stream_writer.py: its own Spark application) runs two queries side by
+side, each from a rate-limited, deterministic source of tiles (batch ``b`` always the source values
+``b*ROWS .. (b+1)*ROWS - 1``) into its own layer with its own checkpoint: ``sink``
+(``writeStream.format("sfclayer")``) and ``foreach`` (``foreachBatch`` with the write options
+``txnAppId``/``txnVersion``); the sink's batches are delta appends, with an automatic compaction
+after every third. The test kills the process with SIGKILL and starts it again from the same
+checkpoints, over and over, then lets it finish. Kill points, drawn from a seed:
 
-* ``published``: right after the sink published batch ``b``'s version and before Spark's checkpoint
-  recorded it (``commits/b``): the test jar's io.sfclayer.testing.StallingCheckpointFileManager holds
-  that checkpoint file back, and the test kills the process once the version document for ``b`` is
-  there and ``commits/b`` is not; the restarted query re-runs ``b``, which the sink must skip;
-* ``random``: a random while (0.1-3 s) after the query started: during the replayed batch's planning,
+* ``published``: right after one query's version of batch ``b`` was published and before Spark's
+  checkpoint recorded it (``commits/b``): the test jar's io.sfclayer.testing.StallingCheckpointFileManager
+  holds that checkpoint file back, and the test kills the process once the layer holds ``b`` and the
+  checkpoint does not; the restarted query re-runs ``b``, which must not be written again (the other
+  query is wherever it is then);
+* ``random``: a random while (0.1-3 s) after the queries started: during a replayed batch's planning,
   its tasks, the sink's commit (or an automatic compaction after it), the checkpoint's writes.
 
 Between runs the test sometimes vacuums every old version (retain 0): the (query id, batch id) pairs
-must survive it. The reference is a dict model of the source: after every kill each new version is
-checked against it, and at the end
+must survive it. The reference is a dict model of the source: after every kill each new version of each
+layer is checked against it, and at the end
 
-* the layer holds exactly the model's tiles (tiles repeat across batches: a batch written twice, late
+* each layer holds exactly the model's tiles (tiles repeat across batches: a batch written twice, late
   or lost changes what it holds);
 * the versions recording stream batches record batch ids 0, 1, 2, ... each once and in order, each
   holding the model after that batch (so each batch's tiles came in exactly one version); any other
   version is an automatic compaction holding what the version before it held;
-* every retained version verifies clean; ``history`` shows each version's (query id, batch id).
+* every retained version verifies clean; ``history`` shows each version's (query id, batch id); the
+  sink reported each batch replayed after a ``published`` kill as skipped.
 
-``SFCLAYER_STREAM_KILLS=N`` sets the number of kills of the sink's run (default 4; ``make races`` runs
-30), ``SFCLAYER_STREAM_KILL_SEED=S`` replays a run (the seed is printed, and named by a failure).
+``SFCLAYER_STREAM_KILLS=N`` sets the number of kills (default 4; ``make races`` runs 30),
+``SFCLAYER_STREAM_KILL_SEED=S`` replays a run's kill points (the seed is printed, and named by a
+failure; where a random kill lands also depends on the machine's load).
 """
 
 import importlib.util
@@ -53,17 +59,17 @@ START_TIMEOUT = 240  # seconds for a Spark application to start at a heavy load
 
 
 class Writer:
-    """One writer process: started at once, its query only on :meth:`go` (Spark's start overlaps the
+    """One writer process: started at once, its queries only on :meth:`go` (Spark's start overlaps the
     previous writer's run)."""
 
-    def __init__(self, layer, ckpt, batches, mode, log_dir, n):
-        self.stall = os.path.join(log_dir, f"stall-{n}")
+    def __init__(self, root, batches, n):
+        self.stall = os.path.join(root, "logs", f"stall-{n}")
         env = dict(os.environ, SFCLAYER_JAR=sfclayer.jar_path(), SFCLAYER_TEST_JAR=helpers.TEST_JAR,
                    SFCLAYER_TEST_STALL_FILE=self.stall, SPARK_LOCAL_IP="127.0.0.1",
                    PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(SCRIPT), "..", "..", "python"),
                                                os.environ.get("PYTHONPATH", "")]))
-        self.log = os.path.join(log_dir, f"writer-{n}.log")
-        self.proc = subprocess.Popen([sys.executable, SCRIPT, layer, ckpt, str(batches), str(ROWS), mode],
+        self.log = os.path.join(root, "logs", f"writer-{n}.log")
+        self.proc = subprocess.Popen([sys.executable, SCRIPT, root, str(batches), str(ROWS)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(self.log, "w"),
                                      env=env, text=True, start_new_session=True)
         self.lines = []
@@ -89,16 +95,31 @@ class Writer:
             if line.startswith(prefix):
                 return line
 
-    def go(self, stall_batch=None):
-        if stall_batch is not None:
+    def go(self, stall=None):
+        """Starts the queries; ``stall``: (query, batch) whose checkpoint commit is held back."""
+        if stall is not None:
             with open(self.stall, "w") as f:
-                f.write(str(stall_batch))
+                f.write(f"/{stall[0]}-ckpt/commits/{stall[1]}")
         self.proc.stdin.write("go\n")
         self.proc.stdin.flush()
 
     def kill(self):
-        self.proc.send_signal(signal.SIGKILL)  # no shutdown hook, no finally: the process just stops
+        """SIGKILL to the writer's process group: its Python and the Spark JVM it started, at once (killing
+        the Python alone would let the JVM notice and shut down in order, running Spark's shutdown hooks);
+        returns once every process of the group is gone."""
+        os.killpg(self.proc.pid, signal.SIGKILL)  # the group this writer leads (start_new_session)
         self.proc.wait(60)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if not _group_alive(self.proc.pid):
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"the writer's processes (group {self.proc.pid}) outlived SIGKILL by 60 s")
+
+    def end(self):
+        """Kills the writer if it still runs (a failed test leaves none behind)."""
+        if self.proc.poll() is None or _group_alive(self.proc.pid):
+            self.kill()
 
     def finish(self):
         """Waits for the writer to end by itself, and checks it said so."""
@@ -109,6 +130,20 @@ class Writer:
     def _tail(self):
         with open(self.log) as f:
             return f.read()[-3000:]
+
+
+def _group_alive(pgid):
+    """Whether a process of group ``pgid`` still runs (zombies, dead but not reaped yet, do not count)."""
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone meanwhile
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                return True
+    return False
 
 
 class Model:
@@ -179,8 +214,8 @@ def _wait_published(layer, ckpt, batch, writer, timeout=START_TIMEOUT):
     """Waits until the layer holds ``batch`` while the checkpoint does not (the stalled checkpoint commit)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if any(max((_document(layer, n).get("transactions") or {}).values(), default=-1) >= batch
-               for n in _version_numbers(layer)):
+        numbers = _version_numbers(layer)
+        if numbers and max((_document(layer, max(numbers)).get("transactions") or {}).values(), default=-1) >= batch:
             assert batch not in _committed(ckpt), (
                 f"checkpoint commit {batch} was not held back: is io.sfclayer.testing.StallingCheckpointFileManager"
                 f" in the test jar {helpers.TEST_JAR} (make setup)?")
@@ -191,80 +226,94 @@ def _wait_published(layer, ckpt, batch, writer, timeout=START_TIMEOUT):
     raise AssertionError(f"batch {batch} not published in {timeout} s: {writer._tail()}")
 
 
-def run_kills(spark, tmp_path, mode, seed, kills, batches):
-    """Kills a ``mode`` writer ``kills`` times (kinds drawn from ``seed``), lets the last run finish, checks."""
-    rng = random.Random(seed)
-    layer, ckpt, logs = str(tmp_path / "layer"), str(tmp_path / "ckpt"), str(tmp_path / "logs")
-    os.makedirs(logs)
-    model = Model(batches, writer_script.APP_ID if mode == "foreach" else None)
-    kinds = [("published" if i % 2 == 0 else "random") for i in range(kills)]
-    rng.shuffle(kinds)
-    events, stalled, vacuums = [], [], 0
-    t0 = time.monotonic()
-    writer = Writer(layer, ckpt, batches, mode, logs, 0)
-    writers = [writer]
+def _run(spark, root, rng, kinds, batches, layers, ckpts, models, writers, events, stalled, t0):
+    """The runs of the writer, one per kind, each checked after it ended; returns the vacuums done."""
+    vacuums = 0
+    writer = writers[0]
     for i, kind in enumerate(kinds + ["finish"]):
         assert writer.wait_for("ready") is not None, writer._tail()
-        done = _committed(ckpt)
-        nxt = max(done) + 1 if done else 0
-        target = nxt + rng.randint(0, 1) if kind == "published" and nxt + 1 < batches else None
-        writer.go(stall_batch=target)
+        ready = time.monotonic() - t0
+        target = None
+        if kind == "published":
+            query = rng.choice(writer_script.QUERIES)
+            # a batch the layer does not hold yet: the kill then follows its commit
+            batch = max(max(_committed(ckpts[query]), default=-1), models[query].last_batch) + 1 + rng.randint(0, 1)
+            target = (query, batch) if batch < batches else None
+        writer.go(stall=target)
         assert writer.wait_for("started") is not None, writer._tail()
-        following = Writer(layer, ckpt, batches, mode, logs, i + 1) if kind != "finish" else None
+        following = Writer(root, batches, i + 1) if kind != "finish" else None
         writers.append(following)
         if kind == "finish":
             writer.finish()
             events.append("finished")
         elif target is not None:
-            _wait_published(layer, ckpt, target, writer)
+            query, batch = target
+            _wait_published(layers[query], ckpts[query], batch, writer)
             writer.kill()
-            assert target not in _committed(ckpt)
-            stalled.append(target)
-            events.append(f"killed after publishing batch {target}")
+            assert batch not in _committed(ckpts[query])
+            stalled[query].append(batch)
+            events.append(f"killed after {query} published batch {batch}")
         else:
             delay = rng.uniform(0.1, 3.0)
             time.sleep(delay)
             writer.kill()
-            events.append(f"killed {delay:.2f} s after the query started (checkpoint done to"
-                          f" {max(_committed(ckpt), default=-1)})")
-        model.check_new_versions(layer)
-        # the newest version, the one a kill may have caught half-made, reads back clean
-        if _version_numbers(layer):
-            report = sfclayer.verify(spark, layer, quiet=True)
-            assert report.clean, str(report)
-        if kind != "finish" and rng.random() < 0.3 and _version_numbers(layer):
-            sfclayer.vacuum(spark, layer, retain=0, enforce_retention=False)
-            vacuums += 1
+            events.append(f"killed {delay:.2f} s after the queries started (checkpoints done to "
+                          + ", ".join(f"{q} {max(_committed(c), default=-1)}" for q, c in ckpts.items()) + ")")
+        killed = time.monotonic() - t0
+        for q, layer in layers.items():
+            models[q].check_new_versions(layer)
+            # the newest version, the one a kill may have caught half-made, reads back clean
+            if _version_numbers(layer):
+                report = sfclayer.verify(spark, layer, quiet=True)
+                assert report.clean, f"{q}: {report}"
+            if kind != "finish" and rng.random() < 0.3 and _version_numbers(layer):
+                sfclayer.vacuum(spark, layer, retain=0, enforce_retention=False)
+                vacuums += 1
+        events[-1] += f" (ready at {ready:.1f} s, ended at {killed:.1f} s, checked at {time.monotonic() - t0:.1f} s)"
         writer = following
+    return vacuums
+
+
+def run_kills(spark, root, seed, kills, batches):
+    """Kills the writer ``kills`` times (kinds drawn from ``seed``), lets the last run finish, checks."""
+    rng = random.Random(seed)
+    os.makedirs(os.path.join(root, "logs"))
+    layers = {q: os.path.join(root, f"{q}-layer") for q in writer_script.QUERIES}
+    ckpts = {q: os.path.join(root, f"{q}-ckpt") for q in writer_script.QUERIES}
+    models = {"sink": Model(batches), "foreach": Model(batches, writer_script.APP_ID)}
+    kinds = [("published" if i % 2 == 0 else "random") for i in range(kills)]
+    rng.shuffle(kinds)
+    events, stalled = [], {q: [] for q in writer_script.QUERIES}
+    t0 = time.monotonic()
+    writer = Writer(root, batches, 0)
+    writers = [writer]
+    try:
+        vacuums = _run(spark, root, rng, kinds, batches, layers, ckpts, models, writers, events, stalled, t0)
+    finally:
+        for w in writers:
+            if w is not None:
+                w.end()
     elapsed = time.monotonic() - t0
 
-    final = model.after[batches - 1]
-    assert {(r["col"], r["row"]): (r["v"], r["batch"], bytes(r["payload"]))
-            for r in sfclayer.read(spark, layer).collect()} == final
-    batch_versions = sorted(b for b in model.checked.values() if b is not None)
-    assert batch_versions == list(range(batches)), "each batch in exactly one version"
-    assert model.last_batch == batches - 1
-    for n in sorted(_version_numbers(layer)):  # every retained version verifies clean
-        report = sfclayer.verify(spark, layer, version=n, quiet=True)
-        assert report.clean, f"version {n}: {report}"
-    if mode == "sink":  # a batch killed between the layer's commit and the checkpoint's is replayed, and skipped
-        replays = [line.split() for w in writers if w is not None for line in w.lines if line.startswith("batch ")]
-        assert all(r[2] == "skipped" for r in replays if int(r[1]) in stalled), replays
-    hist = sfclayer.history(spark, layer)
-    assert [(v.version, v.transaction) for v in hist] == [
-        (n, None if model.checked[n] is None else {"appId": model.app_id, "txnVersion": model.checked[n]})
-        for n in sorted(_version_numbers(layer))]
+    for q, layer in layers.items():
+        model = models[q]
+        assert {(r["col"], r["row"]): (r["v"], r["batch"], bytes(r["payload"]))
+                for r in sfclayer.read(spark, layer).collect()} == model.after[batches - 1], q
+        batch_versions = sorted(b for b in model.checked.values() if b is not None)
+        assert batch_versions == list(range(batches)), f"{q}: each batch in exactly one version"
+        for n in sorted(_version_numbers(layer)):  # every retained version verifies clean
+            report = sfclayer.verify(spark, layer, version=n, quiet=True)
+            assert report.clean, f"{q} version {n}: {report}"
+        hist = sfclayer.history(spark, layer)
+        assert [(v.version, v.transaction) for v in hist] == [
+            (n, None if model.checked[n] is None else {"appId": model.app_id, "txnVersion": model.checked[n]})
+            for n in sorted(_version_numbers(layer))], q
+    # the sink's batches killed between the layer's commit and the checkpoint's were replayed, and skipped
+    replays = [line.split() for w in writers if w is not None for line in w.lines if line.startswith("batch sink ")]
+    assert all(r[3] == "skipped" for r in replays if int(r[2]) in stalled["sink"]), replays
+    assert len({models[q].app_id for q in layers}) == 2
     return {"events": events, "stalled": stalled, "vacuums": vacuums, "seconds": round(elapsed, 1),
-            "versions": len(model.checked)}
-
-
-def _seed():
-    s = os.environ.get("SFCLAYER_STREAM_KILL_SEED")
-    return int(s) if s else random.randrange(1_000_000_000)
-
-
-def _kills(default):
-    return int(os.environ.get("SFCLAYER_STREAM_KILLS", default))
+            "versions": {q: len(m.checked) for q, m in models.items()}}
 
 
 @pytest.fixture
@@ -273,21 +322,13 @@ def test_jar():
         pytest.skip(f"the killed writer's checkpoint stall is in the test jar {helpers.TEST_JAR} (make setup)")
 
 
-def test_a_stream_killed_again_and_again_writes_every_batch_once(spark, tmp_path, test_jar):
-    seed, kills = _seed(), _kills(4)
+def test_streams_killed_again_and_again_write_every_batch_once(spark, tmp_path, test_jar):
+    s = os.environ.get("SFCLAYER_STREAM_KILL_SEED")
+    seed = int(s) if s else random.randrange(1_000_000_000)
+    kills = int(os.environ.get("SFCLAYER_STREAM_KILLS", 4))
     print(f"\nstreaming kills: seed {seed} (replay: SFCLAYER_STREAM_KILL_SEED={seed}), {kills} kills")
     try:
-        out = run_kills(spark, tmp_path, "sink", seed, kills, batches=3 * kills + 6)
+        out = run_kills(spark, str(tmp_path), seed, kills, batches=2 * kills + 4)
     except AssertionError as e:
         raise AssertionError(f"streaming kills seed {seed} (replay: SFCLAYER_STREAM_KILL_SEED={seed}): {e}") from e
-    print(out)
-
-
-def test_foreach_batch_with_txn_options_killed_again_and_again_writes_every_batch_once(spark, tmp_path, test_jar):
-    seed, kills = _seed(), max(2, _kills(4) // 2)
-    print(f"\nforeachBatch kills: seed {seed} (replay: SFCLAYER_STREAM_KILL_SEED={seed}), {kills} kills")
-    try:
-        out = run_kills(spark, tmp_path, "foreach", seed, kills, batches=3 * kills + 6)
-    except AssertionError as e:
-        raise AssertionError(f"foreachBatch kills seed {seed} (replay: SFCLAYER_STREAM_KILL_SEED={seed}): {e}") from e
     print(out)
