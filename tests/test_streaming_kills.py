@@ -13,8 +13,9 @@ checkpoints, over and over, then lets it finish. Kill points, drawn from a seed:
   holds that checkpoint file back, and the test kills the process once the layer holds ``b`` and the
   checkpoint does not; the restarted query re-runs ``b``, which must not be written again (the other
   query is wherever it is then);
-* ``random``: a random while (0.1-3 s) after the queries started: during a replayed batch's planning,
-  its tasks, the sink's commit (or an automatic compaction after it), the checkpoint's writes.
+* ``random``: a random while (0-1.5 s) after the run finished 0, 1 or 2 batches: during a replayed
+  batch's planning, its tasks, the sink's commit (or an automatic compaction after it), the
+  checkpoint's writes.
 
 Between runs the test sometimes vacuums every old version (retain 0): the (query id, batch id) pairs
 must survive it. The reference is a dict model of the source: after every kill each new version of each
@@ -107,7 +108,10 @@ class Writer:
         """SIGKILL to the writer's process group: its Python and the Spark JVM it started, at once (killing
         the Python alone would let the JVM notice and shut down in order, running Spark's shutdown hooks);
         returns once every process of the group is gone."""
-        os.killpg(self.proc.pid, signal.SIGKILL)  # the group this writer leads (start_new_session)
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the group this writer leads (start_new_session)
+        except ProcessLookupError:
+            pass  # it ended by itself
         self.proc.wait(60)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -166,6 +170,7 @@ class Model:
         for n in sorted(_version_numbers(layer)):
             if n in self.checked:
                 continue
+            assert n == max(self.checked, default=0) + 1, f"version {n} follows {max(self.checked, default=0)}"
             doc = _document(layer, n)
             op = doc.get("operation") or {"name": "write"}
             txn = op.get("transaction")
@@ -254,10 +259,15 @@ def _run(spark, root, rng, kinds, batches, layers, ckpts, models, writers, event
             stalled[query].append(batch)
             events.append(f"killed after {query} published batch {batch}")
         else:
-            delay = rng.uniform(0.1, 3.0)
+            # after 0-2 batches of this run (the first is often a replay), at a random moment of what follows
+            after, delay = rng.randint(0, 2), rng.uniform(0.0, 1.5)
+            for _ in range(after):
+                if writer.wait_for("batch ") is None:  # it ended: all batches done, or it failed
+                    assert writer.proc.wait(60) == 0, f"the writer failed: {writer.lines} {writer._tail()}"
+                    break
             time.sleep(delay)
             writer.kill()
-            events.append(f"killed {delay:.2f} s after the queries started (checkpoints done to "
+            events.append(f"killed {delay:.2f} s after {after} batches (checkpoints done to "
                           + ", ".join(f"{q} {max(_committed(c), default=-1)}" for q, c in ckpts.items()) + ")")
         killed = time.monotonic() - t0
         for q, layer in layers.items():
@@ -311,7 +321,9 @@ def run_kills(spark, root, seed, kills, batches):
     # the sink's batches killed between the layer's commit and the checkpoint's were replayed, and skipped
     replays = [line.split() for w in writers if w is not None for line in w.lines if line.startswith("batch sink ")]
     assert all(r[3] == "skipped" for r in replays if int(r[2]) in stalled["sink"]), replays
-    assert len({models[q].app_id for q in layers}) == 2
+    # the sink's versions name its query, whose id the checkpoint kept across every restart
+    started = {line.split()[2] for w in writers if w is not None for line in w.lines if line.startswith("started sink ")}
+    assert started == {models["sink"].app_id}, started
     return {"events": events, "stalled": stalled, "vacuums": vacuums, "seconds": round(elapsed, 1),
             "versions": {q: len(m.checked) for q, m in models.items()}}
 
