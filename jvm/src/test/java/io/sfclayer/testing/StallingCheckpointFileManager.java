@@ -13,11 +13,11 @@ import java.nio.file.Paths;
 /**
  * Spark's checkpoint file manager for local files ({@code spark.sql.streaming.checkpointFileManagerClass})
  * that holds back a checkpoint's {@code commits/<b>} for 120 s when the file the environment variable
- * {@value #STALL} names holds the end of its path, e.g. {@code sink-ckpt/commits/3} (read at each
- * checkpoint commit, so a test can pick the query and batch after the process started): a streaming query is then stopped after its sink committed
- * batch {@code b} and before the checkpoint records it, where the test kills the process
- * (tests/test_streaming_kills.py; issue 38). Everything else is Spark's own. Test sources only: the
- * connector reads no test setting.
+ * {@value #STALL} names holds the end of its path, e.g. {@code /sink-ckpt/commits/3} (read at each
+ * checkpoint commit, so a test can pick the query and batch after the process started): the streaming
+ * query then stands still after its sink committed batch {@code b} and before the checkpoint records
+ * it, where the test kills the process (tests/test_streaming_kills.py; issue 38). Everything else is
+ * Spark's own. Test sources only: the connector reads no test setting.
  */
 public class StallingCheckpointFileManager extends FileContextBasedCheckpointFileManager {
     /** Environment variable: a file holding the end of the path of the checkpoint commit held back (absent: none). */
