@@ -17,8 +17,9 @@ checkpoints, over and over, then lets it finish. Kill points, drawn from a seed:
   batch's planning, its tasks, the sink's commit (or an automatic compaction after it), the
   checkpoint's writes.
 
-Between runs the test sometimes vacuums every old version (retain 0): the (query id, batch id) pairs
-must survive it. The reference is a dict model of the source: after every kill each new version of each
+Between runs the test sometimes vacuums every old version (retain 0), and during a run it sometimes
+vacuums one layer while the queries write to it (every version before the run): the (query id, batch
+id) pairs must survive it. The reference is a dict model of the source: after every kill each new version of each
 layer is checked against it, and at the end
 
 * each layer holds exactly the model's tiles (tiles repeat across batches: a batch written twice, late
@@ -34,6 +35,7 @@ layer is checked against it, and at the end
 failure; where a random kill lands also depends on the machine's load).
 """
 
+import datetime
 import importlib.util
 import json
 import os
@@ -245,6 +247,7 @@ def _run(spark, root, rng, kinds, batches, layers, ckpts, models, writers, event
             batch = max(max(_committed(ckpts[query]), default=-1), models[query].last_batch) + 1 + rng.randint(0, 1)
             target = (query, batch) if batch < batches else None
         writer.go(stall=target)
+        went = time.monotonic()
         assert writer.wait_for("started") is not None, writer._tail()
         following = Writer(root, batches, i + 1) if kind != "finish" else None
         writers.append(following)
@@ -265,9 +268,18 @@ def _run(spark, root, rng, kinds, batches, layers, ckpts, models, writers, event
                 if writer.wait_for("batch ") is None:  # it ended: all batches done, or it failed
                     assert writer.proc.wait(60) == 0, f"the writer failed: {writer.lines} {writer._tail()}"
                     break
+            vacuumed = ""
+            if rng.random() < 0.5:
+                # a vacuum while the queries write: every version before this run goes (all checked
+                # already), the newer ones stay for the checks after the kill
+                vacuumed = rng.choice(writer_script.QUERIES)
+                retain = datetime.timedelta(seconds=time.monotonic() - went + 5)
+                sfclayer.vacuum(spark, layers[vacuumed], retain=retain, enforce_retention=False, quiet=True)
+                vacuums += 1
+                vacuumed = f" and a vacuum of {vacuumed}"
             time.sleep(delay)
             writer.kill()
-            events.append(f"killed {delay:.2f} s after {after} batches (checkpoints done to "
+            events.append(f"killed {delay:.2f} s after {after} batches{vacuumed} (checkpoints done to "
                           + ", ".join(f"{q} {max(_committed(c), default=-1)}" for q, c in ckpts.items()) + ")")
         killed = time.monotonic() - t0
         for q, layer in layers.items():
