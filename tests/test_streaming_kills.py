@@ -269,7 +269,7 @@ def _run(spark, root, rng, kinds, batches, layers, ckpts, models, writers, event
                     assert writer.proc.wait(60) == 0, f"the writer failed: {writer.lines} {writer._tail()}"
                     break
             vacuumed = ""
-            if rng.random() < 0.5:
+            if rng.random() < 0.5 and all(_version_numbers(layer) for layer in layers.values()):
                 # a vacuum while the queries write: every version before this run goes (all checked
                 # already), the newer ones stay for the checks after the kill
                 vacuumed = rng.choice(writer_script.QUERIES)
