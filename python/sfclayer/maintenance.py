@@ -53,8 +53,9 @@ class Version:
         The id of the write that committed it (its data directory is ``data-<write_id>``): a
         :class:`~sfclayer.errors.CommitStateUnknown` names it, and the write is committed if a version has it.
     transaction : dict or None
-        ``{"appId", "txnVersion"}``: the streaming batch (query id, batch id) or ``txnAppId``/``txnVersion``
-        write this version committed; None for other writes.
+        The batch an idempotent write committed, ``{"appId": ..., "txnVersion": ...}``: a streaming
+        query's id and micro-batch id, or a write's options ``txnAppId`` and ``txnVersion``; None for
+        other versions (docs/FORMAT.md section 6, "Application transactions").
     """
 
     version: int

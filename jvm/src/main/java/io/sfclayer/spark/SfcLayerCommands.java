@@ -41,7 +41,7 @@ public final class SfcLayerCommands {
         }
     }
 
-    /** One line of history: a version's number, commit time, operation and counts. */
+    /** One line of history: a version's number, commit time, operation and counts (and its batch, if it names one). */
     static Map<String, Object> summary(LayerMetadata md) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("version", md.version);
@@ -57,8 +57,13 @@ public final class SfcLayerCommands {
         m.put("deltaFiles", md.deltas.size());
         m.put("deltaRecords", md.deltas.stream().mapToLong(d -> d.file.records).sum());
         m.put("metrics", md.metrics);
-        m.put("transaction", md.txn == null ? null : Map.of("appId", md.txn.appId, "txnVersion", md.txn.version));
         m.put("writeId", md.writeId); // what a CommitStateUnknown names: the write is committed if a version has it
+        if (md.txn != null) { // the batch an idempotent write (a streaming query's, foreachBatch's) committed
+            Map<String, Object> t = new LinkedHashMap<>();
+            t.put("appId", md.txn.appId);
+            t.put("txnVersion", md.txn.version);
+            m.put("transaction", t);
+        }
         return m;
     }
 
