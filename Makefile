@@ -82,9 +82,11 @@ test-py: setup hdfs-jars s3-jars maplibre-gl | chromium-installed
 test: test-jvm test-py
 
 # Every filesystem call of every operation a crash point, with a crash mode too and the next write and
-# vacuum checked at every point (issue 35; `make test` runs the IOException and Error modes, sampled checks).
+# vacuum checked at every point (issue 35; `make test` runs the IOException and Error modes, sampled checks);
+# then every call of a pyramid update and a GeoTrellis conversion (`make test`: a seeded sample; hours at load).
 crash-points: setup
 	$(GRADLE) test --tests 'io.sfclayer.spark.CrashPointsTest' -Dsfclayer.crashpoints.all=true
+	SFCLAYER_CRASH_ALL=1 $(PY) -m pytest -q -s tests/test_crash_points_pyramid.py
 
 # The race model long (issue 35): 10 minutes of racing writers on local files (RACE_SEED=N replays a run), 20
 # writers killed at random points, then 5 minutes each on HDFS and S3Proxy; `make test` runs a short sample of each.
