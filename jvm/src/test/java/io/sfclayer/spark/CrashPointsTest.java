@@ -260,6 +260,43 @@ public class CrashPointsTest {
         }
     }
 
+    /** The calls {@link #after} recorded last. */
+    private static List<String> lastRecorded = List.of();
+
+    /**
+     * Regression: an append whose automatic compaction fails in a Spark task (its job aborted: a
+     * SparkException, which Java sees as checked and UpdateJob rethrows unwrapped) returns its own
+     * version; the compaction gives up (docs/FORMAT.md section 11: it never fails the append that started
+     * it). The failure escaped the append before, so a caller saw a committed append fail (the race
+     * model's find: delta appends "failed by an injected fault yet committed").
+     */
+    @Test
+    public void anAppendWhoseCompactionFailsInATaskReturnsItsVersion() throws Exception {
+        Case c = OPERATIONS.get("append that triggers automatic compaction");
+        List<State> done = after("compaction-task", c.from(), c.op, new int[1]);
+        int at = 0;
+        for (int i = 0; i < lastRecorded.size() && at == 0; i++) {
+            if (lastRecorded.get(i).startsWith("create ") && lastRecorded.get(i).contains("/attempt-")) {
+                at = i + 1; // the compaction's first file written by a task (the append writes on the driver)
+            }
+        }
+        assertTrue("the compaction writes in a task: " + lastRecorded, at > 0);
+        String path = copy(c.from(), "compaction-task-fails");
+        CrashPointFs.arm(path, at, CrashPointFs.Mode.IO_EXCEPTION);
+        try {
+            c.op.run(path);
+        } catch (Exception e) {
+            throw new AssertionError("the append committed, yet failed with its compaction's failure: " + e, e);
+        } finally {
+            CrashPointFs.disarm();
+        }
+        LayerMetadata newest = log(path).current();
+        assertEquals("the append's version, the compaction gave up", done.get(0).version, newest.version);
+        assertEquals(done.get(0).signature, signature(newest));
+        assertEquals(done.get(0).fingerprint, fingerprint(path));
+        assertAllVersionsVerify(path, "after a compaction failed in a task");
+    }
+
     /** A state a failed run may leave: a version the successful run made, its signature and fingerprint. */
     private static final class State {
         final long version;
@@ -287,7 +324,8 @@ public class CrashPointsTest {
         String path = copy(from, "after-" + name.replaceAll("\\W", ""));
         CrashPointFs.arm(path, 0, CrashPointFs.Mode.IO_EXCEPTION);
         op.run(path);
-        calls[0] = CrashPointFs.recorded().size();
+        lastRecorded = CrashPointFs.recorded();
+        calls[0] = lastRecorded.size();
         if (Boolean.getBoolean("sfclayer.crashpoints.countOnly")) {
             System.out.println(name + " calls: " + CrashPointFs.recorded());
         }

@@ -231,8 +231,9 @@ public final class RaceChecker {
         // conflicts (docs/FORMAT.md sections 6 and 11): a delta append conflicts only with a replace-type version
         // (of this run's operations, a restore) committed while it ran; against anything else it rebases and wins
         for (RaceOp d : ops) {
-            if (d.kind != RaceOp.Kind.DELTA_APPEND || d.outcome != RaceOp.Outcome.CONFLICT) {
-                continue;
+            if (d.kind != RaceOp.Kind.DELTA_APPEND || d.outcome != RaceOp.Outcome.CONFLICT
+                    || String.valueOf(d.error).contains("removed by a vacuum")) {
+                continue; // section 6: a version it cannot check (vacuumed) refuses any commit, a delta append's too
             }
             boolean restoreMeanwhile = false;
             for (RaceOp r : ops) {
