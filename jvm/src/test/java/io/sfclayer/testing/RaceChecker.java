@@ -144,7 +144,8 @@ public final class RaceChecker {
                 if (found == null && doc == null) {
                     found = byNextRead(v, prev, unknown, placed, claims.getOrDefault(v + 1, List.of()), model);
                 }
-                if (found == null && doc == null && deltaAppends > 0) {
+                if (found == null && doc == null && deltaAppends > 0
+                        && noOpFitsNextRead(prev, claims.getOrDefault(v + 1, List.of()), model)) {
                     // vacuumed, made by no unknown operation: a delta append's compaction (no change of content;
                     // were it anything else, the versions after it would differ from the model)
                     autoCompactions++;
@@ -323,6 +324,24 @@ public final class RaceChecker {
             }
         }
         return found;
+    }
+
+    /**
+     * Whether a change of nothing at a vacuumed version fits what the run read of the next version right
+     * after its commit (true when it read none of it: nothing says otherwise).
+     */
+    private static boolean noOpFitsNextRead(TreeMap<Integer, Long> prev, List<RaceOp> next,
+                                            Map<Long, TreeMap<Integer, Long>> model) {
+        boolean read = false;
+        for (RaceOp n : next) {
+            if (n.observed != null && (n.kind != RaceOp.Kind.RESTORE || model.containsKey(n.target))) {
+                read = true;
+                if (n.apply(prev, model.get(n.target)).equals(n.observed)) {
+                    return true;
+                }
+            }
+        }
+        return !read;
     }
 
     private static String counts(int[] outcomes) {
