@@ -82,10 +82,12 @@ test-py: setup hdfs-jars s3-jars maplibre-gl | chromium-installed
 test: test-jvm test-py
 
 # Every filesystem call of every operation a crash point, with a crash mode too and the next write and
-# vacuum checked at every point, then 40 sampled points on each of HDFS and S3Proxy (issue 35; `make test` runs the
-# IOException and Error modes with sampled checks, and 3 points on each store).
+# vacuum checked at every point, then every call of a pyramid update and a GeoTrellis conversion, then 40 sampled
+# points on each of HDFS and S3Proxy (issue 35; `make test` runs the IOException and Error modes with sampled checks,
+# a seeded sample of the pyramid and conversion points, and 2 points on each store; the whole run takes hours at load).
 crash-points: setup hdfs-jars s3-jars
 	$(GRADLE) test --tests 'io.sfclayer.spark.CrashPointsTest' -Dsfclayer.crashpoints.all=true
+	SFCLAYER_CRASH_ALL=1 $(PY) -m pytest -q -s tests/test_crash_points_pyramid.py
 	SFCLAYER_CRASH_POINTS=40 $(PY) -m pytest -q -s tests/test_crash_points_stores.py
 
 # The race model long (issue 35): 10 minutes of racing writers on local files (RACE_SEED=N replays a run), 20

@@ -16,7 +16,7 @@ from tests import helpers
 pytestmark = pytest.mark.usefixtures("spark")
 
 
-def _run(spark, root, points=3):
+def _run(spark, root, points=2):
     jvm = spark._jvm
     helpers.test_jar_class(spark, "StoreCrashPoints")
     seed = int(os.environ.get("SFCLAYER_CRASH_SEED") or random.randrange(10**9))

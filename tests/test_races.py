@@ -1,6 +1,7 @@
 """The race model on HDFS and S3 (issue 35): the harness of the JUnit RacesTest (io.sfclayer.testing.RaceHarness,
 in the benchmark/test jar) run through the session's Spark on the MiniHdfs fixture and on S3Proxy. Threads run random
-appends, deletes, compactions, zero-retention vacuums and restores on one layer, delays injected at filesystem
+appends (copy-on-write and delta files), deletes, compactions, zero-retention vacuums, restores and repairs on one
+layer, delays injected at filesystem
 calls and an IOException at 1 % of them (io.sfclayer.testing.DelayFs around the store's own filesystem); every
 committed version is checked against a dict model, an operation failed by a fault wholly in or out (see RaceChecker). A short sample each; the seed is printed, and SFCLAYER_RACE_SEED replays it,
 SFCLAYER_RACE_SECONDS makes the run longer (``make races``)."""

@@ -100,7 +100,9 @@ final class DeltaAppends {
         }
         try {
             SfcLayerUpdate.compact(job.spark, job.conf, job.log.layerPath().toString(), true);
-        } catch (IOException | RuntimeException e) {
+        } catch (Exception e) {
+            // any Exception, checked ones too: a failed Spark job reaches here as a SparkException (checked, which
+            // UpdateJob rethrows unwrapped), and the append it would fail is committed already
             org.slf4j.LoggerFactory.getLogger(SfcLayerUpdate.class).warn("sfclayer: the compaction after version "
                 + out.version + " of " + job.log.layerPath() + " gave up (the next append tries again): "
                 + SfcLayerException.reason(e));

@@ -7,8 +7,13 @@ import io.sfclayer.layer.Vacuum;
 import io.sfclayer.testing.CrashPointFs;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.ClassRule;
@@ -20,6 +25,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,28 +36,36 @@ import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
 /**
- * Every filesystem call of an operation a crash point (issue 35): each operation (a small append, a
- * shuffled append, a delete, a compaction, a vacuum, a restore of version 1, a repair rewriting a file) is run once recording its calls on the layer
- * ({@link CrashPointFs} as the local filesystem of a Spark local session), then once per call and
- * failure mode with that call failing (an IOException, a java.lang.Error, or an IOException from that
- * call on: a crash), each time on a fresh copy of the same layer. After each run the layer must be
- * exactly as before or exactly as after the operation (its newest version and content), every version
- * in its log verifies clean (nothing a version references was deleted or damaged), and a next write and
- * a vacuum work and leave it verifying clean. The counts of crash points per operation are printed.
- * Every sixth point also runs the next write and vacuum (the others check the first two properties),
- * an IOException and an Error at every call: 260 runs, 105 s on two cores at load 11-15 (211 s at load 21).
- * {@code -Dsfclayer.crashpoints.all=true} (make crash-points) adds the crash mode and checks all at every point.
+ * Every filesystem call of an operation a crash point (issues 35 and 38): each operation (a small
+ * append, a shuffled append, a delete, a compaction, a vacuum, a restore of version 1, a repair
+ * rewriting a file; and on a layer with two delta versions (docs/FORMAT.md section 11): a delta append
+ * on the driver and a shuffled one, a delta append that then compacts as a commit of its own
+ * (compactAfterDeltas), a delete and a compaction folding the deltas) is run once recording its calls on
+ * the layer ({@link CrashPointFs} as the local filesystem of a Spark local session), then once per call
+ * and failure mode with that call failing (an IOException, a java.lang.Error, or an IOException from
+ * that call on: a crash), each time on a fresh copy of the same layer. After each run the layer must be
+ * exactly as before (its newest document byte for byte) or as after: a version the successful run made,
+ * with the same operation, files, records and deltas (for the append that compacts, its own version or
+ * the compaction's: a compaction that fails gives up), every version in its log verifies clean (nothing a
+ * version references was deleted or damaged), and a next write and a vacuum work and leave it verifying
+ * clean, the layer reading as the state it is in. The counts of crash points per operation are printed.
+ * Every sixth point also reads the content and runs the next write and vacuum (the others check the
+ * first properties); an IOException and an Error at every call of the operations without deltas, and
+ * each call of the delta ones in one of the two modes (alternating): 505 runs in 255 s on two cores at
+ * load 16 (the delta operations 177 of them, 87 s).
+ * {@code -Dsfclayer.crashpoints.all=true} (make crash-points) takes both modes at every call, adds the
+ * crash mode and checks all at every point: 1023 runs in 1133 s at load 15.
  */
 public class CrashPointsTest {
     @ClassRule
     public static TemporaryFolder tmp = new TemporaryFolder();
 
     private static SparkSession spark;
-    private static File pristine;
-    /** The pristine layer's newest version and its (count, sum) fingerprint. */
-    private static long baseVersion;
-    private static String baseDigest;
-    /** The name of the pristine layer's first data file (the file the repair rewrites). */
+    /** Versions 1..3: a write, a small append, an append rewriting a file. */
+    private static Pristine plain;
+    /** {@link #plain} and two delta versions (4 on the driver, 5 shuffled, overlapping each other and base files). */
+    private static Pristine withDeltas;
+    /** The name of the plain layer's first data file (the file the repair rewrites). */
     private static String repairName;
     /** Every how many points the next write and vacuum are checked too (all with sfclayer.crashpoints.all). */
     private static final int EVERY = 6;
@@ -59,6 +73,24 @@ public class CrashPointsTest {
     /** An IOException and an Error at each call in every run; a crash (every call failing from it on) in the full one. */
     private static final List<CrashPointFs.Mode> MODES = ALL ? List.of(CrashPointFs.Mode.values())
         : List.of(CrashPointFs.Mode.IO_EXCEPTION, CrashPointFs.Mode.ERROR);
+    private static final StructType SCHEMA = new StructType().add("col", DataTypes.IntegerType, false)
+        .add("row", DataTypes.IntegerType, false).add("v", DataTypes.IntegerType, false);
+
+    /** A layer every run of an operation starts from (a fresh copy of it): its newest version, document digest and fingerprint. */
+    private static final class Pristine {
+        final File dir;
+        final long version;
+        final String digest;
+        final long fingerprint;
+
+        Pristine(File dir) throws IOException {
+            this.dir = dir;
+            LayerMetadata md = log(dir.getAbsolutePath()).current();
+            this.version = md.version;
+            this.digest = md.digest;
+            this.fingerprint = fingerprint(dir.getAbsolutePath());
+        }
+    }
 
     @BeforeClass
     public static void start() throws IOException {
@@ -68,14 +100,18 @@ public class CrashPointsTest {
             .config("spark.hadoop.fs.file.impl", CrashPointFs.class.getName())
             .config("spark.hadoop.fs.file.impl.disable.cache", "true")
             .getOrCreate();
-        pristine = new File(tmp.getRoot(), "pristine");
-        String path = pristine.getAbsolutePath();
+        File dir = new File(tmp.getRoot(), "pristine");
+        String path = dir.getAbsolutePath();
         write(0, 0, 8, 0, path, "error", 2);
         write(8, 0, 4, 3, path, "append", 2); // version 2: a small file (compact has files to merge)
         write(0, 0, 4, 5, path, "append", 2); // version 3 rewrites a file: vacuum then has one to remove
-        baseVersion = log(path).current().version;
-        baseDigest = log(path).current().digest;
+        plain = new Pristine(dir);
         repairName = io.sfclayer.layer.Layer.open(conf(), path).files().get(0).name;
+        String deltas = copy(plain, "pristine-deltas");
+        deltaOnDriver(2, 2, 4, 11, deltas, "0"); // version 4: a delta over two base files
+        deltaShuffled(3, 0, 4, 13, deltas, "0"); // version 5: a delta meeting version 4's and base files
+        withDeltas = new Pristine(new File(deltas));
+        assertEquals(2, log(deltas).current().deltas.size());
     }
 
     @AfterClass
@@ -94,18 +130,68 @@ public class CrashPointsTest {
 
     /** Tiles [c0, c0 + side) x [r0, r0 + side), v = col * 100 + row + add. */
     private static void write(int c0, int r0, int side, int add, String path, String mode, int partitions) {
-        spark.range((long) side * side).selectExpr("int(id % " + side + ") + " + c0 + " AS col",
-                "int(id DIV " + side + ") + " + r0 + " AS row",
-                "(int(id % " + side + ") + " + c0 + ") * 100 + int(id DIV " + side + ") + " + r0 + " + " + add + " AS v")
-            .write().format(SfcLayerSource.class.getName()).mode(mode).option("bounds", "0,0,15,15")
+        frame(c0, r0, side, add).write().format(SfcLayerSource.class.getName()).mode(mode).option("bounds", "0,0,15,15")
             .option("partitions", String.valueOf(partitions)).option("blockSize", "64k")
+            .option("appendMode", "rewrite")
             .option("smallAppendBytes", mode.equals("append") && partitions > 2 ? "0" : "1m").save(path);
+    }
+
+    private static Dataset<Row> frame(int c0, int r0, int side, int add) {
+        return spark.range((long) side * side).selectExpr("int(id % " + side + ") + " + c0 + " AS col",
+            "int(id DIV " + side + ") + " + r0 + " AS row",
+            "(int(id % " + side + ") + " + c0 + ") * 100 + int(id DIV " + side + ") + " + r0 + " + " + add + " AS v");
+    }
+
+    /** The same tiles as {@link #frame}, held by the driver (a local relation: appended without a Spark job). */
+    private static Dataset<Row> localFrame(int c0, int r0, int side, int add) {
+        List<Row> rows = new ArrayList<>();
+        for (int c = c0; c < c0 + side; c++) {
+            for (int r = r0; r < r0 + side; r++) {
+                rows.add(RowFactory.create(c, r, c * 100 + r + add));
+            }
+        }
+        return spark.createDataFrame(rows, SCHEMA);
+    }
+
+    private static Map<String, String> deltaOptions(String compactAfterDeltas) {
+        return Map.of("bounds", "0,0,15,15", "blockSize", "64k", "appendMode", "delta",
+            "compactAfterDeltas", compactAfterDeltas);
+    }
+
+    /** A delta append of a local DataFrame: written and committed on the driver (LocalAppend). */
+    private static void deltaOnDriver(int c0, int r0, int side, int add, String path, String compactAfterDeltas) {
+        SfcLayerWrite.run(spark, localFrame(c0, r0, side, add), path, SaveMode.Append, deltaOptions(compactAfterDeltas));
+    }
+
+    /** A delta append by a Spark job (one shuffle, tasks writing delta files). */
+    private static void deltaShuffled(int c0, int r0, int side, int add, String path, String compactAfterDeltas) {
+        Map<String, String> o = new HashMap<>(deltaOptions(compactAfterDeltas));
+        o.put("smallAppendBytes", "0");
+        o.put("partitions", "3");
+        SfcLayerWrite.run(spark, frame(c0, r0, side, add), path, SaveMode.Append, o);
     }
 
     /** count * 10^9 + sum(v) of the newest version: reads every tile. */
     private static long fingerprint(String path) {
-        Row r = spark.read().format(SfcLayerSource.class.getName()).load(path).selectExpr("count(*)", "sum(v)").first();
+        return fingerprint(spark.read().format(SfcLayerSource.class.getName()).load(path));
+    }
+
+    private static long fingerprint(String path, long version) {
+        return fingerprint(spark.read().format(SfcLayerSource.class.getName())
+            .option("versionAsOf", String.valueOf(version)).load(path));
+    }
+
+    private static long fingerprint(Dataset<Row> df) {
+        Row r = df.selectExpr("count(*)", "sum(v)").first();
         return r.getLong(0) * 1_000_000_000L + (r.isNullAt(1) ? 0 : r.getLong(1));
+    }
+
+    /** What a version document says of its content, without its writeId and stamp: equal for the same change. */
+    private static String signature(LayerMetadata md) {
+        long deltaRecords = md.deltas.stream().mapToLong(d -> d.file.records).sum();
+        return md.operation + (md.deltaAppend ? " (delta)" : "") + (md.autoCompact ? " (auto)" : "") + ", "
+            + md.fileCount + " files of " + md.recordCount + " records, " + md.deltas.size() + " deltas of "
+            + deltaRecords + " records";
     }
 
     /** An operation on the layer at a path. */
@@ -113,23 +199,53 @@ public class CrashPointsTest {
         void run(String path) throws Exception;
     }
 
-    private static final Map<String, Operation> OPERATIONS = new LinkedHashMap<>();
+    /** An operation and the layer it starts from: the plain one, or the one with deltas. */
+    private static final class Case {
+        final boolean deltas;
+        final Operation op;
 
-    static {
-        OPERATIONS.put("append (small, on the driver)", p -> write(0, 8, 2, 7, p, "append", 2));
-        OPERATIONS.put("append (shuffled)", p -> write(4, 4, 4, 9, p, "append", 3));
-        OPERATIONS.put("delete", p -> SfcLayerCommands.deleteVersion(spark, p, "0,0,3,3", null, null));
-        OPERATIONS.put("compact", p -> SfcLayerUpdate.compact(spark, p));
-        OPERATIONS.put("vacuum", p -> Vacuum.run(conf(), p, 0, false, false));
-        OPERATIONS.put("restore", p -> io.sfclayer.layer.LayerRestore.restore(conf(), p, 1, -1));
-        // repair's path (read a named file, rewrite it without its damaged records, commit) on a whole file
-        OPERATIONS.put("repair", p -> SfcLayerUpdate.repair(spark, p, baseVersion, List.of(repairName), Map.of()));
+        Case(boolean deltas, Operation op) {
+            this.deltas = deltas;
+            this.op = op;
+        }
+
+        Pristine from() {
+            return deltas ? withDeltas : plain;
+        }
     }
 
-    /** A fresh copy of the pristine layer (files keep their times). */
-    private static String copy(String name) throws IOException {
+    private static final Map<String, Case> OPERATIONS = new LinkedHashMap<>();
+
+    static {
+        put("append (small, on the driver)", false, p -> write(0, 8, 2, 7, p, "append", 2));
+        put("append (shuffled)", false, p -> write(4, 4, 4, 9, p, "append", 3));
+        put("delete", false, p -> SfcLayerCommands.deleteVersion(spark, p, "0,0,3,3", null, null));
+        put("compact", false, p -> SfcLayerUpdate.compact(spark, p));
+        put("vacuum", false, p -> Vacuum.run(conf(), p, 0, false, false));
+        put("restore", false, p -> io.sfclayer.layer.LayerRestore.restore(conf(), p, 1, -1));
+        // repair's path (read a named file, rewrite it without its damaged records, commit) on a whole file
+        put("repair", false, p -> SfcLayerUpdate.repair(spark, p, plain.version, List.of(repairName), Map.of()));
+        // delta files (docs/FORMAT.md section 11): each on the layer with two delta versions
+        put("append as delta (on the driver)", true, p -> deltaOnDriver(1, 1, 3, 17, p, "0"));
+        put("append as delta (shuffled)", true, p -> deltaShuffled(5, 5, 4, 19, p, "0"));
+        // a third delta version: the append commits, then compacts as a commit of its own (two versions)
+        put("append that triggers automatic compaction", true, p -> deltaOnDriver(6, 0, 2, 23, p, "3"));
+        put("delete over a layer with deltas", true, p -> SfcLayerCommands.deleteVersion(spark, p, "2,2,3,3", null, null));
+        put("compact with deltas", true, p -> SfcLayerUpdate.compact(spark, p));
+    }
+
+    private static void put(String name, boolean deltas, Operation op) {
+        OPERATIONS.put(name, new Case(deltas, op));
+    }
+
+    /** A fresh copy of a pristine layer (files keep their times). */
+    private static String copy(Pristine from, String name) throws IOException {
+        return copy(from.dir, name);
+    }
+
+    private static String copy(File source, String name) throws IOException {
         File dir = new File(tmp.getRoot(), name);
-        java.nio.file.Path from = pristine.toPath();
+        java.nio.file.Path from = source.toPath();
         try (Stream<java.nio.file.Path> s = Files.walk(from)) {
             for (java.nio.file.Path p : (Iterable<java.nio.file.Path>) s::iterator) {
                 Files.copy(p, dir.toPath().resolve(from.relativize(p).toString()), StandardCopyOption.COPY_ATTRIBUTES);
@@ -144,18 +260,82 @@ public class CrashPointsTest {
         }
     }
 
-    /** What the operation leaves when it succeeds: its newest version and fingerprint. */
-    private static long[] after(String name, Operation op) throws Exception {
-        String path = copy("after-" + name.replaceAll("\\W", ""));
+    /** The calls {@link #after} recorded last. */
+    private static List<String> lastRecorded = List.of();
+
+    /**
+     * Regression: an append whose automatic compaction fails in a Spark task (its job aborted: a
+     * SparkException, which Java sees as checked and UpdateJob rethrows unwrapped) returns its own
+     * version; the compaction gives up (docs/FORMAT.md section 11: it never fails the append that started
+     * it). The failure escaped the append before, so a caller saw a committed append fail (the race
+     * model's find: delta appends "failed by an injected fault yet committed").
+     */
+    @Test
+    public void anAppendWhoseCompactionFailsInATaskReturnsItsVersion() throws Exception {
+        Case c = OPERATIONS.get("append that triggers automatic compaction");
+        List<State> done = after("compaction-task", c.from(), c.op, new int[1]);
+        int at = 0;
+        for (int i = 0; i < lastRecorded.size() && at == 0; i++) {
+            if (lastRecorded.get(i).startsWith("create ") && lastRecorded.get(i).contains("/attempt-")) {
+                at = i + 1; // the compaction's first file written by a task (the append writes on the driver)
+            }
+        }
+        assertTrue("the compaction writes in a task: " + lastRecorded, at > 0);
+        String path = copy(c.from(), "compaction-task-fails");
+        CrashPointFs.arm(path, at, CrashPointFs.Mode.IO_EXCEPTION);
+        try {
+            c.op.run(path);
+        } catch (Exception e) {
+            throw new AssertionError("the append committed, yet failed with its compaction's failure: " + e, e);
+        } finally {
+            CrashPointFs.disarm();
+        }
+        LayerMetadata newest = log(path).current();
+        assertEquals("the append's version, the compaction gave up", done.get(0).version, newest.version);
+        assertEquals(done.get(0).signature, signature(newest));
+        assertEquals(done.get(0).fingerprint, fingerprint(path));
+        assertAllVersionsVerify(path, "after a compaction failed in a task");
+    }
+
+    /** A state a failed run may leave: a version the successful run made, its signature and fingerprint. */
+    private static final class State {
+        final long version;
+        final String signature;
+        final long fingerprint;
+
+        State(long version, String signature, long fingerprint) {
+            this.version = version;
+            this.signature = signature;
+            this.fingerprint = fingerprint;
+        }
+
+        @Override
+        public String toString() {
+            return "version " + version + ": " + signature;
+        }
+    }
+
+    /**
+     * What the operation leaves when it succeeds: each version it made (an append that compacts makes
+     * two; the first alone is a state a failure may leave too: its compaction gives up), and its number
+     * of filesystem calls.
+     */
+    private static List<State> after(String name, Pristine from, Operation op, int[] calls) throws Exception {
+        String path = copy(from, "after-" + name.replaceAll("\\W", ""));
         CrashPointFs.arm(path, 0, CrashPointFs.Mode.IO_EXCEPTION);
         op.run(path);
-        int calls = CrashPointFs.recorded().size();
+        lastRecorded = CrashPointFs.recorded();
+        calls[0] = lastRecorded.size();
         if (Boolean.getBoolean("sfclayer.crashpoints.countOnly")) {
             System.out.println(name + " calls: " + CrashPointFs.recorded());
         }
         CrashPointFs.disarm();
-        LayerMetadata md = log(path).current();
-        long[] out = {md.version, md.recordCount, calls};
+        List<State> out = new ArrayList<>();
+        for (LayerMetadata md : log(path).history()) {
+            if (md.version > from.version) {
+                out.add(new State(md.version, signature(md), fingerprint(path, md.version)));
+            }
+        }
         remove(path);
         return out;
     }
@@ -173,23 +353,32 @@ public class CrashPointsTest {
         List<String> failures = new ArrayList<>();
         long started = System.nanoTime();
         int points = 0;
-        for (Map.Entry<String, Operation> e : OPERATIONS.entrySet()) {
+        for (Map.Entry<String, Case> e : OPERATIONS.entrySet()) {
             String name = e.getKey();
-            long[] done = after(name, e.getValue());
-            int calls = (int) done[2];
-            counts.put(name, calls + " calls");
+            Pristine from = e.getValue().from();
+            Operation op = e.getValue().op;
+            int[] n = {0};
+            List<State> done = after(name, from, op, n);
+            int calls = n[0];
+            long opStarted = System.nanoTime();
             if (Boolean.getBoolean("sfclayer.crashpoints.countOnly")) {
+                counts.put(name, calls + " calls");
                 continue;
             }
+            int runs = 0;
             for (CrashPointFs.Mode mode : MODES) {
                 for (int at = 1; at <= calls; at++) {
+                    if (!ALL && e.getValue().deltas && (at + mode.ordinal()) % 2 != 0) {
+                        continue; // the default run's share of the delta operations: each call in one mode
+                    }
+                    runs++;
                     points++;
                     String where = name + ", call " + at + " of " + calls + ", " + mode;
-                    String path = copy("point-" + points);
+                    String path = copy(from, "point-" + points);
                     CrashPointFs.arm(path, at, mode);
                     String call = null;
                     try {
-                        e.getValue().run(path);
+                        op.run(path);
                     } catch (Exception | Error t) {
                         // the injected failure, as the operation reports it: checked below by its effects
                     } finally {
@@ -198,16 +387,18 @@ public class CrashPointsTest {
                         CrashPointFs.disarm();
                     }
                     try {
-                        check(path, done, where + " [" + call + "]", ALL || points % EVERY == 0);
+                        check(path, from, done, where + " [" + call + "]", ALL || points % EVERY == 0);
                     } catch (AssertionError | Exception t) {
                         failures.add(where + " [" + call + "]: " + t);
                     }
                     remove(path);
                 }
             }
+            counts.put(name, calls + " calls, " + runs + " runs (" + (System.nanoTime() - opStarted) / 1_000_000_000L
+                + " s)");
         }
-        System.out.println("crash points (local files, one JVM): " + counts + " x " + MODES.size()
-            + " failure modes = " + points + " runs in " + (System.nanoTime() - started) / 1_000_000_000L + " s");
+        System.out.println("crash points (local files, one JVM, failure modes " + MODES + "): " + counts + " = "
+            + points + " runs in " + (System.nanoTime() - started) / 1_000_000_000L + " s");
         if (!failures.isEmpty()) {
             fail(failures.size() + " of " + points + " crash points broke the layer:\n" + String.join("\n", failures));
         }
@@ -215,24 +406,33 @@ public class CrashPointsTest {
 
     /**
      * The layer at {@code path} after a failed run: as before (its newest document the pristine one,
-     * byte for byte) or as after (the next version, by this operation, with the totals a successful run
-     * gives), every version in its log verifying clean (every file it lists whole: nothing it references
-     * was deleted or damaged); with {@code writeNext}, a next write and a vacuum work and leave it clean,
-     * the next write's tiles read back.
+     * byte for byte) or as after (a version the successful run made, with the same signature: operation,
+     * files, records, deltas), every version in its log verifying clean (every file it lists whole:
+     * nothing it references was deleted or damaged); with {@code writeNext}, its content is that state's
+     * (fingerprint), and a next write and a vacuum work and leave it clean, the next write's tiles read back.
      */
-    private static void check(String path, long[] done, String where, boolean writeNext) throws Exception {
+    private static void check(String path, Pristine from, List<State> done, String where, boolean writeNext)
+            throws Exception {
         LayerMetadata newest = log(path).current();
-        boolean before = newest.version == baseVersion && newest.digest.equals(baseDigest);
-        boolean afterOp = newest.version == done[0] && newest.recordCount == done[1]
-            && (done[0] == baseVersion ? newest.digest.equals(baseDigest) : !newest.digest.equals(baseDigest));
-        assertTrue(where + ": newest version " + newest.version + " (" + newest.recordCount + " records) is neither"
-            + " as before (" + baseVersion + ") nor as after (" + done[0] + ", " + done[1] + " records)",
-            before || afterOp);
+        long expected;
+        if (newest.version == from.version) {
+            assertEquals(where + ": newest version " + newest.version + " is the pristine one, byte for byte",
+                from.digest, newest.digest);
+            expected = from.fingerprint;
+        } else {
+            State s = done.stream().filter(d -> d.version == newest.version).findFirst().orElse(null);
+            assertTrue(where + ": newest version " + newest.version + " (" + signature(newest) + ") is neither as"
+                + " before (" + from.version + ") nor as after (" + done + ")", s != null);
+            assertEquals(where + ": version " + newest.version + " is the successful run's", s.signature,
+                signature(newest));
+            expected = s.fingerprint;
+        }
         assertAllVersionsVerify(path, where);
         if (!writeNext) {
             return;
         }
         long fp = fingerprint(path);
+        assertEquals(where + ": version " + newest.version + " reads as the state it claims", expected, fp);
         write(12, 12, 2, 1, path, "append", 2);
         Vacuum.run(conf(), path, 0, false, false);
         assertAllVersionsVerify(path, where + ", after a next write and a vacuum");

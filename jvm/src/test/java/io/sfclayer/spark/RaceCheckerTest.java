@@ -174,4 +174,68 @@ public class RaceCheckerTest {
         h.set(2, op(2, RaceOp.Kind.DELETE, new int[] {0, 0, 0, 0}, RaceOp.Outcome.COMMITTED, 3, "w2", 0, 4, T3));
         assertViolation(h, layer(), "returned before op 1");
     }
+
+    /** History and layer with a delta append (op 5, version 4) over the consistent history's version 3. */
+    private static List<RaceOp> withDeltaAppend(FakeLayer l) {
+        List<RaceOp> h = history();
+        long now = System.currentTimeMillis() + 10_000;
+        h.add(op(5, RaceOp.Kind.DELTA_APPEND, new int[] {3, 3, 3, 4}, RaceOp.Outcome.COMMITTED, 4, "w5", 0, now,
+            "2026-01-01T00:00:04Z"));
+        TreeMap<Integer, Long> v4 = new TreeMap<>(l.content.get(3L));
+        v4.put(RaceOp.key(3, 3), RaceOp.value(5, 3, 3));
+        v4.put(RaceOp.key(3, 4), RaceOp.value(5, 3, 4));
+        l.put(4, "w5", "2026-01-01T00:00:04Z", v4);
+        return h;
+    }
+
+    @Test
+    public void aDeltaAppendAndTheCompactionItStartedPass() throws Exception {
+        FakeLayer l = layer();
+        List<RaceOp> h = withDeltaAppend(l);
+        // version 5: the compaction op 5 ran after its commit (no operation of the run returned it)
+        l.put(5, "w5-compact", "2026-01-01T00:00:05Z", new TreeMap<>(l.content.get(4L)));
+        l.docs.get(5L).operation = "compact";
+        l.docs.get(5L).autoCompact = true;
+        String s = RaceChecker.check(h, l, 7);
+        assertTrue(s, s.contains("DELTA_APPEND=1") && s.contains("1 automatic compactions") && s.contains("5 left in the log"));
+        l.content.get(5L).remove(RaceOp.key(3, 4)); // the compaction lost a tile of the delta it folded
+        assertViolation(h, l, "version 5 (compact) differs from the model: 1 tiles: [(3, 4) model 500304 read null]");
+    }
+
+    @Test
+    public void aDeltaAppendRefusedWithNoRestoreRunningIsFound() throws Exception {
+        FakeLayer l = layer();
+        List<RaceOp> h = withDeltaAppend(l);
+        long now = System.currentTimeMillis() + 10_000;
+        h.add(op(6, RaceOp.Kind.DELTA_APPEND, new int[] {0, 0, 0, 0}, RaceOp.Outcome.CONFLICT, -1, null, 100, 200,
+            null));
+        assertViolation(h, l, "op 6 (thread 0, DELTA_APPEND 0,0,0,0, 100 ms) CONFLICT: a delta append refused with no"
+            + " restore running");
+        // a restore of version 1 committed (version 5) while it ran: the refusal is the rule (FORMAT.md section 11)
+        RaceOp restore = new RaceOp(7, 1, RaceOp.Kind.RESTORE, null, 1, 150);
+        restore.outcome = RaceOp.Outcome.COMMITTED;
+        restore.version = 5;
+        restore.writeId = "w7";
+        restore.endMillis = now;
+        restore.createdAtMillis = java.time.Instant.parse("2026-01-01T00:00:05Z").toEpochMilli();
+        h.add(restore);
+        l.put(5, "w7", "2026-01-01T00:00:05Z", new TreeMap<>(l.content.get(1L)));
+        l.docs.get(5L).operation = "restore";
+        String s = RaceChecker.check(h, l, 7);
+        assertTrue(s, s.contains("CONFLICT=2"));
+    }
+
+    @Test
+    public void aRepairThatChangedContentIsFound() throws Exception {
+        FakeLayer l = layer();
+        List<RaceOp> h = history();
+        h.add(op(8, RaceOp.Kind.REPAIR, null, RaceOp.Outcome.COMMITTED, 4, "w8", 0, System.currentTimeMillis() + 10_000,
+            "2026-01-01T00:00:04Z"));
+        l.put(4, "w8", "2026-01-01T00:00:04Z", new TreeMap<>(l.content.get(3L)));
+        l.docs.get(4L).operation = "repair";
+        String s = RaceChecker.check(h, l, 7);
+        assertTrue(s, s.contains("REPAIR=1") && s.contains("4 left in the log"));
+        l.content.get(4L).put(RaceOp.key(2, 2), 1L); // the rewritten file does not hold what it held
+        assertViolation(h, l, "version 4 (repair) differs from the model: 1 tiles: [(2, 2) model 100202 read 1]");
+    }
 }

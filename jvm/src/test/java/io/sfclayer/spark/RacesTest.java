@@ -11,8 +11,8 @@ import org.junit.rules.TemporaryFolder;
 import java.io.File;
 
 /**
- * The race model on local files (issue 35, {@link RaceHarness}): threads running appends, deletes,
- * compactions, zero-retention vacuums and restores at once on one layer, delays injected at a third of
+ * The race model on local files (issue 35, {@link RaceHarness}): threads running appends (copy-on-write
+ * and delta files), deletes, compactions, zero-retention vacuums, restores and repairs at once on one layer, delays injected at a third of
  * their filesystem calls and an IOException at 1 % of them ({@code -Dsfclayer.races.faults=P}), every
  * committed version checked against a dict model (an operation failed by a fault: wholly in or out). A short sample by
  * default (a fresh seed each run, printed; about a minute); {@code make races} runs long. Settings:

@@ -23,7 +23,10 @@ import java.util.TreeMap;
  * model; createdAt increases with the version; an operation that ended before another began has a lower
  * version (linearizability in real time); an operation refused with ConcurrentUpdate is nowhere, an
  * unknown one wholly in or wholly out (its effect is in exactly one version's difference or in none);
- * no operation failed in any other way.
+ * no operation failed in any other way. Conflicts follow docs/FORMAT.md sections 6 and 11: a delta append
+ * refused with ConcurrentUpdate must have run while a restore (a replace-type version) could commit; a
+ * version no operation claims whose document is an automatic compaction ({@code "auto": true}, started by a
+ * delta append) changes nothing (a vacuumed one is taken for one when no unknown operation explains it).
  */
 public final class RaceChecker {
     /** Stamps may lead the operation's end by this much (clocks of one machine: none expected). */
@@ -54,8 +57,13 @@ public final class RaceChecker {
         Map<Long, List<RaceOp>> claims = new TreeMap<>();
         List<RaceOp> unknown = new ArrayList<>();
         int[] outcomes = new int[RaceOp.Outcome.values().length];
+        int[] kinds = new int[RaceOp.Kind.values().length];
+        int deltaAppends = 0;
+        int autoCompactions = 0;
         for (RaceOp op : ops) {
             outcomes[op.outcome.ordinal()]++;
+            kinds[op.kind.ordinal()]++;
+            deltaAppends += op.kind == RaceOp.Kind.DELTA_APPEND ? 1 : 0;
             if (op.outcome == RaceOp.Outcome.FAILED) {
                 bad.add(op.toString());
             } else if (op.outcome == RaceOp.Outcome.UNKNOWN || op.outcome == RaceOp.Outcome.FAULTED) {
@@ -95,7 +103,7 @@ public final class RaceChecker {
                     }
                     boolean othersNoOps = true;
                     for (RaceOp o : cs) {
-                        if (o != c && (o.kind == RaceOp.Kind.APPEND
+                        if (o != c && (o.writes()
                                 || !o.apply(s, o.target == v ? s : model.get(o.target)).equals(s))) {
                             othersNoOps = false;
                         }
@@ -119,6 +127,12 @@ public final class RaceChecker {
                         found = u;
                     }
                 }
+                if (found == null && doc != null && doc.autoCompact && "compact".equals(doc.operation)) {
+                    // the compaction a delta append ran after its commit (compactAfterDeltas): no change of content
+                    autoCompactions++;
+                    model.put(v, prev);
+                    continue;
+                }
                 if (found == null && doc != null && unknown.size() > placed.size()) {
                     Map<Integer, Long> read = reader.scan(v);
                     for (RaceOp u : unknown) {
@@ -129,6 +143,14 @@ public final class RaceChecker {
                 }
                 if (found == null && doc == null) {
                     found = byNextRead(v, prev, unknown, placed, claims.getOrDefault(v + 1, List.of()), model);
+                }
+                if (found == null && doc == null && deltaAppends > 0
+                        && noOpFitsNextRead(prev, claims.getOrDefault(v + 1, List.of()), model)) {
+                    // vacuumed, made by no unknown operation: a delta append's compaction (no change of content;
+                    // were it anything else, the versions after it would differ from the model)
+                    autoCompactions++;
+                    model.put(v, prev);
+                    continue;
                 }
                 if (found == null) {
                     bad.add("version " + v + " was made by no operation the run knows of (committed or unknown)"
@@ -207,6 +229,29 @@ public final class RaceChecker {
             }
         }
 
+        // conflicts (docs/FORMAT.md sections 6 and 11): a delta append conflicts only with a replace-type version
+        // (of this run's operations, a restore) committed while it ran; against anything else it rebases and wins
+        for (RaceOp d : ops) {
+            if (d.kind != RaceOp.Kind.DELTA_APPEND || d.outcome != RaceOp.Outcome.CONFLICT
+                    || String.valueOf(d.error).contains("removed by a vacuum")) {
+                continue; // section 6: a version it cannot check (vacuumed) refuses any commit, a delta append's too
+            }
+            boolean restoreMeanwhile = false;
+            for (RaceOp r : ops) {
+                boolean mayHaveCommitted = r.outcome == RaceOp.Outcome.COMMITTED || r.outcome == RaceOp.Outcome.UNKNOWN
+                    || r.outcome == RaceOp.Outcome.FAULTED;
+                long rEnd = r.endMillis <= 0 ? Long.MAX_VALUE : r.endMillis;
+                if (r.kind == RaceOp.Kind.RESTORE && mayHaveCommitted && r.startMillis <= d.endMillis
+                        && rEnd >= d.startMillis) {
+                    restoreMeanwhile = true;
+                }
+            }
+            if (!restoreMeanwhile) {
+                bad.add(d + ": a delta append refused with no restore running at the same time (it conflicts only"
+                    + " with write, overwrite and restore)");
+            }
+        }
+
         // stamps and real-time order of every commit the run saw
         List<RaceOp> made = new ArrayList<>();
         for (RaceOp op : ops) {
@@ -235,7 +280,8 @@ public final class RaceChecker {
                 faultedIn.add("op " + op.id + " " + op.kind);
             }
         }
-        String summary = "outcomes " + counts(outcomes) + ", " + model.size() + " versions modelled, " + observed
+        String summary = "operations " + kindCounts(kinds) + ", outcomes " + counts(outcomes) + ", "
+            + autoCompactions + " automatic compactions, " + model.size() + " versions modelled, " + observed
             + " read right after their commit, " + checked + " left in the log checked, unknown outcomes " + in
             + " in and " + (unknown.size() - in) + " out (of which failed by an injected fault yet committed: "
             + faultedIn + ")";
@@ -280,10 +326,36 @@ public final class RaceChecker {
         return found;
     }
 
+    /**
+     * Whether a change of nothing at a vacuumed version fits what the run read of the next version right
+     * after its commit (true when it read none of it: nothing says otherwise).
+     */
+    private static boolean noOpFitsNextRead(TreeMap<Integer, Long> prev, List<RaceOp> next,
+                                            Map<Long, TreeMap<Integer, Long>> model) {
+        boolean read = false;
+        for (RaceOp n : next) {
+            if (n.observed != null && (n.kind != RaceOp.Kind.RESTORE || model.containsKey(n.target))) {
+                read = true;
+                if (n.apply(prev, model.get(n.target)).equals(n.observed)) {
+                    return true;
+                }
+            }
+        }
+        return !read;
+    }
+
     private static String counts(int[] outcomes) {
         StringBuilder sb = new StringBuilder("{");
         for (RaceOp.Outcome o : RaceOp.Outcome.values()) {
             sb.append(sb.length() > 1 ? ", " : "").append(o).append('=').append(outcomes[o.ordinal()]);
+        }
+        return sb.append('}').toString();
+    }
+
+    private static String kindCounts(int[] kinds) {
+        StringBuilder sb = new StringBuilder("{");
+        for (RaceOp.Kind k : RaceOp.Kind.values()) {
+            sb.append(sb.length() > 1 ? ", " : "").append(k).append('=').append(kinds[k.ordinal()]);
         }
         return sb.append('}').toString();
     }

@@ -31,8 +31,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A Jepsen-style race run (issue 35): several threads of one JVM run random operations (appends on
- * the driver and shuffled, deletes, compactions, zero-retention vacuums, restores) on one 16 x 16
+ * A Jepsen-style race run (issue 35): several threads of one JVM run random operations (copy-on-write
+ * and delta appends, each on the driver or shuffled, deletes, compactions, zero-retention vacuums,
+ * restores, repairs rewriting a whole file) on one 16 x 16
  * layer through a Spark session, with random delays at filesystem calls ({@link DelayFs}), each
  * operation's outcome recorded; then {@link RaceChecker} replays the committed history on a dict model
  * and checks every version the run read and every version left in the log. The seed fixes each
@@ -137,8 +138,37 @@ public final class RaceHarness {
         history.add(op);
     }
 
+    /** An APPEND's options: copy-on-write (the layer's deltas folded into the files it rewrites). */
     private Map<String, String> options(String small) {
-        return Map.of("bounds", "0,0,15,15", "partitions", "2", "blockSize", "64k", "smallAppendBytes", small);
+        return Map.of("bounds", "0,0,15,15", "partitions", "2", "blockSize", "64k", "smallAppendBytes", small,
+            "appendMode", "rewrite");
+    }
+
+    /**
+     * A DELTA_APPEND's options: delta files, and a compaction of its own after {@value #COMPACT_AFTER_DELTAS}
+     * delta versions (the checker takes such a version for a change of nothing).
+     */
+    private Map<String, String> deltaOptions(String small) {
+        return Map.of("bounds", "0,0,15,15", "partitions", "2", "blockSize", "64k", "smallAppendBytes", small,
+            "appendMode", "delta", "compactAfterDeltas", String.valueOf(COMPACT_AFTER_DELTAS));
+    }
+
+    /** Delta versions after which a delta append compacts (option compactAfterDeltas). */
+    static final int COMPACT_AFTER_DELTAS = 3;
+
+    /** A DELTA_APPEND's tiles held by the driver (a local relation: written and committed without a Spark job). */
+    private Dataset<Row> localTiles(RaceOp op) {
+        int[] b = op.box;
+        List<Row> rows = new ArrayList<>();
+        for (int c = b[0]; c <= b[2]; c++) {
+            for (int r = b[1]; r <= b[3]; r++) {
+                rows.add(org.apache.spark.sql.RowFactory.create(c, r, RaceOp.value(op.id, c, r)));
+            }
+        }
+        return spark.createDataFrame(rows, new org.apache.spark.sql.types.StructType()
+            .add("col", org.apache.spark.sql.types.DataTypes.IntegerType, false)
+            .add("row", org.apache.spark.sql.types.DataTypes.IntegerType, false)
+            .add("v", org.apache.spark.sql.types.DataTypes.LongType, false));
     }
 
     private Dataset<Row> tiles(RaceOp op) {
@@ -167,12 +197,13 @@ public final class RaceHarness {
 
     /** One random operation, recorded; {@code log} (the killed writer's) gets a line at its start and end. */
     private RaceOp step(int thread, Random r, java.io.PrintStream log) {
-        int pick = r.nextInt(20);
-        RaceOp.Kind kind = pick < 9 ? RaceOp.Kind.APPEND : pick < 13 ? RaceOp.Kind.DELETE
-            : pick < 15 ? RaceOp.Kind.COMPACT : pick < 17 ? RaceOp.Kind.VACUUM : RaceOp.Kind.RESTORE;
+        int pick = r.nextInt(26);
+        RaceOp.Kind kind = pick < 6 ? RaceOp.Kind.APPEND : pick < 12 ? RaceOp.Kind.DELTA_APPEND
+            : pick < 16 ? RaceOp.Kind.DELETE : pick < 18 ? RaceOp.Kind.COMPACT : pick < 20 ? RaceOp.Kind.VACUUM
+            : pick < 23 ? RaceOp.Kind.RESTORE : RaceOp.Kind.REPAIR;
         int[] box = null;
         long target = -1;
-        if (kind == RaceOp.Kind.APPEND || kind == RaceOp.Kind.DELETE) {
+        if (kind == RaceOp.Kind.APPEND || kind == RaceOp.Kind.DELTA_APPEND || kind == RaceOp.Kind.DELETE) {
             int c0 = r.nextInt(16), r0 = r.nextInt(16);
             box = new int[] {c0, r0, Math.min(15, c0 + r.nextInt(4)), Math.min(15, r0 + r.nextInt(4))};
         } else if (kind == RaceOp.Kind.RESTORE) {
@@ -270,6 +301,19 @@ public final class RaceHarness {
             case DELETE:
                 return SfcLayerCommands.deleteVersion(spark, path, b[0] + "," + b[1] + "," + b[2] + "," + b[3], null,
                     null);
+            case DELTA_APPEND:
+                return SfcLayerWrite.run(spark, shuffled ? tiles(op) : localTiles(op), path, SaveMode.Append,
+                    deltaOptions(shuffled ? "0" : "1m"));
+            case REPAIR: {
+                // repair's path on a whole file: one base file of the newest version rewritten, nothing dropped
+                io.sfclayer.layer.Layer newest = io.sfclayer.layer.Layer.open(conf(), path);
+                List<io.sfclayer.format.DataFile> files = newest.files();
+                if (files.isEmpty()) {
+                    return newest.metadata(); // nothing to rewrite: the newest version, unchanged
+                }
+                String name = files.get(Math.floorMod(op.id * 31, files.size())).name;
+                return SfcLayerUpdate.repair(spark, path, newest.metadata().version, List.of(name), Map.of());
+            }
             case COMPACT:
                 return SfcLayerUpdate.compact(spark, path);
             case RESTORE:
@@ -318,7 +362,8 @@ public final class RaceHarness {
                 java.util.regex.Matcher m = java.util.regex.Pattern.compile("write (\\S+) to layer")
                     .matcher(String.valueOf(c.getMessage()));
                 op.writeId = m.find() ? m.group(1) : null;
-            } else if (c instanceof SfcLayerException.LayerNotFound && op.kind == RaceOp.Kind.RESTORE
+            } else if (c instanceof SfcLayerException.LayerNotFound
+                && (op.kind == RaceOp.Kind.RESTORE || op.kind == RaceOp.Kind.REPAIR)
                 && String.valueOf(c.getMessage()).contains("vacuum")) {
                 op.outcome = RaceOp.Outcome.REFUSED;
             } else {

@@ -8,8 +8,13 @@ import java.util.TreeMap;
  * judges it. Tiles are keys {@code col * 100 + row} of a 16 x 16 layer with one long value {@code v}.
  */
 public final class RaceOp {
-    /** What a run may do. */
-    public enum Kind { APPEND, DELETE, COMPACT, VACUUM, RESTORE }
+    /**
+     * What a run may do. APPEND is copy-on-write (appendMode=rewrite), DELTA_APPEND writes delta files
+     * (appendMode=delta, docs/FORMAT.md section 11: it conflicts only with a restore, else rebases and
+     * wins) and may compact afterwards as a commit of its own; REPAIR rewrites one whole data file of the
+     * newest version (repair's path on an undamaged file: no change of content).
+     */
+    public enum Kind { APPEND, DELETE, COMPACT, VACUUM, RESTORE, DELTA_APPEND, REPAIR }
 
     /** How it ended. */
     public enum Outcome {
@@ -30,7 +35,7 @@ public final class RaceOp {
     public final int id;
     public final int thread;
     public final Kind kind;
-    /** APPEND: the box written (col0, row0, col1, row1, inclusive); DELETE: the box deleted. */
+    /** APPEND, DELTA_APPEND: the box written (col0, row0, col1, row1, inclusive); DELETE: the box deleted. */
     public final int[] box;
     /** RESTORE: the version restored. */
     public final long target;
@@ -61,6 +66,11 @@ public final class RaceOp {
         this.startMillis = startMillis;
     }
 
+    /** Whether this operation writes tiles (an append of either kind): never a no-op. */
+    public boolean writes() {
+        return kind == Kind.APPEND || kind == Kind.DELTA_APPEND;
+    }
+
     /** The value an append writes at a tile: unique to the operation and the tile. */
     public static long value(int opId, int col, int row) {
         return opId * 100_000L + col * 100L + row;
@@ -75,6 +85,7 @@ public final class RaceOp {
         TreeMap<Integer, Long> out = new TreeMap<>(before);
         switch (kind) {
             case APPEND:
+            case DELTA_APPEND:
                 for (int c = box[0]; c <= box[2]; c++) {
                     for (int r = box[1]; r <= box[3]; r++) {
                         out.put(key(c, r), value(id, c, r));
