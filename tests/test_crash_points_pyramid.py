@@ -36,7 +36,7 @@ pytest.importorskip("morecantile")
 CATALOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "geotrellis", "catalog")
 #: Points per operation and failure mode in the default run (``SFCLAYER_CRASH_SAMPLE`` sets another):
 #: a pyramid update run and its checks take 10-20 s on two cores under load.
-SAMPLE = int(os.environ.get("SFCLAYER_CRASH_SAMPLE") or 3)
+SAMPLE = int(os.environ.get("SFCLAYER_CRASH_SAMPLE") or 2)
 ALL = os.environ.get("SFCLAYER_CRASH_ALL") == "1"
 MODES = ("IO_EXCEPTION", "ERROR")
 
