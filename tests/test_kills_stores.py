@@ -38,14 +38,16 @@ def _classpath(spark):
     return os.pathsep.join(jars)
 
 
+#: The run's one seed: drawn once for both tests, so exactly one of them kills a writer.
+_SEED = int(os.environ.get("SFCLAYER_KILL_SEED") or random.randrange(10**9))
+
+
 def _seeds(store):
-    fixed = os.environ.get("SFCLAYER_KILL_SEED")
     rounds = int(os.environ.get("SFCLAYER_KILL_ROUNDS") or 0)
     if rounds:
         return [random.randrange(10**9) for _ in range(rounds)]
-    seed = int(fixed) if fixed else random.randrange(10**9)
     # one store a run, by the seed's parity: HDFS on even seeds, S3 on odd (a replayed seed, its own store)
-    return [seed] if (seed % 2 == 0) == (store == "hdfs") else []
+    return [_SEED] if (_SEED % 2 == 0) == (store == "hdfs") else []
 
 
 def _kill_and_check(spark, path, seed, settings, tmp_path):
