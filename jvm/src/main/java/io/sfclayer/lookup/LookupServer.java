@@ -24,7 +24,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -119,6 +120,8 @@ public final class LookupServer implements Closeable {
     private final ThreadPoolExecutor pool;
     private final ScheduledExecutorService reaper;
     private final Set<Connection> open = ConcurrentHashMap.newKeySet();
+    /** One permit per connection that may be open; taken before {@link #open}'s add, given back after its remove. */
+    private final Semaphore slots;
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong reaped = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
@@ -164,12 +167,17 @@ public final class LookupServer implements Closeable {
         server.bind(new InetSocketAddress(bind, 0), 64);
         String name = "sfclayer-lookup-" + server.getLocalPort();
         AtomicInteger threads = new AtomicInteger();
-        // a connection thread outlives its connection by a second: pooled clients keep theirs open
-        this.pool = new ThreadPoolExecutor(0, maxConnections, 1, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+        this.slots = new Semaphore(maxConnections);
+        // Admission is the semaphore, released with the connection; the pool's threads are bounded by the
+        // same number but may lag a moment behind it (a thread finishing its connection is not yet idle),
+        // so the queue absorbs that lag instead of refusing a connection that a free slot admitted. A
+        // connection thread outlives its connection by a second: pooled clients keep theirs open.
+        this.pool = new ThreadPoolExecutor(maxConnections, maxConnections, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
             Thread t = new Thread(r, name + "-conn-" + threads.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
+        pool.allowCoreThreadTimeOut(true);
         this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, name + "-reaper");
             t.setDaemon(true);
@@ -300,13 +308,18 @@ public final class LookupServer implements Closeable {
             }
             try {
                 Connection c = new Connection(s);
+                if (!slots.tryAcquire()) {
+                    refused.incrementAndGet();
+                    c.refuse();
+                    continue;
+                }
                 open.add(c);
                 try {
                     pool.execute(c);
-                } catch (RejectedExecutionException e) {
+                } catch (RejectedExecutionException e) { // the pool is shut down: close() runs
                     open.remove(c);
-                    refused.incrementAndGet();
-                    c.refuse();
+                    slots.release();
+                    closeQuietly(s);
                 }
             } catch (Throwable t) {
                 LOG.error("sfclayer look-up server on port {}: cannot serve a connection", port(), t);
@@ -450,8 +463,9 @@ public final class LookupServer implements Closeable {
                 failed.incrementAndGet();
                 LOG.warn("sfclayer look-up server on port {}: a connection failed", port(), t);
             } finally {
-                open.remove(this);
                 closeQuietly(socket);
+                open.remove(this);
+                slots.release();
             }
         }
 
