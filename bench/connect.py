@@ -94,6 +94,23 @@ def floors(spark, n, get=None):
     return {k: percentiles(v) for k, v in times.items()}
 
 
+def classic_session(app_name):
+    """A local[2] classic session on loopback, quiet, as every Connect comparison measures it beside."""
+    spark = sfclayer.session("local[2]", app_name=app_name,
+                             **{"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                                "spark.driver.host": "127.0.0.1", "spark.sql.shuffle.partitions": "4"})
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def write_square(spark, path, side, payload):
+    """A side x side layer of ``payload``-byte tiles whose bytes spell their id, in 4 files."""
+    df = spark.range(side * side, numPartitions=4).selectExpr(
+        f"int(id % {side}) AS col", f"int(id DIV {side}) AS row",
+        f"unhex(repeat(lpad(hex(id), 8, '0'), {payload // 4})) AS payload")
+    sfclayer.write(df, path, bounds=(0, 0, side - 1, side - 1), partitions=4)
+
+
 def measure(spark, path, side, n_get, n_job, label):
     rng = random.Random(7)
     keys = [(rng.randrange(side), rng.randrange(side)) for _ in range(n_get)]
@@ -134,20 +151,14 @@ def main(argv=None):
 
     work = tempfile.mkdtemp(prefix="sfclayer-bench-connect-")
     server, url = start_server(work)
-    classic = sfclayer.session("local[2]", app_name="sfclayer-bench-connect",
-                               **{"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
-                                  "spark.driver.host": "127.0.0.1", "spark.sql.shuffle.partitions": "4"})
-    classic.sparkContext.setLogLevel("ERROR")
+    classic = classic_session("sfclayer-bench-connect")
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
     remote = sfclayer.configure(ConnectSession.builder.remote(url)).create()
     try:
         path = os.path.join(work, "layer")
         s = args.side
-        df = classic.range(s * s, numPartitions=4).selectExpr(
-            f"int(id % {s}) AS col", f"int(id DIV {s}) AS row",
-            f"unhex(repeat(lpad(hex(id), 8, '0'), {args.payload // 4})) AS payload")
-        sfclayer.write(df, path, bounds=(0, 0, s - 1, s - 1), partitions=4)
+        write_square(classic, path, s, args.payload)
         t0 = time.perf_counter()
         on_classic = measure(classic, path, s, args.gets, args.jobs, "classic")
         on_connect = measure(remote, path, s, args.gets, args.jobs, "connect")

@@ -72,14 +72,11 @@ def main(argv=None):
     p.add_argument("--no-connect", action="store_true", help="the classic session only")
     args = p.parse_args(argv)
 
-    from connect import start_server
+    from connect import classic_session, start_server, write_square
 
     work = tempfile.mkdtemp(prefix="sfclayer-bench-get-many-")
     server = None
-    classic = sfclayer.session("local[2]", app_name="sfclayer-bench-get-many",
-                               **{"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
-                                  "spark.driver.host": "127.0.0.1", "spark.sql.shuffle.partitions": "4"})
-    classic.sparkContext.setLogLevel("ERROR")
+    classic = classic_session("sfclayer-bench-get-many")
     sessions = {"classic": classic}
     try:
         if not args.no_connect:
@@ -89,10 +86,7 @@ def main(argv=None):
             sessions["connect"] = sfclayer.configure(ConnectSession.builder.remote(url)).create()
         path = os.path.join(work, "layer")
         s = args.side
-        df = classic.range(s * s, numPartitions=4).selectExpr(
-            f"int(id % {s}) AS col", f"int(id DIV {s}) AS row",
-            f"unhex(repeat(lpad(hex(id), 8, '0'), {args.payload // 4})) AS payload")
-        sfclayer.write(df, path, bounds=(0, 0, s - 1, s - 1), partitions=4)
+        write_square(classic, path, s, args.payload)
         t0 = time.perf_counter()
         figures = measure(sessions, path, s, args.repeats)
         seconds = time.perf_counter() - t0
