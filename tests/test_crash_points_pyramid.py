@@ -30,6 +30,7 @@ import sfclayer
 from sfclayer import geotrellis
 from sfclayer import pyramids
 
+from . import helpers
 from .test_pyramid_update import tile_pixels, tiles_df, write_base
 
 pytest.importorskip("morecantile")
@@ -89,9 +90,7 @@ def _points(name, calls):
     """The 1-based calls to fail per mode: all with SFCLAYER_CRASH_ALL=1, else a seeded sample."""
     if ALL:
         return {m: list(range(1, calls + 1)) for m in MODES}
-    seed = int(os.environ.get("SFCLAYER_CRASH_SEED") or random.randrange(10**9))
-    print(f"{name}: crash-point sample seed {seed} (replay: SFCLAYER_CRASH_SEED={seed})")
-    rnd = random.Random(seed)
+    rnd = random.Random(helpers.seed("SFCLAYER_CRASH_SEED", f"{name}: crash-point sample"))
     return {m: sorted(rnd.sample(range(1, calls + 1), min(SAMPLE, calls))) for m in MODES}
 
 

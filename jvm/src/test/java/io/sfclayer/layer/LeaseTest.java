@@ -130,6 +130,16 @@ public class LeaseTest {
         return c;
     }
 
+    /** A lease path (no scheme: local files) in a fresh layer directory. */
+    private String localLease() throws IOException {
+        return new File(tmp.newFolder(), "_pyramid/.lease").getAbsolutePath();
+    }
+
+    /** The heartbeat file of the lease {@code token} holds. */
+    private static File heartbeatOf(String lease, String token) {
+        return new File(new File(lease).getParentFile(), ".lease-" + token.split(" ", 2)[0] + ".alive");
+    }
+
     private static String[] leftIn(String lease) {
         return new File(lease).getParentFile().list((d, n) -> !n.endsWith(".crc"));
     }
@@ -137,7 +147,7 @@ public class LeaseTest {
     @Test
     public void aReleaseFailingOnceIsRetried() throws IOException {
         Configuration c = failingRelease();
-        String lease = new File(tmp.newFolder(), "_pyramid/.lease").getAbsolutePath();
+        String lease = localLease();
         String token = Lease.take(c, lease, "build a pyramid");
         FailingReleaseFs.failures = 1;
         assertTrue(Lease.release(c, lease, token));
@@ -148,7 +158,7 @@ public class LeaseTest {
     @Test
     public void aLeaseAFailedReleaseLeftIsReportedAsLeftByAFinishedRun() throws IOException {
         Configuration c = failingRelease();
-        String lease = new File(tmp.newFolder(), "_pyramid/.lease").getAbsolutePath();
+        String lease = localLease();
         String token = Lease.take(c, lease, "build a pyramid");
         FailingReleaseFs.failures = 2;
         SfcLayerException.StorageError e = assertThrows(SfcLayerException.StorageError.class,
@@ -170,9 +180,9 @@ public class LeaseTest {
     public void aLiveHoldersHeartbeatKeepsItsLeaseLive() throws Exception {
         Configuration c = new Configuration(false);
         c.setLong(Lease.HEARTBEAT_MS, 50);
-        String lease = new File(tmp.newFolder(), "_pyramid/.lease").getAbsolutePath();
+        String lease = localLease();
         String token = Lease.take(c, lease, "build a pyramid");
-        File beat = new File(new File(lease).getParentFile(), ".lease-" + token.split(" ", 2)[0] + ".alive");
+        File beat = heartbeatOf(lease, token);
         assertTrue(beat.setLastModified(System.currentTimeMillis() - 60_000));
         Thread.sleep(500);
         assertTrue("the holder touched its heartbeat", System.currentTimeMillis() - beat.lastModified() < 5_000);
@@ -189,9 +199,9 @@ public class LeaseTest {
     public void aLeaseWhoseHeartbeatStoppedOrWhoseProcessIsGoneIsReportedDead() throws Exception {
         Configuration c = new Configuration(false);
         c.setLong(Lease.HEARTBEAT_MS, 3_600_000); // no beat during the test
-        String lease = new File(tmp.newFolder(), "_pyramid/.lease").getAbsolutePath();
+        String lease = localLease();
         String token = Lease.take(c, lease, "build a pyramid");
-        File beat = new File(new File(lease).getParentFile(), ".lease-" + token.split(" ", 2)[0] + ".alive");
+        File beat = heartbeatOf(lease, token);
         assertTrue(beat.setLastModified(System.currentTimeMillis() - 3_600_000));
         c.setLong(Lease.STALE_MS, 60_000);
         SfcLayerException.ConcurrentUpdate stale = assertThrows(SfcLayerException.ConcurrentUpdate.class,
