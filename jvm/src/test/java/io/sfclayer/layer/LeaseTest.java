@@ -123,7 +123,9 @@ public class LeaseTest {
         }
     }
 
-    private Configuration failingRelease() {
+    /** Local files whose next {@code failures} deletes of a lease fail. */
+    private Configuration failingRelease(int failures) {
+        FailingReleaseFs.failures = failures;
         Configuration c = new Configuration(false);
         c.set("fs.file.impl", FailingReleaseFs.class.getName());
         c.setBoolean("fs.file.impl.disable.cache", true);
@@ -146,10 +148,9 @@ public class LeaseTest {
 
     @Test
     public void aReleaseFailingOnceIsRetried() throws IOException {
-        Configuration c = failingRelease();
+        Configuration c = failingRelease(1);
         String lease = localLease();
         String token = Lease.take(c, lease, "build a pyramid");
-        FailingReleaseFs.failures = 1;
         assertTrue(Lease.release(c, lease, token));
         assertEquals("the fault happened", 0, FailingReleaseFs.failures);
         assertEquals("neither the lease nor its heartbeat is left", 0, leftIn(lease).length);
@@ -157,10 +158,9 @@ public class LeaseTest {
 
     @Test
     public void aLeaseAFailedReleaseLeftIsReportedAsLeftByAFinishedRun() throws IOException {
-        Configuration c = failingRelease();
+        Configuration c = failingRelease(2);
         String lease = localLease();
         String token = Lease.take(c, lease, "build a pyramid");
-        FailingReleaseFs.failures = 2;
         SfcLayerException.StorageError e = assertThrows(SfcLayerException.StorageError.class,
             () -> Lease.release(c, lease, token));
         assertTrue(e.getMessage(), e.getMessage().contains(lease) && e.getMessage().contains("delete")

@@ -143,27 +143,7 @@ public class CrashPointsTest {
         SfcLayerWrite.run(spark, checks.frame(c0, r0, side, add), path, SaveMode.Append, o);
     }
 
-    /** An operation on the layer at a path. */
-    private interface Operation {
-        void run(String path) throws Exception;
-    }
-
-    /** An operation and the layer it starts from: the plain one, or the one with deltas. */
-    private static final class Case {
-        final boolean deltas;
-        final Operation op;
-
-        Case(boolean deltas, Operation op) {
-            this.deltas = deltas;
-            this.op = op;
-        }
-
-        CrashPointCheck.Pristine from() {
-            return deltas ? withDeltas : plain;
-        }
-    }
-
-    private static final Map<String, Case> OPERATIONS = new LinkedHashMap<>();
+    private static final Map<String, CrashPointCheck.Case> OPERATIONS = new LinkedHashMap<>();
 
     static {
         put("append (small, on the driver)", false, p -> write(0, 8, 2, 7, p, "append", 2));
@@ -183,8 +163,8 @@ public class CrashPointsTest {
         put("compact with deltas", true, p -> SfcLayerUpdate.compact(spark, p));
     }
 
-    private static void put(String name, boolean deltas, Operation op) {
-        OPERATIONS.put(name, new Case(deltas, op));
+    private static void put(String name, boolean deltas, CrashPointCheck.Operation op) {
+        OPERATIONS.put(name, new CrashPointCheck.Case(deltas, op));
     }
 
     /** A fresh copy of a pristine layer (files keep their times). */
@@ -221,8 +201,8 @@ public class CrashPointsTest {
      */
     @Test
     public void anAppendWhoseCompactionFailsInATaskReturnsItsVersion() throws Exception {
-        Case c = OPERATIONS.get("append that triggers automatic compaction");
-        List<CrashPointCheck.State> done = after("compaction-task", c.from(), c.op, new int[1]);
+        CrashPointCheck.Case c = OPERATIONS.get("append that triggers automatic compaction");
+        List<CrashPointCheck.State> done = after("compaction-task", c.from(plain, withDeltas), c.op, new int[1]);
         int at = 0;
         for (int i = 0; i < lastRecorded.size() && at == 0; i++) {
             if (lastRecorded.get(i).startsWith("create ") && lastRecorded.get(i).contains("/attempt-")) {
@@ -230,7 +210,7 @@ public class CrashPointsTest {
             }
         }
         assertTrue("the compaction writes in a task: " + lastRecorded, at > 0);
-        String path = copy(c.from(), "compaction-task-fails");
+        String path = copy(c.from(plain, withDeltas), "compaction-task-fails");
         CrashPointFs.arm(path, at, CrashPointFs.Mode.IO_EXCEPTION);
         try {
             c.op.run(path);
@@ -251,8 +231,8 @@ public class CrashPointsTest {
      * two; the first alone is a state a failure may leave too: its compaction gives up), and its number
      * of filesystem calls.
      */
-    private static List<CrashPointCheck.State> after(String name, CrashPointCheck.Pristine from, Operation op,
-                                                     int[] calls) throws Exception {
+    private static List<CrashPointCheck.State> after(String name, CrashPointCheck.Pristine from,
+                                                     CrashPointCheck.Operation op, int[] calls) throws Exception {
         String path = copy(from, "after-" + name.replaceAll("\\W", ""));
         lastRecorded = CrashPointFs.record(path, () -> op.run(path));
         calls[0] = lastRecorded.size();
@@ -270,10 +250,10 @@ public class CrashPointsTest {
         List<String> failures = new ArrayList<>();
         long started = System.nanoTime();
         int points = 0;
-        for (Map.Entry<String, Case> e : OPERATIONS.entrySet()) {
+        for (Map.Entry<String, CrashPointCheck.Case> e : OPERATIONS.entrySet()) {
             String name = e.getKey();
-            CrashPointCheck.Pristine from = e.getValue().from();
-            Operation op = e.getValue().op;
+            CrashPointCheck.Pristine from = e.getValue().from(plain, withDeltas);
+            CrashPointCheck.Operation op = e.getValue().op;
             int[] n = {0};
             List<CrashPointCheck.State> done = after(name, from, op, n);
             int calls = n[0];

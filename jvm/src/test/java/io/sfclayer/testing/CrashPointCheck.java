@@ -34,6 +34,27 @@ public final class CrashPointCheck {
         this.conf = spark.sparkContext().hadoopConfiguration();
     }
 
+    /** An operation on the layer at a path. */
+    public interface Operation {
+        void run(String path) throws Exception;
+    }
+
+    /** An operation and the layer it starts from: a plain one, or one with delta versions. */
+    public static final class Case {
+        public final boolean deltas;
+        public final Operation op;
+
+        public Case(boolean deltas, Operation op) {
+            this.deltas = deltas;
+            this.op = op;
+        }
+
+        /** The pristine layer of its kind: {@code withDeltas} or {@code plain}. */
+        public Pristine from(Pristine plain, Pristine withDeltas) {
+            return deltas ? withDeltas : plain;
+        }
+    }
+
     /** A layer every run of an operation starts from (a fresh copy of it): its newest version, digest, fingerprint. */
     public static final class Pristine {
         public final String path;

@@ -35,22 +35,7 @@ public final class StoreCrashPoints {
     private final CrashPointCheck checks;
     private final String root;
 
-    private interface Operation {
-        void run(String path) throws Exception;
-    }
-
-    /** An operation and whether it starts from the layer with a delta version (a class: Gradle 4's scan reads no records). */
-    private static final class Case {
-        final boolean deltas;
-        final Operation op;
-
-        Case(boolean deltas, Operation op) {
-            this.deltas = deltas;
-            this.op = op;
-        }
-    }
-
-    private final Map<String, Case> operations = new LinkedHashMap<>();
+    private final Map<String, CrashPointCheck.Case> operations = new LinkedHashMap<>();
 
     private StoreCrashPoints(SparkSession spark, String root) {
         this.spark = spark;
@@ -68,8 +53,8 @@ public final class StoreCrashPoints {
         put("compact with deltas", true, p -> SfcLayerUpdate.compact(spark, p));
     }
 
-    private void put(String name, boolean deltas, Operation op) {
-        operations.put(name, new Case(deltas, op));
+    private void put(String name, boolean deltas, CrashPointCheck.Operation op) {
+        operations.put(name, new CrashPointCheck.Case(deltas, op));
     }
 
     /**
@@ -109,8 +94,8 @@ public final class StoreCrashPoints {
         try {
             for (int point = 0; point < points; point++) {
                 String name = names.get(r.nextInt(names.size()));
-                Case c = operations.get(name);
-                CrashPointCheck.Pristine from = c.deltas ? withDeltas : plain;
+                CrashPointCheck.Case c = operations.get(name);
+                CrashPointCheck.Pristine from = c.from(plain, withDeltas);
                 if (!after.containsKey(name)) {
                     String path = copy(from.path, "after-" + name.replaceAll("\\W", ""));
                     calls.put(name, CrashPointFs.record(scope(path), () -> c.op.run(path)).size());
