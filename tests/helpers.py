@@ -5,6 +5,7 @@ import glob
 import io
 import json
 import os
+import random
 
 import fastavro
 import pytest
@@ -199,3 +200,17 @@ def test_jar_class(spark, name):
                                            jvm.java.lang.Thread.currentThread().getContextClassLoader())
     except Exception as e:
         pytest.skip(f"io.sfclayer.testing.{name} is in the test jar (build/libs/sfclayer-bench.jar, `make setup`): {e}")
+
+
+def seed(variable, what):
+    """A run's seed: ``$variable`` when set (a replay), else drawn; printed with how to replay it."""
+    value = int(os.environ.get(variable) or random.randrange(10**9))
+    print(f"{what} seed {value} (replay: {variable}={value})")
+    return value
+
+
+def seeded_test_jar_run(spark, name, variable, what):
+    """The test jar's ``io.sfclayer.testing.<name>`` as a JVM class to call (skips the test without the jar),
+    and the run's :func:`seed`: the preamble of the store-wide runs (crash points, races)."""
+    test_jar_class(spark, name)
+    return getattr(spark._jvm.io.sfclayer.testing, name), seed(variable, what)

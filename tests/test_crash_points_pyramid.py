@@ -8,19 +8,20 @@ after each run:
   pyramid document is the one from before or the next one, whole (its checksum); the levels it pins read
   exactly as before or exactly as a successful run leaves them (a full rebuild's levels, FORMAT.md section
   8); the base is untouched; and a rerun gives the successful run's levels (a lease a failed release left
-  is removed by hand, as FORMAT.md says of a run that died);
+  is reported by the next run as left by a finished run, then removed by hand as FORMAT.md says);
 * GeoTrellis convert (a base zoom and one level): the output has no version, or a base that reads as a
   whole conversion's, with no pyramid document or one whose level reads as a whole conversion's; a
   conversion again (``mode="overwrite"``) gives the whole result.
 
 The default run takes a seeded sample of the points (``SAMPLE`` per operation and failure mode, the seed
 printed; ``SFCLAYER_CRASH_SEED`` replays it); ``SFCLAYER_CRASH_ALL=1`` takes every point (``make
-crash-points``). The counts of calls are printed: 121 for the pyramid update (4 × 4 base tiles, levels 1
-and 2, an append of two tiles since), 66 for the conversion of ``wm`` zoom 3 with zoom 2."""
+crash-points``). The counts of calls are printed: 124 for the pyramid update (4 × 4 base tiles, levels 1
+and 2, an append of two tiles since), 69 for the conversion of ``wm`` zoom 3 with zoom 2."""
 
 import hashlib
 import os
 import random
+import re
 import shutil
 
 import pytest
@@ -29,6 +30,7 @@ import sfclayer
 from sfclayer import geotrellis
 from sfclayer import pyramids
 
+from . import helpers
 from .test_pyramid_update import tile_pixels, tiles_df, write_base
 
 pytest.importorskip("morecantile")
@@ -53,7 +55,7 @@ class CrashPoints:
             pytest.skip(f"CrashPointFs is in the test jar (build/libs/sfclayer-bench.jar, `make setup`): {e}")
         self.spark = spark
         self.fs = jvm.io.sfclayer.testing.CrashPointFs
-        self.modes = {m: getattr(jvm.io.sfclayer.testing, "CrashPointFs$Mode").valueOf(m) for m in MODES}
+        self.modes = {m: getattr(jvm.io.sfclayer.testing, "CrashPointFs$Mode").valueOf(m) for m in MODES + ("STICKY",)}
 
     def arm(self, path, at=0, mode="IO_EXCEPTION"):
         self.fs.arm(os.path.abspath(path), at, self.modes[mode])
@@ -88,9 +90,7 @@ def _points(name, calls):
     """The 1-based calls to fail per mode: all with SFCLAYER_CRASH_ALL=1, else a seeded sample."""
     if ALL:
         return {m: list(range(1, calls + 1)) for m in MODES}
-    seed = int(os.environ.get("SFCLAYER_CRASH_SEED") or random.randrange(10**9))
-    print(f"{name}: crash-point sample seed {seed} (replay: SFCLAYER_CRASH_SEED={seed})")
-    rnd = random.Random(seed)
+    rnd = random.Random(helpers.seed("SFCLAYER_CRASH_SEED", f"{name}: crash-point sample"))
     return {m: sorted(rnd.sample(range(1, calls + 1), min(SAMPLE, calls))) for m in MODES}
 
 
@@ -139,13 +139,18 @@ def _lease(path):
     return os.path.join(path, "_pyramid", ".lease")
 
 
-def test_every_call_of_a_pyramid_update_is_a_crash_point(spark, crash, tmp_path):
-    pristine = str(tmp_path / "pristine")
+def _pristine_update(spark, pristine):
+    """A base of 4 × 4 tiles with levels 1 and 2, and an append since: the next run is an incremental update
+    (FORMAT.md section 8)."""
     write_base(spark, pristine, [((c, r), tile_pixels(10 * c + r)) for c in range(4) for r in range(4)])
     assert sfclayer.pyramid(spark, pristine, min_zoom=1) == [1, 2]
-    # an append since: the next run is an incremental update (FORMAT.md section 8)
     sfclayer.write(tiles_df(spark, [((2, 2), tile_pixels(99)), ((5, 1), tile_pixels(98))]), pristine,
                    mode="append")
+    return pristine
+
+
+def test_every_call_of_a_pyramid_update_is_a_crash_point(spark, crash, tmp_path):
+    pristine = _pristine_update(spark, str(tmp_path / "pristine"))
     number0, doc0 = pyramids._numbered_document(spark, pristine)
     before = _levels(spark, pristine, doc0)
     base = _tiles(spark, pristine)
@@ -174,8 +179,10 @@ def test_every_call_of_a_pyramid_update_is_a_crash_point(spark, crash, tmp_path)
                     f"{where}: the levels document {number} pins read neither as before nor as after"
                 assert _tiles(spark, path) == base, f"{where}: the base changed"
                 if os.path.exists(_lease(path)):
-                    left_leases += 1  # the failed call was the lease's release: removed by hand (FORMAT.md 8)
-                    os.remove(_lease(path))
+                    left_leases += 1  # the failed call was the lease's release (an Error: not retried)
+                    with pytest.raises(sfclayer.ConcurrentUpdate, match="left by a run that finished or died"):
+                        sfclayer.pyramid(spark, path)
+                    os.remove(_lease(path))  # as the error says (FORMAT.md section 8)
                 sfclayer.pyramid(spark, path)
                 number, doc = pyramids._numbered_document(spark, path)
                 assert _levels(spark, path, doc) == after, f"{where}: a rerun's levels differ from a whole run's"
@@ -186,6 +193,46 @@ def test_every_call_of_a_pyramid_update_is_a_crash_point(spark, crash, tmp_path)
             shutil.rmtree(path)
     print(f"crash points: pyramid update {calls} calls, {runs} runs ({left_leases} left the lease)")
     assert not failures, "\n".join(failures)
+
+
+def test_a_failed_lease_release_is_retried_then_left_to_the_next_run_to_report(spark, crash, tmp_path):
+    """FORMAT.md section 8: the release deletes the heartbeat, then the lease, each retried once. A fault
+    once at the lease's delete is retried (nothing left); one that persists (every call from the delete on
+    failing) leaves the lease, the run (its levels and document published) returns with a warning naming
+    it, and the next run's error says the lease was left by a run that finished or died, naming its owner
+    and the file to delete."""
+    pristine = _pristine_update(spark, str(tmp_path / "pristine"))
+    done = _copy(pristine, str(tmp_path / "done"))
+    crash.arm(done)
+    assert sfclayer.pyramid(spark, done) == [1, 2]
+    recorded = crash.recorded()
+    crash.disarm()
+    at = recorded.index("delete /_pyramid/.lease") + 1
+    assert recorded[at - 2].startswith("delete /_pyramid/.lease-") and recorded[at - 2].endswith(".alive")
+    _, doc1 = pyramids._numbered_document(spark, done)
+
+    once = _copy(pristine, str(tmp_path / "once"))
+    assert _run_failing(crash, once, at, "IO_EXCEPTION", lambda: sfclayer.pyramid(spark, once)) \
+        == "delete /_pyramid/.lease"
+    assert not [f for f in os.listdir(os.path.join(once, "_pyramid")) if f.startswith(".lease")]
+    assert pyramids._numbered_document(spark, once)[1]["levelVersions"] == doc1["levelVersions"]
+
+    stuck = _copy(pristine, str(tmp_path / "stuck"))
+    crash.arm(stuck, at, "STICKY")
+    try:
+        with pytest.warns(RuntimeWarning, match=r"cannot release the lease .*\.lease \(owner \d+@"):
+            assert sfclayer.pyramid(spark, stuck) == [1, 2]
+    finally:
+        crash.disarm()
+    assert [f for f in os.listdir(os.path.join(stuck, "_pyramid")) if f.startswith(".lease")] == [".lease"]
+    assert _levels(spark, stuck, pyramids._numbered_document(spark, stuck)[1]) == _levels(spark, done, doc1)
+    with pytest.raises(sfclayer.ConcurrentUpdate) as e:
+        sfclayer.pyramid(spark, stuck)
+    message = str(e.value)
+    assert "left by a run that finished or died" in message, message
+    assert re.search(r"owner \d+@", message) and f"delete file:{_lease(stuck)}" in message, message
+    os.remove(_lease(stuck))
+    assert sfclayer.pyramid(spark, stuck) == []  # up to date: the stuck run's work stands
 
 
 @pytest.mark.skipif(not os.path.isdir(CATALOG), reason="tests/data/geotrellis is not there (integration/geotrellis writes it)")

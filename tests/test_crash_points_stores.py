@@ -7,7 +7,6 @@ a sample fits a CI run. The seed is printed; SFCLAYER_CRASH_SEED replays it, SFC
 (``make crash-points``)."""
 
 import os
-import random
 
 import pytest
 
@@ -17,12 +16,9 @@ pytestmark = pytest.mark.usefixtures("spark")
 
 
 def _run(spark, root, points=2):
-    jvm = spark._jvm
-    helpers.test_jar_class(spark, "StoreCrashPoints")
-    seed = int(os.environ.get("SFCLAYER_CRASH_SEED") or random.randrange(10**9))
+    crash_points, seed = helpers.seeded_test_jar_run(spark, "StoreCrashPoints", "SFCLAYER_CRASH_SEED", "crash-point")
     points = int(os.environ.get("SFCLAYER_CRASH_POINTS") or points)
-    print(f"crash-point seed {seed} (replay: SFCLAYER_CRASH_SEED={seed})")
-    print(jvm.io.sfclayer.testing.StoreCrashPoints.run(spark._jsparkSession, root, seed, points))
+    print(crash_points.run(spark._jsparkSession, root, seed, points))
 
 
 @pytest.mark.hdfs

@@ -60,7 +60,7 @@ def test_the_document_has_a_checksum_and_the_level_versions(layer):
     assert doc["formatVersion"] == 4 and doc["baseVersion"] == 1
     assert doc["levelVersions"] == {"0": 1, "1": 1, "2": 1}
     assert doc["sha256"] == pyr._checksum(doc)
-    assert not [f for f in os.listdir(os.path.join(layer, "_pyramid")) if f.endswith(".tmp") or f == ".lease"]
+    assert not [f for f in os.listdir(os.path.join(layer, "_pyramid")) if f.endswith(".tmp") or f.startswith(".lease")]
 
 
 def test_a_damaged_document_is_named_and_an_older_one_still_reads(spark, layer):

@@ -7,7 +7,6 @@ committed version is checked against a dict model, an operation failed by a faul
 SFCLAYER_RACE_SECONDS makes the run longer (``make races``)."""
 
 import os
-import random
 
 import pytest
 
@@ -17,15 +16,11 @@ pytestmark = pytest.mark.usefixtures("spark")
 
 
 def _run(spark, path, seconds=15, threads=3, ops=6, delay_probability=0.3, delay_max_millis=20, fail_probability=0.01):
-    jvm = spark._jvm
-    helpers.test_jar_class(spark, "RaceHarness")
-    seed = int(os.environ.get("SFCLAYER_RACE_SEED") or random.randrange(10**9))
+    harness, seed = helpers.seeded_test_jar_run(spark, "RaceHarness", "SFCLAYER_RACE_SEED", "race")
     seconds = int(os.environ.get("SFCLAYER_RACE_SECONDS") or seconds)
-    print(f"race seed {seed} (replay: SFCLAYER_RACE_SEED={seed})")
-    summary = jvm.io.sfclayer.testing.RaceHarness.run(spark._jsparkSession, path, seed, threads,
-                                                      ops if "SFCLAYER_RACE_SECONDS" not in os.environ else 10**6,
-                                                      seconds * 1000, delay_probability, delay_max_millis,
-                                                      fail_probability)
+    summary = harness.run(spark._jsparkSession, path, seed, threads,
+                          ops if "SFCLAYER_RACE_SECONDS" not in os.environ else 10**6,
+                          seconds * 1000, delay_probability, delay_max_millis, fail_probability)
     print(summary)
     assert "FAILED=0" in summary
     return summary

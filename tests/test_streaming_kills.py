@@ -13,6 +13,11 @@ checkpoints, over and over, then lets it finish. Kill points, drawn from a seed:
   holds that checkpoint file back, and the test kills the process once the layer holds ``b`` and the
   checkpoint does not; the restarted query re-runs ``b``, which must not be written again (the other
   query is wherever it is then);
+* ``before-publish`` and ``after-publish``: inside the sink's commit, at a chosen filesystem call (the
+  test jar's io.sfclayer.testing.StallingCommitFs, the writer's local filesystem, stalls there once):
+  after the batch's delta files were written and before its document is written and linked (nothing
+  published: the replay writes the batch again), and after the document was published and before the
+  hint ``_last_version`` (the replay must find the batch in the layer through the stale hint, and skip it);
 * ``random``: a random while (0-1.5 s) after the run finished 0, 1 or 2 batches: during a replayed
   batch's planning, its tasks, the sink's commit (or an automatic compaction after it), the
   checkpoint's writes.
@@ -30,7 +35,7 @@ layer is checked against it, and at the end
 * every retained version verifies clean; ``history`` shows each version's (query id, batch id); the
   sink reported each batch replayed after a ``published`` kill as skipped.
 
-``SFCLAYER_STREAM_KILLS=N`` sets the number of kills (default 3, two of them ``published``; ``make races`` runs 30),
+``SFCLAYER_STREAM_KILLS=N`` sets the number of kills (default 4, one of each kind; ``make races`` runs 30),
 ``SFCLAYER_STREAM_KILL_SEED=S`` replays a run's kill points (the seed is printed, and named by a
 failure; where a random kill lands also depends on the machine's load).
 """
@@ -67,8 +72,10 @@ class Writer:
 
     def __init__(self, root, batches, n):
         self.stall = os.path.join(root, "logs", f"stall-{n}")
+        self.commit_stall = os.path.join(root, "logs", f"commit-stall-{n}")
         env = dict(os.environ, SFCLAYER_JAR=sfclayer.jar_path(), SFCLAYER_TEST_JAR=helpers.TEST_JAR,
-                   SFCLAYER_TEST_STALL_FILE=self.stall, SPARK_LOCAL_IP="127.0.0.1",
+                   SFCLAYER_TEST_STALL_FILE=self.stall, SFCLAYER_TEST_COMMIT_STALL_FILE=self.commit_stall,
+                   SPARK_LOCAL_IP="127.0.0.1",
                    PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(SCRIPT), "..", "..", "python"),
                                                os.environ.get("PYTHONPATH", "")]))
         self.log = os.path.join(root, "logs", f"writer-{n}.log")
@@ -98,11 +105,15 @@ class Writer:
             if line.startswith(prefix):
                 return line
 
-    def go(self, stall=None):
-        """Starts the queries; ``stall``: (query, batch) whose checkpoint commit is held back."""
+    def go(self, stall=None, commit_stall=None):
+        """Starts the queries; ``stall``: (query, batch) whose checkpoint commit is held back; ``commit_stall``:
+        the part of a path inside the layers whose creation stalls the commit making it (StallingCommitFs)."""
         if stall is not None:
             with open(self.stall, "w") as f:
                 f.write(f"/{stall[0]}-ckpt/commits/{stall[1]}")
+        if commit_stall is not None:
+            with open(self.commit_stall, "w") as f:
+                f.write(commit_stall)
         self.proc.stdin.write("go\n")
         self.proc.stdin.flush()
 
@@ -233,6 +244,68 @@ def _wait_published(layer, ckpt, batch, writer, timeout=START_TIMEOUT):
     raise AssertionError(f"batch {batch} not published in {timeout} s: {writer._tail()}")
 
 
+#: The kill points inside the sink's commit: the file whose creation StallingCommitFs stalls at.
+COMMIT_POINTS = {
+    # the batch's delta files written (under data-<writeId>, with its _pending marker), its document not
+    # yet written nor linked: nothing published, the replayed batch is written again
+    "before-publish": "/sink-layer/_sfclayer/.tmp-",
+    # the document published (linked), the hint _last_version not yet updated: the replayed batch is
+    # found in the layer (its stale hint notwithstanding) and skipped
+    "after-publish": "/sink-layer/_sfclayer/_last_version",
+}
+
+
+def _wait_commit_stall(writer, timeout=START_TIMEOUT):
+    """Waits until the writer stalls inside the sink's commit; returns the path it stalls at."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.exists(writer.commit_stall + ".reached"):
+            with open(writer.commit_stall + ".reached") as f:
+                return f.read()
+        if writer.proc.poll() is not None:
+            raise AssertionError(f"the writer ended before its commit stalled: {writer._tail()}")
+        time.sleep(0.02)
+    raise AssertionError(f"the sink's commit did not stall in {timeout} s: {writer._tail()}")
+
+
+def _hint(layer):
+    """The version the hint ``_last_version`` names (0: none yet)."""
+    try:
+        with open(os.path.join(layer, "_sfclayer", "_last_version")) as f:
+            return int(f.read())
+    except FileNotFoundError:
+        return 0
+
+
+def _pending_dirs(layer):
+    """The layer's write directories still marked in progress (``_pending``)."""
+    if not os.path.isdir(layer):
+        return set()
+    return {d for d in os.listdir(layer) if d.startswith("data-") and os.path.exists(os.path.join(layer, d, "_pending"))}
+
+
+def _kill_in_commit(kind, writer, layers, stalled, events, pending_before):
+    """Kills the writer stalled at one of :data:`COMMIT_POINTS` of the sink's commit, checking it is there
+    (``pending_before``: the write directories in progress before the run)."""
+    layer = layers["sink"]
+    at = _wait_commit_stall(writer)
+    versions, pending = set(_version_numbers(layer)), _pending_dirs(layer) - pending_before
+    writer.kill()
+    assert set(_version_numbers(layer)) == versions, f"{kind}: a version was published after the stall"
+    if kind == "before-publish":
+        assert at.endswith(".json") and "/.tmp-" in at, at
+        assert pending, f"{kind}: the batch's files (a new data-<writeId> with its _pending marker) are not written"
+        events.append(f"killed inside the sink's commit before its document was published ({sorted(pending)})")
+    else:
+        newest = max(versions)
+        assert _hint(layer) < newest, f"{kind}: the hint {_hint(layer)} already names version {newest}"
+        batch = (_document(layer, newest).get("operation") or {}).get("transaction", {}).get("txnVersion")
+        if batch is not None:  # the batch's own version (not the compaction after it): its replay is skipped
+            stalled["sink"].append(batch)
+        events.append(f"killed inside the sink's commit after version {newest} (batch {batch}) was published,"
+                      f" before _last_version")
+
+
 def _run(spark, root, rng, kinds, batches, layers, ckpts, models, writers, events, stalled, t0):
     """The runs of the writer, one per kind, each checked after it ended; returns the vacuums done."""
     vacuums = 0
@@ -246,7 +319,8 @@ def _run(spark, root, rng, kinds, batches, layers, ckpts, models, writers, event
             # a batch the layer does not hold yet: the kill then follows its commit
             batch = max(max(_committed(ckpts[query]), default=-1), models[query].last_batch) + 1 + rng.randint(0, 1)
             target = (query, batch) if batch < batches else None
-        writer.go(stall=target)
+        pending_before = _pending_dirs(layers["sink"])
+        writer.go(stall=target, commit_stall=COMMIT_POINTS.get(kind))
         went = time.monotonic()
         assert writer.wait_for("started") is not None, writer._tail()
         following = Writer(root, batches, i + 1) if kind != "finish" else None
@@ -254,6 +328,8 @@ def _run(spark, root, rng, kinds, batches, layers, ckpts, models, writers, event
         if kind == "finish":
             writer.finish()
             events.append("finished")
+        elif kind in COMMIT_POINTS:
+            _kill_in_commit(kind, writer, layers, stalled, events, pending_before)
         elif target is not None:
             query, batch = target
             _wait_published(layers[query], ckpts[query], batch, writer)
@@ -296,6 +372,10 @@ def _run(spark, root, rng, kinds, batches, layers, ckpts, models, writers, event
     return vacuums
 
 
+#: The kinds of kills, taken in this order (a run of N kills takes the first N, cycling), then shuffled.
+KINDS = ("published", "before-publish", "after-publish", "random")
+
+
 def run_kills(spark, root, seed, kills, batches):
     """Kills the writer ``kills`` times (kinds drawn from ``seed``), lets the last run finish, checks."""
     rng = random.Random(seed)
@@ -303,7 +383,7 @@ def run_kills(spark, root, seed, kills, batches):
     layers = {q: os.path.join(root, f"{q}-layer") for q in writer_script.QUERIES}
     ckpts = {q: os.path.join(root, f"{q}-ckpt") for q in writer_script.QUERIES}
     models = {"sink": Model(batches), "foreach": Model(batches, writer_script.APP_ID)}
-    kinds = [("published" if i % 2 == 0 else "random") for i in range(kills)]
+    kinds = [KINDS[i % len(KINDS)] for i in range(kills)]
     rng.shuffle(kinds)
     events, stalled = [], {q: [] for q in writer_script.QUERIES}
     t0 = time.monotonic()
@@ -350,7 +430,7 @@ def test_jar():
 def test_streams_killed_again_and_again_write_every_batch_once(spark, tmp_path, test_jar):
     s = os.environ.get("SFCLAYER_STREAM_KILL_SEED")
     seed = int(s) if s else random.randrange(1_000_000_000)
-    kills = int(os.environ.get("SFCLAYER_STREAM_KILLS", 3))
+    kills = int(os.environ.get("SFCLAYER_STREAM_KILLS", 4))
     print(f"\nstreaming kills: seed {seed} (replay: SFCLAYER_STREAM_KILL_SEED={seed}), {kills} kills")
     try:
         out = run_kills(spark, str(tmp_path), seed, kills, batches=2 * kills + 4)

@@ -370,9 +370,7 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, quiet=None, **write_op
         return {"tiles": counts, "options": options}
     # The levels and their document under the pyramid's lease, as a pyramid run writes them: a run or
     # another convert at the same time fails with ConcurrentUpdate rather than mixing levels.
-    lease = _join(dest, PYRAMID_DIR, _pyramids._LEASE)
-    token = _jvm.take_lease(spark, lease, f"write the pyramid levels of {dest}")
-    try:
+    with _pyramids._leased(spark, dest, f"write the pyramid levels of {dest}"):
         number, _ = _pyramids._numbered_document(spark, dest)
         level_versions = {}
         for z in levels:
@@ -389,8 +387,6 @@ def convert(spark, catalog, name, zoom, dest, zooms=None, quiet=None, **write_op
                "tms": (base.get("raster") or {}).get("tms"), "baseZoom": zoom, "levels": levels,
                "resampling": "nearest"}
         _pyramids._write_document(spark, dest, number, doc, int(base["version"]), "full", {}, level_versions)
-    finally:
-        _jvm.release_lease(spark, lease, token)
     return {"tiles": counts, "options": options}
 
 

@@ -40,11 +40,13 @@ Examples
 [[[3]]]
 """
 
+import contextlib
 import datetime as _dt
 import functools
 import json
 import logging
 import time
+import warnings
 
 import numpy as np
 
@@ -55,7 +57,7 @@ from ._pyramid_changes import _boxes_condition, _changed_base_keys, _merge_boxes
 from ._pyramid_levels import (  # noqa: F401 (level_path, pyramid_levels, PYRAMID_DIR: public here too)
     _DOC_FORMAT, PYRAMID_DIR, _base_metadata, _base_zoom, _checksum, _document, _join, _numbered_document,
     level_path, pyramid_levels)
-from .errors import ConcurrentUpdate, InvalidArgument, LayerNotFound
+from .errors import ConcurrentUpdate, InvalidArgument, LayerNotFound, StorageError
 
 __all__ = ["pyramid", "pyramid_levels", "level_path", "downsample", "DOWNSAMPLING", "PYRAMID_DIR"]
 
@@ -171,12 +173,31 @@ def pyramid(spark, path, min_zoom=None, resampling=None, log=None, full=False, n
     _base_zoom(_base_metadata(spark, path), path)  # not a raster layer: refused before anything is written
     # One run at a time: two runs from different base versions could otherwise leave parents of the
     # older one under a document claiming the newer.
-    lease = _join(path, PYRAMID_DIR, _LEASE)
-    token = _jvm.take_lease(spark, lease, f"build the pyramid of {path}")
-    try:
+    with _leased(spark, path, f"build the pyramid of {path}"):
         return _run(spark, path, min_zoom, resampling, log, full, note, quiet, write_options)
+
+
+@contextlib.contextmanager
+def _leased(spark, path, what):
+    """Runs the block under the pyramid lease of the layer at ``path`` (FORMAT.md section 8).
+
+    The release (retried once in the JVM) that still fails leaves the lease: the block's own failure
+    is what is raised, and a block that succeeded (its levels and document are published) returns with
+    a warning naming the lease file; the next run says the lease was left by a finished run.
+    """
+    lease = _join(path, PYRAMID_DIR, _LEASE)
+    token = _jvm.take_lease(spark, lease, what)
+    ok = False
+    try:
+        yield
+        ok = True
     finally:
-        _jvm.release_lease(spark, lease, token)
+        try:
+            _jvm.release_lease(spark, lease, token)
+        except StorageError as e:
+            _LOG.warning("%s", e)
+            if ok:
+                warnings.warn(str(e), RuntimeWarning, stacklevel=3)
 
 
 def _run(spark, path, min_zoom, resampling, log, full, note, quiet, write_options):

@@ -26,7 +26,10 @@ sink's metric, ``written`` from foreachBatch), and ``done`` before a clean exit.
 the class path (``$SFCLAYER_TEST_JAR``) Spark's checkpoints go through
 io.sfclayer.testing.StallingCheckpointFileManager, which holds back the checkpoint commit whose path
 ends as the file ``$SFCLAYER_TEST_STALL_FILE`` says (``/sink-ckpt/commits/3``): the moment after the
-layer's commit and before the checkpoint's, where the test kills the process.
+layer's commit and before the checkpoint's, where the test kills the process; and local files go
+through io.sfclayer.testing.StallingCommitFs, which stalls once at the first file created whose path
+holds what ``$SFCLAYER_TEST_COMMIT_STALL_FILE`` says (``/sink-layer/_sfclayer/.tmp-``: inside the sink's
+commit, before its document is published; ``/sink-layer/_sfclayer/_last_version``: after).
 """
 
 import os
@@ -68,6 +71,12 @@ def main():
         conf["spark.sql.streaming.checkpointFileManagerClass"] = "io.sfclayer.testing.StallingCheckpointFileManager"
     spark = sfclayer.session("local[2]", app_name="sfclayer-stream-writer", **conf)
     spark.sparkContext.setLogLevel("ERROR")
+    if os.environ.get("SFCLAYER_TEST_JAR"):
+        # set once the session (and the test jar on its class path) is up: spark-submit resolves its jars
+        # through this setting already, before the jar is there
+        hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+        hadoop.set("fs.file.impl", "io.sfclayer.testing.StallingCommitFs")
+        hadoop.set("fs.file.impl.disable.cache", "true")
     key = (F.col("value") * STEP) % KEYS
 
     def tiles():

@@ -62,7 +62,7 @@ final class LocalAppend {
                 out.add(r);
             }
             job.throwIfRefused();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             job.discard(); // the input refused (a key out of bounds, ...): nothing was written
             throw e;
         }

@@ -60,20 +60,28 @@ public final class SfcLayerUpdate {
      */
     static LayerMetadata append(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> input, int partitions,
                                 MergeWriter.OnExisting onExisting, long smallBytes) throws IOException {
+        try {
+            return appendOrFail(job, base, input, partitions, onExisting, smallBytes);
+        } catch (Throwable t) {
+            // Any failure: a first pass's job (a SparkException, checked in Java), an IOException reading the
+            // base, an Error. Before the publish decision it removes the write's files and marker, as a failed
+            // write's does; after it discard keeps them (UpdateJob#keepData: the version may be published).
+            job.discard();
+            throw t;
+        }
+    }
+
+    private static LayerMetadata appendOrFail(UpdateJob job, Layer base, JavaPairRDD<Long, byte[]> input,
+                                              int partitions, MergeWriter.OnExisting onExisting, long smallBytes)
+            throws IOException {
         LayerMetadata md0 = base.metadata();
         boolean mayDelta = job.deltas.mayWriteDelta(md0, onExisting);
         if ((md0.manifests != null || mayDelta) && smallBytes > 0) {
             // collect first: the records' indexes choose between a delta and a rewrite, and with
             // manifests only the manifests on the records' paths are read
-            List<Tuple2<Long, byte[]>> collected;
-            try {
-                collected = collectSmall(job, input, smallBytes, base);
-            } catch (RuntimeException e) {
-                job.discard(); // the input refused (a key out of bounds, ...): nothing was written
-                throw e;
-            }
+            List<Tuple2<Long, byte[]>> collected = collectSmall(job, input, smallBytes, base);
             if (collected != null) {
-                return appendSorted(job, base, collected, partitions, onExisting);
+                return appendSortedOrFail(job, base, collected, partitions, onExisting);
             }
         }
         // deltas to fold: the whole file list (the tasks rewrite every base file a delta record falls into)
@@ -107,9 +115,6 @@ public final class SfcLayerUpdate {
                 perPartition = UpdatePartitions.assign(breaks, files);
             }
             return shuffled(job, base, encoded, breaks, perPartition, spans, small, onExisting, null);
-        } catch (IOException | RuntimeException e) {
-            job.discard(); // the first pass failed (e.g. a tile its encoding refused): nothing was written
-            throw e;
         } finally {
             if (encoded != input) {
                 encoded.unpersist(false);
@@ -164,6 +169,17 @@ public final class SfcLayerUpdate {
      */
     static LayerMetadata appendSorted(UpdateJob job, Layer base, List<Tuple2<Long, byte[]>> sorted, int partitions,
                                       MergeWriter.OnExisting onExisting) throws IOException {
+        try {
+            return appendSortedOrFail(job, base, sorted, partitions, onExisting);
+        } catch (Throwable t) {
+            job.discard(); // as append's: a no-op once the publish was decided
+            throw t;
+        }
+    }
+
+    private static LayerMetadata appendSortedOrFail(UpdateJob job, Layer base, List<Tuple2<Long, byte[]>> sorted,
+                                                    int partitions, MergeWriter.OnExisting onExisting)
+            throws IOException {
         LayerMetadata md0 = base.metadata();
         if (sorted.isEmpty()) {
             job.discard();

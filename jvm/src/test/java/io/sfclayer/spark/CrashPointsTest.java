@@ -1,12 +1,10 @@
 package io.sfclayer.spark;
 
-import io.sfclayer.commit.VersionLog;
 import io.sfclayer.format.LayerMetadata;
-import io.sfclayer.layer.LayerVerifier;
 import io.sfclayer.layer.Vacuum;
+import io.sfclayer.testing.CrashPointCheck;
 import io.sfclayer.testing.CrashPointFs;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -48,7 +46,8 @@ import static org.junit.Assert.fail;
  * with the same operation, files, records and deltas (for the append that compacts, its own version or
  * the compaction's: a compaction that fails gives up), every version in its log verifies clean (nothing a
  * version references was deleted or damaged), and a next write and a vacuum work and leave it verifying
- * clean, the layer reading as the state it is in. The counts of crash points per operation are printed.
+ * clean, the layer reading as the state it is in ({@link CrashPointCheck}, which StoreCrashPoints shares).
+ * The counts of crash points per operation are printed.
  * Every sixth point also reads the content and runs the next write and vacuum (the others check the
  * first properties); an IOException and an Error at every call of the operations without deltas, and
  * each call of the delta ones in one of the two modes (alternating): 505 runs in 255 s on two cores at
@@ -61,10 +60,12 @@ public class CrashPointsTest {
     public static TemporaryFolder tmp = new TemporaryFolder();
 
     private static SparkSession spark;
+    /** The checks of a layer after a crash point, and the tiles written. */
+    private static CrashPointCheck checks;
     /** Versions 1..3: a write, a small append, an append rewriting a file. */
-    private static Pristine plain;
+    private static CrashPointCheck.Pristine plain;
     /** {@link #plain} and two delta versions (4 on the driver, 5 shuffled, overlapping each other and base files). */
-    private static Pristine withDeltas;
+    private static CrashPointCheck.Pristine withDeltas;
     /** The name of the plain layer's first data file (the file the repair rewrites). */
     private static String repairName;
     /** Every how many points the next write and vacuum are checked too (all with sfclayer.crashpoints.all). */
@@ -76,22 +77,6 @@ public class CrashPointsTest {
     private static final StructType SCHEMA = new StructType().add("col", DataTypes.IntegerType, false)
         .add("row", DataTypes.IntegerType, false).add("v", DataTypes.IntegerType, false);
 
-    /** A layer every run of an operation starts from (a fresh copy of it): its newest version, document digest and fingerprint. */
-    private static final class Pristine {
-        final File dir;
-        final long version;
-        final String digest;
-        final long fingerprint;
-
-        Pristine(File dir) throws IOException {
-            this.dir = dir;
-            LayerMetadata md = log(dir.getAbsolutePath()).current();
-            this.version = md.version;
-            this.digest = md.digest;
-            this.fingerprint = fingerprint(dir.getAbsolutePath());
-        }
-    }
-
     @BeforeClass
     public static void start() throws IOException {
         spark = SparkSession.builder().master("local[2]").appName("crash-points")
@@ -100,18 +85,18 @@ public class CrashPointsTest {
             .config("spark.hadoop.fs.file.impl", CrashPointFs.class.getName())
             .config("spark.hadoop.fs.file.impl.disable.cache", "true")
             .getOrCreate();
-        File dir = new File(tmp.getRoot(), "pristine");
-        String path = dir.getAbsolutePath();
+        checks = new CrashPointCheck(spark);
+        String path = new File(tmp.getRoot(), "pristine").getAbsolutePath();
         write(0, 0, 8, 0, path, "error", 2);
         write(8, 0, 4, 3, path, "append", 2); // version 2: a small file (compact has files to merge)
         write(0, 0, 4, 5, path, "append", 2); // version 3 rewrites a file: vacuum then has one to remove
-        plain = new Pristine(dir);
+        plain = checks.pristine(path);
         repairName = io.sfclayer.layer.Layer.open(conf(), path).files().get(0).name;
         String deltas = copy(plain, "pristine-deltas");
         deltaOnDriver(2, 2, 4, 11, deltas, "0"); // version 4: a delta over two base files
         deltaShuffled(3, 0, 4, 13, deltas, "0"); // version 5: a delta meeting version 4's and base files
-        withDeltas = new Pristine(new File(deltas));
-        assertEquals(2, log(deltas).current().deltas.size());
+        withDeltas = checks.pristine(deltas);
+        assertEquals(2, checks.log(deltas).current().deltas.size());
     }
 
     @AfterClass
@@ -124,25 +109,12 @@ public class CrashPointsTest {
         return spark.sparkContext().hadoopConfiguration();
     }
 
-    private static VersionLog log(String path) throws IOException {
-        return new VersionLog(conf(), new Path(path));
-    }
-
-    /** Tiles [c0, c0 + side) x [r0, r0 + side), v = col * 100 + row + add. */
+    /** {@link CrashPointCheck#write}, copy-on-write. */
     private static void write(int c0, int r0, int side, int add, String path, String mode, int partitions) {
-        frame(c0, r0, side, add).write().format(SfcLayerSource.class.getName()).mode(mode).option("bounds", "0,0,15,15")
-            .option("partitions", String.valueOf(partitions)).option("blockSize", "64k")
-            .option("appendMode", "rewrite")
-            .option("smallAppendBytes", mode.equals("append") && partitions > 2 ? "0" : "1m").save(path);
+        checks.write(c0, r0, side, add, path, mode, partitions, null);
     }
 
-    private static Dataset<Row> frame(int c0, int r0, int side, int add) {
-        return spark.range((long) side * side).selectExpr("int(id % " + side + ") + " + c0 + " AS col",
-            "int(id DIV " + side + ") + " + r0 + " AS row",
-            "(int(id % " + side + ") + " + c0 + ") * 100 + int(id DIV " + side + ") + " + r0 + " + " + add + " AS v");
-    }
-
-    /** The same tiles as {@link #frame}, held by the driver (a local relation: appended without a Spark job). */
+    /** The same tiles as {@link CrashPointCheck#frame}, held by the driver (a local relation: appended without a Spark job). */
     private static Dataset<Row> localFrame(int c0, int r0, int side, int add) {
         List<Row> rows = new ArrayList<>();
         for (int c = c0; c < c0 + side; c++) {
@@ -168,53 +140,10 @@ public class CrashPointsTest {
         Map<String, String> o = new HashMap<>(deltaOptions(compactAfterDeltas));
         o.put("smallAppendBytes", "0");
         o.put("partitions", "3");
-        SfcLayerWrite.run(spark, frame(c0, r0, side, add), path, SaveMode.Append, o);
+        SfcLayerWrite.run(spark, checks.frame(c0, r0, side, add), path, SaveMode.Append, o);
     }
 
-    /** count * 10^9 + sum(v) of the newest version: reads every tile. */
-    private static long fingerprint(String path) {
-        return fingerprint(spark.read().format(SfcLayerSource.class.getName()).load(path));
-    }
-
-    private static long fingerprint(String path, long version) {
-        return fingerprint(spark.read().format(SfcLayerSource.class.getName())
-            .option("versionAsOf", String.valueOf(version)).load(path));
-    }
-
-    private static long fingerprint(Dataset<Row> df) {
-        Row r = df.selectExpr("count(*)", "sum(v)").first();
-        return r.getLong(0) * 1_000_000_000L + (r.isNullAt(1) ? 0 : r.getLong(1));
-    }
-
-    /** What a version document says of its content, without its writeId and stamp: equal for the same change. */
-    private static String signature(LayerMetadata md) {
-        long deltaRecords = md.deltas.stream().mapToLong(d -> d.file.records).sum();
-        return md.operation + (md.deltaAppend ? " (delta)" : "") + (md.autoCompact ? " (auto)" : "") + ", "
-            + md.fileCount + " files of " + md.recordCount + " records, " + md.deltas.size() + " deltas of "
-            + deltaRecords + " records";
-    }
-
-    /** An operation on the layer at a path. */
-    private interface Operation {
-        void run(String path) throws Exception;
-    }
-
-    /** An operation and the layer it starts from: the plain one, or the one with deltas. */
-    private static final class Case {
-        final boolean deltas;
-        final Operation op;
-
-        Case(boolean deltas, Operation op) {
-            this.deltas = deltas;
-            this.op = op;
-        }
-
-        Pristine from() {
-            return deltas ? withDeltas : plain;
-        }
-    }
-
-    private static final Map<String, Case> OPERATIONS = new LinkedHashMap<>();
+    private static final Map<String, CrashPointCheck.Case> OPERATIONS = new LinkedHashMap<>();
 
     static {
         put("append (small, on the driver)", false, p -> write(0, 8, 2, 7, p, "append", 2));
@@ -234,13 +163,13 @@ public class CrashPointsTest {
         put("compact with deltas", true, p -> SfcLayerUpdate.compact(spark, p));
     }
 
-    private static void put(String name, boolean deltas, Operation op) {
-        OPERATIONS.put(name, new Case(deltas, op));
+    private static void put(String name, boolean deltas, CrashPointCheck.Operation op) {
+        OPERATIONS.put(name, new CrashPointCheck.Case(deltas, op));
     }
 
     /** A fresh copy of a pristine layer (files keep their times). */
-    private static String copy(Pristine from, String name) throws IOException {
-        return copy(from.dir, name);
+    private static String copy(CrashPointCheck.Pristine from, String name) throws IOException {
+        return copy(new File(from.path), name);
     }
 
     private static String copy(File source, String name) throws IOException {
@@ -272,8 +201,8 @@ public class CrashPointsTest {
      */
     @Test
     public void anAppendWhoseCompactionFailsInATaskReturnsItsVersion() throws Exception {
-        Case c = OPERATIONS.get("append that triggers automatic compaction");
-        List<State> done = after("compaction-task", c.from(), c.op, new int[1]);
+        CrashPointCheck.Case c = OPERATIONS.get("append that triggers automatic compaction");
+        List<CrashPointCheck.State> done = after("compaction-task", c.from(plain, withDeltas), c.op, new int[1]);
         int at = 0;
         for (int i = 0; i < lastRecorded.size() && at == 0; i++) {
             if (lastRecorded.get(i).startsWith("create ") && lastRecorded.get(i).contains("/attempt-")) {
@@ -281,7 +210,7 @@ public class CrashPointsTest {
             }
         }
         assertTrue("the compaction writes in a task: " + lastRecorded, at > 0);
-        String path = copy(c.from(), "compaction-task-fails");
+        String path = copy(c.from(plain, withDeltas), "compaction-task-fails");
         CrashPointFs.arm(path, at, CrashPointFs.Mode.IO_EXCEPTION);
         try {
             c.op.run(path);
@@ -290,29 +219,11 @@ public class CrashPointsTest {
         } finally {
             CrashPointFs.disarm();
         }
-        LayerMetadata newest = log(path).current();
+        LayerMetadata newest = checks.log(path).current();
         assertEquals("the append's version, the compaction gave up", done.get(0).version, newest.version);
-        assertEquals(done.get(0).signature, signature(newest));
-        assertEquals(done.get(0).fingerprint, fingerprint(path));
-        assertAllVersionsVerify(path, "after a compaction failed in a task");
-    }
-
-    /** A state a failed run may leave: a version the successful run made, its signature and fingerprint. */
-    private static final class State {
-        final long version;
-        final String signature;
-        final long fingerprint;
-
-        State(long version, String signature, long fingerprint) {
-            this.version = version;
-            this.signature = signature;
-            this.fingerprint = fingerprint;
-        }
-
-        @Override
-        public String toString() {
-            return "version " + version + ": " + signature;
-        }
+        assertEquals(done.get(0).signature, CrashPointCheck.signature(newest));
+        assertEquals(done.get(0).fingerprint, checks.fingerprint(path));
+        checks.assertAllVersionsVerify(path, "after a compaction failed in a task");
     }
 
     /**
@@ -320,31 +231,17 @@ public class CrashPointsTest {
      * two; the first alone is a state a failure may leave too: its compaction gives up), and its number
      * of filesystem calls.
      */
-    private static List<State> after(String name, Pristine from, Operation op, int[] calls) throws Exception {
+    private static List<CrashPointCheck.State> after(String name, CrashPointCheck.Pristine from,
+                                                     CrashPointCheck.Operation op, int[] calls) throws Exception {
         String path = copy(from, "after-" + name.replaceAll("\\W", ""));
-        CrashPointFs.arm(path, 0, CrashPointFs.Mode.IO_EXCEPTION);
-        op.run(path);
-        lastRecorded = CrashPointFs.recorded();
+        lastRecorded = CrashPointFs.record(path, () -> op.run(path));
         calls[0] = lastRecorded.size();
         if (Boolean.getBoolean("sfclayer.crashpoints.countOnly")) {
-            System.out.println(name + " calls: " + CrashPointFs.recorded());
+            System.out.println(name + " calls: " + lastRecorded);
         }
-        CrashPointFs.disarm();
-        List<State> out = new ArrayList<>();
-        for (LayerMetadata md : log(path).history()) {
-            if (md.version > from.version) {
-                out.add(new State(md.version, signature(md), fingerprint(path, md.version)));
-            }
-        }
+        List<CrashPointCheck.State> out = checks.states(path, from.version);
         remove(path);
         return out;
-    }
-
-    private static void assertAllVersionsVerify(String path, String where) throws IOException {
-        for (long v : log(path).versions()) {
-            String report = LayerVerifier.run(conf(), path, v);
-            assertTrue(where + ": version " + v + " verifies clean: " + report, report.contains("\"problems\":[]"));
-        }
     }
 
     @Test
@@ -353,12 +250,12 @@ public class CrashPointsTest {
         List<String> failures = new ArrayList<>();
         long started = System.nanoTime();
         int points = 0;
-        for (Map.Entry<String, Case> e : OPERATIONS.entrySet()) {
+        for (Map.Entry<String, CrashPointCheck.Case> e : OPERATIONS.entrySet()) {
             String name = e.getKey();
-            Pristine from = e.getValue().from();
-            Operation op = e.getValue().op;
+            CrashPointCheck.Pristine from = e.getValue().from(plain, withDeltas);
+            CrashPointCheck.Operation op = e.getValue().op;
             int[] n = {0};
-            List<State> done = after(name, from, op, n);
+            List<CrashPointCheck.State> done = after(name, from, op, n);
             int calls = n[0];
             long opStarted = System.nanoTime();
             if (Boolean.getBoolean("sfclayer.crashpoints.countOnly")) {
@@ -375,19 +272,9 @@ public class CrashPointsTest {
                     points++;
                     String where = name + ", call " + at + " of " + calls + ", " + mode;
                     String path = copy(from, "point-" + points);
-                    CrashPointFs.arm(path, at, mode);
-                    String call = null;
+                    String call = CrashPointFs.runFailing(path, at, mode, () -> op.run(path));
                     try {
-                        op.run(path);
-                    } catch (Exception | Error t) {
-                        // the injected failure, as the operation reports it: checked below by its effects
-                    } finally {
-                        List<String> rec = CrashPointFs.recorded();
-                        call = rec.size() >= at ? rec.get(at - 1) : "(fewer calls: " + rec.size() + ")";
-                        CrashPointFs.disarm();
-                    }
-                    try {
-                        check(path, from, done, where + " [" + call + "]", ALL || points % EVERY == 0);
+                        checks.check(path, from, done, where + " [" + call + "]", ALL || points % EVERY == 0);
                     } catch (AssertionError | Exception t) {
                         failures.add(where + " [" + call + "]: " + t);
                     }
@@ -402,51 +289,5 @@ public class CrashPointsTest {
         if (!failures.isEmpty()) {
             fail(failures.size() + " of " + points + " crash points broke the layer:\n" + String.join("\n", failures));
         }
-    }
-
-    /**
-     * The layer at {@code path} after a failed run: as before (its newest document the pristine one,
-     * byte for byte) or as after (a version the successful run made, with the same signature: operation,
-     * files, records, deltas), every version in its log verifying clean (every file it lists whole:
-     * nothing it references was deleted or damaged); with {@code writeNext}, its content is that state's
-     * (fingerprint), and a next write and a vacuum work and leave it clean, the next write's tiles read back.
-     */
-    private static void check(String path, Pristine from, List<State> done, String where, boolean writeNext)
-            throws Exception {
-        LayerMetadata newest = log(path).current();
-        long expected;
-        if (newest.version == from.version) {
-            assertEquals(where + ": newest version " + newest.version + " is the pristine one, byte for byte",
-                from.digest, newest.digest);
-            expected = from.fingerprint;
-        } else {
-            State s = done.stream().filter(d -> d.version == newest.version).findFirst().orElse(null);
-            assertTrue(where + ": newest version " + newest.version + " (" + signature(newest) + ") is neither as"
-                + " before (" + from.version + ") nor as after (" + done + ")", s != null);
-            assertEquals(where + ": version " + newest.version + " is the successful run's", s.signature,
-                signature(newest));
-            expected = s.fingerprint;
-        }
-        assertAllVersionsVerify(path, where);
-        if (!writeNext) {
-            return;
-        }
-        long fp = fingerprint(path);
-        assertEquals(where + ": version " + newest.version + " reads as the state it claims", expected, fp);
-        write(12, 12, 2, 1, path, "append", 2);
-        Vacuum.run(conf(), path, 0, false, false);
-        assertAllVersionsVerify(path, where + ", after a next write and a vacuum");
-        assertEquals(where + ": the next write's tiles are there", fp + nextWriteDelta(), fingerprint(path));
-    }
-
-    /** What the next write (tiles (12..13, 12..13), v = col * 100 + row + 1) adds to a fingerprint. */
-    private static long nextWriteDelta() {
-        long sum = 0;
-        for (int c = 12; c < 14; c++) {
-            for (int r = 12; r < 14; r++) {
-                sum += c * 100L + r + 1;
-            }
-        }
-        return 4 * 1_000_000_000L + sum;
     }
 }

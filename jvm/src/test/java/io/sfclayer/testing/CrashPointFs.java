@@ -87,6 +87,40 @@ public class CrashPointFs extends FilterFileSystem {
         return failed;
     }
 
+    /** An operation run at a crash point. */
+    public interface Run {
+        void run() throws Exception;
+    }
+
+    /** The calls {@code op} makes under {@code scopePath}, none failing ("op path" each). */
+    public static List<String> record(String scopePath, Run op) throws Exception {
+        arm(scopePath, 0, Mode.IO_EXCEPTION);
+        try {
+            op.run();
+            return recorded();
+        } finally {
+            disarm();
+        }
+    }
+
+    /**
+     * One crash point: runs {@code op} with call {@code at} under {@code scopePath} failing in {@code mode};
+     * the failure as the operation reports it is swallowed (a caller checks its effects). Returns the call
+     * that failed ("(fewer calls: n)" when the run made fewer).
+     */
+    public static String runFailing(String scopePath, int at, Mode mode, Run op) {
+        arm(scopePath, at, mode);
+        try {
+            op.run();
+        } catch (Exception | Error t) {
+            // the injected failure, as the operation reports it: checked by its effects
+        } finally {
+            disarm();
+        }
+        List<String> rec = recorded();
+        return rec.size() >= at ? rec.get(at - 1) : "(fewer calls: " + rec.size() + ")";
+    }
+
     public CrashPointFs() {
         super();
     }
