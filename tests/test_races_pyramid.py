@@ -136,6 +136,20 @@ def documents(path):
     return out
 
 
+def append_tiles(spark, path, items, mode="rewrite"):
+    """Upserts {key: seed} into a layer through the connector's write; the version committed (its LayerMetadata)."""
+    rows = [(c, r, *(raster.from_numpy(pixels(s), 0)[k] for k in raster.COLUMNS)) for (c, r), s in items.items()]
+    df = spark.createDataFrame(rows, raster.spark_schema())
+    jvm = spark._jvm
+    options = jvm.java.util.HashMap()
+    options.put("appendMode", mode)
+    options.put("compactAfterDeltas", "1000000")  # no automatic compaction: every version is an operation's
+    with _jvm.translated():  # a conflict as sfclayer.ConcurrentUpdate
+        md = jvm.io.sfclayer.spark.SfcLayerWrite.run(spark._jsparkSession, df._jdf, path,
+                                                    jvm.org.apache.spark.sql.SaveMode.Append, options)
+    return get_field(md, "version")
+
+
 def vacuumed(e):
     """Whether an error says a version is gone (vacuum removed it): sfclayer's LayerNotFound."""
     return isinstance(e, sfclayer.errors.LayerNotFound)
@@ -169,17 +183,7 @@ class Run:
             self.claims.setdefault(int(version), []).append((op, kind, arg))
 
     def append(self, items, mode):
-        """Upserts {key: seed} through the connector's write (its LayerMetadata says the version committed)."""
-        rows = [(c, r, *(raster.from_numpy(pixels(s), 0)[k] for k in raster.COLUMNS)) for (c, r), s in items.items()]
-        df = self.spark.createDataFrame(rows, raster.spark_schema())
-        jvm = self.spark._jvm
-        options = jvm.java.util.HashMap()
-        options.put("appendMode", mode)
-        options.put("compactAfterDeltas", "1000000")  # no automatic compaction: every version is an operation's
-        with _jvm.translated():  # a conflict as sfclayer.ConcurrentUpdate
-            md = jvm.io.sfclayer.spark.SfcLayerWrite.run(self.spark._jsparkSession, df._jdf, self.path,
-                                                        jvm.org.apache.spark.sql.SaveMode.Append, options)
-        return get_field(md, "version")
+        return append_tiles(self.spark, self.path, items, mode)
 
     def create(self):
         state = {(c, r): 1000 + 10 * c + r for c in range(COLS) for r in range(ROWS) if (c + r) % 3}
@@ -394,3 +398,34 @@ def test_pyramid_updates_race_appends_deletes_and_vacuums(spark, tmp_path):
         history = "\n".join(f"   op {o} thread {t} {k}: {out} {d}" for o, t, k, out, d in sorted(run.ops))
         pytest.fail(f"{summary}\n{len(run.bad)} violations (replay: SFCLAYER_PYRAMID_RACE_SEED={seed}):\n - "
                     + "\n - ".join(run.bad) + f"\nhistory:\n{history}")
+
+
+def test_vacuum_keeps_the_level_versions_the_newest_pyramid_document_pins(spark, tmp_path):
+    """Regression (issue 35, found by the race above): a pyramid run appends to a level before it publishes
+    the next document, so while it runs (or after it died) the level's newest version is not the one the
+    newest document pins. Vacuum dropped every level version but the newest: reads of that zoom then failed
+    with LayerNotFound, and the next update could not resume from the pinned version (a full rebuild). Now
+    the pinned version is kept whatever the retention, and the update resumes from it."""
+    path = str(tmp_path / "base")
+    run = Run(spark, path, 0)
+    run.create()
+    _, doc = pyramids._numbered_document(spark, path)
+    pinned = {int(z): int(v) for z, v in doc["levelVersions"].items()}
+    before = {z: read_tiles(spark, level_dir(path, z), v) for z, v in pinned.items()}
+    # what a run that stopped half way leaves: a newer version of level 2 than the document pins
+    assert append_tiles(spark, level_dir(path, 2), {(0, 0): 7}) == pinned[2] + 1
+    sfclayer.vacuum(spark, path, retain=0, enforce_retention=False, quiet=True)
+    for z, v in pinned.items():
+        assert not differences(before[z], read_tiles(spark, level_dir(path, z), v)), f"zoom {z} version {v}"
+    rows = sfclayer.read(spark, path, zoom=2).select("col", "row", *raster.COLUMNS).collect()
+    assert not differences(before[2], {(x["col"], x["row"]): np.array(raster.to_numpy(x)) for x in rows})
+    # the next update resumes from the pinned versions (incremental), and equals a full rebuild
+    append_tiles(spark, path, {(5, 1): 8}, "delta")  # a delta file: few changed files, an incremental update
+    notes = []
+    assert sfclayer.pyramid(spark, path, note=notes.append, quiet=True) == [1, 2]
+    assert "full" not in notes[0], notes
+    _, doc = pyramids._numbered_document(spark, path)
+    state = apply(run.claims[1][0][2], "append", {(5, 1): 8})
+    want = reference_pyramid(base_tiles(state))
+    for z, v in doc["levelVersions"].items():
+        assert not differences(want[int(z)], read_tiles(spark, level_dir(path, z), int(v))), f"zoom {z}"
