@@ -97,11 +97,27 @@ public final class Vacuum {
         checkRetention(retainMillis, enforceRetention, "vacuum retain: " + retainMillis / 1000.0 + " s",
             "turn the retention check off (Python: enforce_retention=False, CLI: --force, SQL: force => true)");
         VersionLog log = new VersionLog(conf, new Path(path));
-        FileSystem fs = log.fileSystem();
         List<LayerMetadata> versions = snapshot(log, 0);
         if (versions.isEmpty()) {
             log.current(); // LayerNotFound naming the path
         }
+        // announced before reading the restores in progress, whose versions are kept (RestoreGuard)
+        Path marker = dryRun ? null : RestoreGuard.vacuumStarts(log);
+        try {
+            return sweep(conf, log, versions, retainMillis, dryRun, enforceRetention, counter, pinned,
+                RestoreGuard.restoring(log));
+        } finally {
+            if (marker != null) {
+                RestoreGuard.end(log, marker);
+            }
+        }
+    }
+
+    private static Map<String, Object> sweep(Configuration conf, VersionLog log, List<LayerMetadata> versions,
+                                             long retainMillis, boolean dryRun, boolean enforceRetention,
+                                             AtomicLongArray counter, Pinned pinned, Set<Long> restoring)
+            throws IOException {
+        FileSystem fs = log.fileSystem();
         long now = System.currentTimeMillis();
         long horizon = now - retainMillis;
         Set<String> referenced = new HashSet<>();
@@ -114,7 +130,8 @@ public final class Vacuum {
         List<Long> dropped = new ArrayList<>();
         for (int i = 0; i < versions.size(); i++) {
             LayerMetadata md = versions.get(i);
-            boolean newest = i == versions.size() - 1 || (keep != null && md.version == keep);
+            boolean newest = i == versions.size() - 1 || (keep != null && md.version == keep)
+                || restoring.contains(md.version);
             if (newest || Math.floorDiv(TimeText.parseInstantMicros("createdAt", md.createdAt), 1000L) >= horizon) {
                 reference(log, manifestStore, md, referenced);
             } else {
