@@ -70,7 +70,8 @@ public final class RestoreGuard {
                 end(log, mine);
                 throw new SfcLayerException.ConcurrentUpdate("cannot restore version " + version + " of layer "
                     + log.layerPath() + " while a vacuum runs (" + st.getPath() + "): it could delete the files the "
-                    + "restored version lists; nothing was changed, retry when it is done");
+                    + "restored version lists; nothing was changed, retry when it is done (if no vacuum runs, one that died "
+                    + "left that file: delete it)");
             }
         }
         return mine;
