@@ -151,13 +151,10 @@ def append_tiles(spark, path, items, mode="rewrite"):
 
 
 def lost_to_vacuum(e):
-    """Whether a write failed because a vacuum (retention 0) removed the files of the version it read: LayerNotFound
-    saying so, or, from a Spark task rewriting a file (MergeWriter, DeltaFold: their reader is not told the version
-    it reads), CorruptLayer "the listed data file is missing" or a raw FileNotFoundException (left: issue 35's
-    note; the error should say the read version was vacuumed, not advise a repair)."""
-    text = str(e)
-    return (isinstance(e, sfclayer.errors.LayerNotFound) or "the listed data file is missing" in text
-            or ("java.io.FileNotFoundException" in text and "does not exist" in text))
+    """Whether a write failed because a vacuum (retention 0) removed the version it read, saying so:
+    LayerNotFound (a task rewriting a file of that version reports ConcurrentUpdate, handled as a conflict).
+    A CorruptLayer or a raw FileNotFoundException here is a violation: nothing is damaged."""
+    return isinstance(e, sfclayer.errors.LayerNotFound)
 
 
 def vacuumed(e):
