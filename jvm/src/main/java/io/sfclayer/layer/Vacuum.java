@@ -22,6 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
+ * (Over 500 lines: the steps of one vacuum and its sweep are one safety argument, the order of listing,
+ * reading the log again and deleting; read together.)
  * Deletes what no retained version needs (docs/FORMAT.md, section 6, "Vacuum"), the only code that
  * deletes committed data. In this order, so that a crash part-way never leaves a version whose files
  * are gone: first the version documents committed before the retention horizon (never the newest),

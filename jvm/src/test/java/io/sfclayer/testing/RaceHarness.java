@@ -31,6 +31,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
+ * (Over 500 lines: a run, its operations, their read-back and the reader the checker uses share one
+ * layer, one schedule and one history; read together.)
  * A Jepsen-style race run (issue 35): several threads of one JVM run random operations (copy-on-write
  * and delta appends, each on the driver or shuffled, deletes, compactions, zero-retention vacuums,
  * restores, repairs rewriting a whole file) on one 16 x 16
