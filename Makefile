@@ -93,7 +93,8 @@ crash-points: setup hdfs-jars s3-jars
 # The race model long (issue 35): 10 minutes of racing writers on local files (RACE_SEED=N replays a run), 20
 # writers killed at random points on local files and 5 on each of HDFS and S3Proxy, then 5 minutes of racing writers
 # each on HDFS and S3Proxy, then two streaming queries killed 30 times (issue 38; SFCLAYER_STREAM_KILL_SEED=N replays
-# one); `make test` runs a short sample of each (one kill on HDFS or S3, by its seed).
+# one), then 5 minutes of pyramid updates racing appends, deletes and vacuums (tests/test_races_pyramid.py);
+# `make test` runs a short sample of each (one kill on HDFS or S3, by its seed).
 races: setup hdfs-jars s3-jars
 	$(GRADLE) test --tests 'io.sfclayer.spark.RacesTest' -Dsfclayer.races.seconds=600 -Dsfclayer.races.ops=1000000 \
 	  $(if $(RACE_SEED),-Dsfclayer.races.seed=$(RACE_SEED))
@@ -101,6 +102,8 @@ races: setup hdfs-jars s3-jars
 	SFCLAYER_KILL_ROUNDS=5 $(PY) -m pytest -q -s tests/test_kills_stores.py
 	SFCLAYER_RACE_SECONDS=300 $(if $(RACE_SEED),SFCLAYER_RACE_SEED=$(RACE_SEED)) $(PY) -m pytest -q -s tests/test_races.py
 	SFCLAYER_STREAM_KILLS=30 $(PY) -m pytest -q -s tests/test_streaming_kills.py
+	SFCLAYER_PYRAMID_RACE_SECONDS=300 $(if $(RACE_SEED),SFCLAYER_PYRAMID_RACE_SEED=$(RACE_SEED)) \
+	  $(PY) -m pytest -q -s tests/test_races_pyramid.py
 
 # The dependency ranges at their ends, each in a fresh virtualenv (tests/scripts/ranges.sh); `make test` runs the lowest
 test-ranges: dist

@@ -55,6 +55,17 @@ public final class LayerRestore {
         if (target.version == latest) {
             return target;
         }
+        // announced before its files are checked: a vacuum running now refuses it, a later one keeps the version
+        Path marker = RestoreGuard.restoreStarts(log, target.version);
+        try {
+            return commit(conf, log, target, latest);
+        } finally {
+            RestoreGuard.end(log, marker);
+        }
+    }
+
+    private static LayerMetadata commit(Configuration conf, VersionLog log, LayerMetadata target, long latest)
+            throws IOException {
         checkFilesPresent(conf, log, target);
         LayerMetadata md = target.copy();
         md.operation = Conflicts.RESTORE;

@@ -76,6 +76,27 @@ public final class PyramidDocuments {
     }
 
     /**
+     * The version of level {@code zoom} the newest document in {@code dir} pins ({@code levelVersions}), or null
+     * when there is no document or it pins none (formats 1 and 2). A document that does not parse is damaged:
+     * {@link SfcLayerException.CorruptLayer} (a vacuum of the level then fails rather than guess what readers need).
+     */
+    public static Long pinnedLevelVersion(Configuration conf, String dir, String zoom) throws IOException {
+        Map<String, Object> newest = newest(conf, dir);
+        String text = (String) newest.get("text");
+        if (text == null) {
+            return null;
+        }
+        com.fasterxml.jackson.databind.JsonNode v;
+        try {
+            v = new com.fasterxml.jackson.databind.ObjectMapper().readTree(text).path("levelVersions").path(zoom);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new SfcLayerException.CorruptLayer("pyramid document " + new Path(dir, (String) newest.get("name"))
+                + " is damaged (not JSON): " + e.getOriginalMessage(), e);
+        }
+        return v.canConvertToLong() ? v.asLong() : null;
+    }
+
+    /**
      * Publishes {@code text} as document {@code number} unless that name is taken: true when published, false
      * when another document holds it (another run published first). Then, best effort, removes the documents
      * older than the newest {@link #KEPT} and the legacy {@code pyramid.json}.

@@ -22,6 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
+ * (Over 500 lines: the steps of one vacuum and its sweep are one safety argument, the order of listing,
+ * reading the log again and deleting; read together.)
  * Deletes what no retained version needs (docs/FORMAT.md, section 6, "Vacuum"), the only code that
  * deletes committed data. In this order, so that a crash part-way never leaves a version whose files
  * are gone: first the version documents committed before the retention horizon (never the newest),
@@ -38,7 +40,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * it holds a {@link #PENDING} marker in its data directory until its commit, and vacuum skips a data
  * directory whose marker is younger than {@link #PENDING_GRACE_MILLIS} (or the retention, if longer). As
  * Delta does, a retention under 7 days is refused unless the caller says it knows better. A raster
- * layer's pyramid levels ({@code _pyramid/<zoom>/}, layers of their own) are vacuumed with it.
+ * layer's pyramid levels ({@code _pyramid/<zoom>/}, layers of their own) are vacuumed with it, each keeping
+ * the version the newest pyramid document pins whatever its age.
  */
 public final class Vacuum {
     public static final long DEFAULT_RETAIN_MILLIS = 7L * 24 * 3600 * 1000;
@@ -63,7 +66,7 @@ public final class Vacuum {
         AtomicLongArray counter = new AtomicLongArray(2);
         RUNNING.put(path, counter);
         try {
-            return run(conf, path, retainMillis, dryRun, enforceRetention, counter);
+            return run(conf, path, retainMillis, dryRun, enforceRetention, counter, null);
         } finally {
             RUNNING.remove(path, counter);
         }
@@ -81,27 +84,56 @@ public final class Vacuum {
 
     private static final ConcurrentHashMap<String, AtomicLongArray> RUNNING = new ConcurrentHashMap<>();
 
+    /** The version of a pyramid level the newest pyramid document pins (null: none), read when asked. */
+    private interface Pinned {
+        Long read() throws IOException;
+    }
+
+    /** {@link #run}; {@code pinned} (a pyramid level's) names a version kept whatever its age. */
     private static Map<String, Object> run(Configuration conf, String path, long retainMillis, boolean dryRun,
-                                           boolean enforceRetention, AtomicLongArray counter) throws IOException {
+                                           boolean enforceRetention, AtomicLongArray counter, Pinned pinned)
+            throws IOException {
         if (retainMillis < 0) {
             throw new SfcLayerException.InvalidArgument("vacuum retain: " + retainMillis + " ms is negative (0 or more)");
         }
         checkRetention(retainMillis, enforceRetention, "vacuum retain: " + retainMillis / 1000.0 + " s",
             "turn the retention check off (Python: enforce_retention=False, CLI: --force, SQL: force => true)");
         VersionLog log = new VersionLog(conf, new Path(path));
-        FileSystem fs = log.fileSystem();
         List<LayerMetadata> versions = snapshot(log, 0);
         if (versions.isEmpty()) {
             log.current(); // LayerNotFound naming the path
         }
+        // announced before reading the restores in progress, whose versions are kept (RestoreGuard)
+        Path marker = dryRun ? null : RestoreGuard.vacuumStarts(log);
+        try {
+            return sweep(conf, log, versions, retainMillis, dryRun, enforceRetention, counter, pinned,
+                RestoreGuard.restoring(log));
+        } finally {
+            if (marker != null) {
+                RestoreGuard.end(log, marker);
+            }
+        }
+    }
+
+    private static Map<String, Object> sweep(Configuration conf, VersionLog log, List<LayerMetadata> versions,
+                                             long retainMillis, boolean dryRun, boolean enforceRetention,
+                                             AtomicLongArray counter, Pinned pinned, Set<Long> restoring)
+            throws IOException {
+        FileSystem fs = log.fileSystem();
         long now = System.currentTimeMillis();
         long horizon = now - retainMillis;
         Set<String> referenced = new HashSet<>();
         io.sfclayer.format.Manifest.Store manifestStore = new io.sfclayer.format.Manifest.Store(conf, log.layerPath());
+        // A pyramid level's version the newest pyramid document pins is what readers of that zoom open, and
+        // what an update resumes from, even while a run appends newer ones: kept. Read after the snapshot, so
+        // a document published meanwhile pins a version of the snapshot's newest or later (runs hold a lease
+        // and publish before the next run writes), never one this vacuum drops (FORMAT.md section 8).
+        Long keep = pinned == null ? null : pinned.read();
         List<Long> dropped = new ArrayList<>();
         for (int i = 0; i < versions.size(); i++) {
             LayerMetadata md = versions.get(i);
-            boolean newest = i == versions.size() - 1;
+            boolean newest = i == versions.size() - 1 || (keep != null && md.version == keep)
+                || restoring.contains(md.version);
             if (newest || Math.floorDiv(TimeText.parseInstantMicros("createdAt", md.createdAt), 1000L) >= horizon) {
                 reference(log, manifestStore, md, referenced);
             } else {
@@ -231,8 +263,9 @@ public final class Vacuum {
         for (FileStatus st : fs.listStatus(dir)) {
             if (st.isDirectory() && st.getPath().getName().matches("[0-9]+")
                     && new VersionLog(conf, st.getPath()).isLayer()) {
-                levels.put(st.getPath().getName(), run(conf, st.getPath().toString(), retainMillis, dryRun,
-                    enforceRetention, counter)); // one count for the layer and its levels
+                String zoom = st.getPath().getName();
+                levels.put(zoom, run(conf, st.getPath().toString(), retainMillis, dryRun, enforceRetention, counter,
+                    () -> PyramidDocuments.pinnedLevelVersion(conf, dir.toString(), zoom))); // one count for all
             }
         }
         return levels;
@@ -468,7 +501,10 @@ public final class Vacuum {
             } catch (java.io.FileNotFoundException e) {
                 return true;
             } catch (IOException e) {
-                if (fs.exists(r.path) && list(r.path).length > 0) {
+                if (!fs.exists(r.path)) {
+                    return true; // removed meanwhile (another vacuum; a local listing of it then fails)
+                }
+                if (list(r.path).length > 0) {
                     return false; // something was written into it meanwhile
                 }
                 throw e;

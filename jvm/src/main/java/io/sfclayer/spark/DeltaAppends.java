@@ -68,7 +68,7 @@ final class DeltaAppends {
             throws IOException {
         boolean committed = false;
         try {
-            List<TaskWrite.Result> results = run.get();
+            List<TaskWrite.Result> results = SfcLayerUpdate.results(job, base, "append", run);
             if (results.stream().allMatch(r -> r.added().isEmpty())) {
                 return base.metadata(); // no records: nothing to publish
             }

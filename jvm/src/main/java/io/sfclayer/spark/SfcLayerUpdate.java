@@ -258,6 +258,39 @@ public final class SfcLayerUpdate {
     }
 
     /**
+     * {@code run}'s results; a data file of the version it read found missing, when that version is no longer in
+     * the log, is a vacuum's doing (a retention shorter than the write): ConcurrentUpdate saying so, not the
+     * CorruptLayer (advice to repair) or raw FileNotFoundException a task reports, since nothing is damaged.
+     */
+    static List<TaskWrite.Result> results(UpdateJob job, Layer base, String operation, Results run)
+            throws IOException {
+        try {
+            return run.get();
+        } catch (Exception e) { // a failed Spark job's SparkException too (checked, thrown unwrapped): rethrown as is
+            if (missingFile(e) && !job.log.versions().contains(base.metadata().version)) {
+                SfcLayerException.ConcurrentUpdate c = new SfcLayerException.ConcurrentUpdate("concurrent update of "
+                    + "layer " + job.log.layerPath() + ": this " + operation + " read version "
+                    + base.metadata().version + ", which was removed by a vacuum while it ran (its data files are "
+                    + "deleted; nothing is damaged); nothing was published, retry the " + operation);
+                c.addSuppressed(e);
+                throw c;
+            }
+            throw e;
+        }
+    }
+
+    private static boolean missingFile(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.io.FileNotFoundException || (t instanceof SfcLayerException.LayerNotFound)
+                    || (t instanceof SfcLayerException.CorruptLayer
+                        && String.valueOf(t.getMessage()).contains("the listed data file is missing"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * The encoded records of a small append, collected by one job without a shuffle; null when they
      * hold more than {@code 2 × smallBytes} (each task gives up past {@code smallBytes}).
      */
@@ -345,7 +378,7 @@ public final class SfcLayerUpdate {
                                               Broadcast<?>... broadcasts) throws IOException {
         boolean committed = false;
         try {
-            List<TaskWrite.Result> results = run.get();
+            List<TaskWrite.Result> results = results(job, base, operation, run);
             if (unchanged.test(results)) {
                 return null;
             }

@@ -31,6 +31,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
+ * (Over 500 lines: a run, its operations, their read-back and the reader the checker uses share one
+ * layer, one schedule and one history; read together.)
  * A Jepsen-style race run (issue 35): several threads of one JVM run random operations (copy-on-write
  * and delta appends, each on the driver or shuffled, deletes, compactions, zero-retention vacuums,
  * restores, repairs rewriting a whole file) on one 16 x 16
@@ -49,6 +51,21 @@ public final class RaceHarness {
     private final long seed;
     private final List<RaceOp> history = Collections.synchronizedList(new ArrayList<>());
     private final AtomicInteger ids = new AtomicInteger();
+    /** Where the run's time went: milliseconds and counts per phase (an operation's kind, its read-back, the check). */
+    private final Map<String, long[]> timing = new java.util.concurrent.ConcurrentSkipListMap<>();
+
+    private void time(String phase, long startNanos) {
+        long ms = (System.nanoTime() - startNanos) / 1_000_000;
+        timing.compute(phase, (k, t) -> t == null ? new long[] {ms, 1} : new long[] {t[0] + ms, t[1] + 1});
+    }
+
+    /** The time per phase: {@code phase total ms / count}. */
+    private String timings() {
+        StringBuilder sb = new StringBuilder();
+        timing.forEach((k, t) -> sb.append(sb.length() == 0 ? "" : ", ").append(k).append(' ').append(t[0])
+            .append(" ms/").append(t[1]));
+        return sb.toString();
+    }
 
     private RaceHarness(SparkSession spark, String path, long seed) {
         this.spark = spark;
@@ -119,11 +136,13 @@ public final class RaceHarness {
         if (Boolean.getBoolean("sfclayer.races.verbose")) {
             h.history.forEach(o -> System.out.println("  " + o));
         }
+        long t2 = System.nanoTime();
         String stats = RaceChecker.check(h.history, h.reader(), seed);
+        h.time("check", t2);
         return "race seed " + seed + " on " + scheme + ": " + h.history.size() + " operations by " + threads
             + " threads in " + ran / 1000 + " s (" + (delayProbability > 0 ? delays[1] + " of " + delays[0]
             + " filesystem calls delayed" : "no injected delays") + (failProbability > 0 ? ", " + delays[2]
-            + " failed" : "") + "); " + stats;
+            + " failed" : "") + "); " + stats + "; time: " + h.timings();
     }
 
     private Configuration conf() {
@@ -197,10 +216,13 @@ public final class RaceHarness {
 
     /** One random operation, recorded; {@code log} (the killed writer's) gets a line at its start and end. */
     private RaceOp step(int thread, Random r, java.io.PrintStream log) {
+        // every kind, weighted toward those without a Spark job of their own (driver-side delta appends,
+        // restores, vacuums, deletes) so that a run's budget holds more operations (copy-on-write appends,
+        // repairs and shuffled writes each run a job: 5-10 times the cost)
         int pick = r.nextInt(26);
-        RaceOp.Kind kind = pick < 6 ? RaceOp.Kind.APPEND : pick < 12 ? RaceOp.Kind.DELTA_APPEND
-            : pick < 16 ? RaceOp.Kind.DELETE : pick < 18 ? RaceOp.Kind.COMPACT : pick < 20 ? RaceOp.Kind.VACUUM
-            : pick < 23 ? RaceOp.Kind.RESTORE : RaceOp.Kind.REPAIR;
+        RaceOp.Kind kind = pick < 3 ? RaceOp.Kind.APPEND : pick < 11 ? RaceOp.Kind.DELTA_APPEND
+            : pick < 15 ? RaceOp.Kind.DELETE : pick < 17 ? RaceOp.Kind.COMPACT : pick < 20 ? RaceOp.Kind.VACUUM
+            : pick < 24 ? RaceOp.Kind.RESTORE : RaceOp.Kind.REPAIR;
         int[] box = null;
         long target = -1;
         if (kind == RaceOp.Kind.APPEND || kind == RaceOp.Kind.DELTA_APPEND || kind == RaceOp.Kind.DELETE) {
@@ -217,20 +239,24 @@ public final class RaceHarness {
         }
         RaceOp op = new RaceOp(ids.getAndIncrement(), thread, kind, box, target);
         history.add(op);
-        boolean shuffled = r.nextBoolean();
+        boolean shuffled = r.nextInt(4) == 0; // a quarter through a shuffle (a Spark job), the rest on the driver
         if (log != null) {
             log.println(KillLog.started(op));
             log.flush();
         }
+        long t0 = System.nanoTime();
         try {
             LayerMetadata md = execute(op, shuffled);
+            time(op.kind + (op.writes() ? shuffled ? " shuffled" : " local" : ""), t0);
             if (md == null) { // vacuum: no version
                 op.endMillis = System.currentTimeMillis();
                 op.outcome = RaceOp.Outcome.COMMITTED;
             } else {
                 committed(op, md);
                 if (log == null) {
+                    long t1 = System.nanoTime();
                     observe(op);
+                    time("read back", t1);
                 }
             }
         } catch (Throwable t) {
@@ -324,15 +350,58 @@ public final class RaceHarness {
         }
     }
 
-    /** Reads the version an operation committed right away (an injected fault in the read: not observed). */
+    /**
+     * Reads the version an operation committed right away (an injected fault in the read: not observed): every
+     * key of the 16 x 16 layer looked up on the driver ({@link #lookUpAll}), no Spark job; the checker compares
+     * it with the model, and reads every version left in the log through Spark at the end.
+     */
     private void observe(RaceOp op) {
         try {
-            op.observed = scan(op.version);
+            op.observed = lookUpAll(op.version);
         } catch (Throwable t) {
             if (!injected(t)) {
                 op.error = "reading committed version " + op.version + " failed: " + t;
                 op.outcome = RaceOp.Outcome.FAILED;
             }
+        }
+    }
+
+    /**
+     * Version v read on the driver, key → v: each of the 256 keys looked up with the look-up reader
+     * ({@code io.sfclayer.lookup.ValueReader}, what {@code sfclayer.open} and the tile server read with), its
+     * Avro record decoded; null when vacuum removed the version (LayerNotFound saying so).
+     */
+    private Map<Integer, Long> lookUpAll(long v) throws IOException {
+        io.sfclayer.lookup.ValueReader reader;
+        try {
+            reader = io.sfclayer.lookup.ValueReader.open(conf(), path, 64, v, -1);
+        } catch (RuntimeException e) {
+            if (vacuumed(e)) {
+                return null;
+            }
+            throw e;
+        }
+        try (reader) {
+            org.apache.avro.Schema schema = new org.apache.avro.Schema.Parser().parse(reader.tileSchemaJson());
+            org.apache.avro.generic.GenericDatumReader<org.apache.avro.generic.GenericRecord> avro =
+                new org.apache.avro.generic.GenericDatumReader<>(schema);
+            TreeMap<Integer, Long> out = new TreeMap<>();
+            for (int c = 0; c < 16; c++) {
+                for (int r = 0; r < 16; r++) {
+                    byte[] record = reader.getOrNull(c, r, 0L);
+                    if (record != null) {
+                        org.apache.avro.generic.GenericRecord g = avro.read(null,
+                            org.apache.avro.io.DecoderFactory.get().binaryDecoder(record, null));
+                        out.put(RaceOp.key(c, r), (Long) g.get("v"));
+                    }
+                }
+            }
+            return out;
+        } catch (RuntimeException e) {
+            if (vacuumed(e)) {
+                return null;
+            }
+            throw e;
         }
     }
 
@@ -420,7 +489,7 @@ public final class RaceHarness {
         return out;
     }
 
-    /** What the checker reads from storage after the run. */
+    /** What the checker reads from storage after the run (each read timed). */
     private RaceChecker.Reader reader() {
         return new RaceChecker.Reader() {
             @Override
@@ -430,33 +499,58 @@ public final class RaceHarness {
 
             @Override
             public Map<Integer, Long> scan(long v) {
-                return rows(version(v));
+                long t = System.nanoTime();
+                try {
+                    return rows(version(v));
+                } finally {
+                    time("check scan", t);
+                }
             }
 
             @Override
             public long count(long v) {
-                return version(v).count();
+                long t = System.nanoTime();
+                try {
+                    return version(v).count();
+                } finally {
+                    time("check count", t);
+                }
             }
 
             @Override
             public Long lookup(long v, int col, int row) {
-                List<Row> rs = version(v).where("col = " + col + " AND row = " + row).select("v").collectAsList();
-                if (rs.size() > 1) {
-                    throw new AssertionError("look-up of (" + col + ", " + row + ") in version " + v + " found "
-                        + rs.size() + " tiles");
+                long t = System.nanoTime();
+                try {
+                    List<Row> rs = version(v).where("col = " + col + " AND row = " + row).select("v").collectAsList();
+                    if (rs.size() > 1) {
+                        throw new AssertionError("look-up of (" + col + ", " + row + ") in version " + v + " found "
+                            + rs.size() + " tiles");
+                    }
+                    return rs.isEmpty() ? null : rs.get(0).getLong(0);
+                } finally {
+                    time("check lookup", t);
                 }
-                return rs.isEmpty() ? null : rs.get(0).getLong(0);
             }
 
             @Override
             public Map<Integer, Long> asOf(long millis) {
-                return rows(spark.read().format(FORMAT).option("timestampAsOf",
-                    java.time.Instant.ofEpochMilli(millis).toString()).load(path));
+                long t = System.nanoTime();
+                try {
+                    return rows(spark.read().format(FORMAT).option("timestampAsOf",
+                        java.time.Instant.ofEpochMilli(millis).toString()).load(path));
+                } finally {
+                    time("check asOf", t);
+                }
             }
 
             @Override
             public String verify(long v) throws IOException {
-                return LayerVerifier.run(conf(), path, v);
+                long t = System.nanoTime();
+                try {
+                    return LayerVerifier.run(conf(), path, v);
+                } finally {
+                    time("check verify", t);
+                }
             }
         };
     }
