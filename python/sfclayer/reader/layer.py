@@ -28,6 +28,7 @@ DEFAULT_CACHE_BYTES = 256 << 20
 #: Most SFC ranges a box decomposes into (``BoxQuery.DEFAULT_MAX_RANGES``): a superset, refined exactly.
 MAX_RANGES = 20000
 _I32 = (-(1 << 31), (1 << 31) - 1)
+_FLOATS = (float,) * 4  # the types of a bbox whose plan may be looked up before its checks
 
 
 def open_local(path, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None, storage_options=None):
@@ -266,16 +267,43 @@ class LocalLayer(Layer):
             return 0
         return sum(1 for _ in p.scan(box, ranges, accept))
 
+    def to_numpy(self, bbox, bands=None, masked=False):
+        p = self._pinned
+        # a box read before (its plan kept by the version, made after its checks): the copies alone
+        if p is not None and bands is None and masked is False and bbox.__class__ is tuple \
+                and tuple(map(type, bbox)) == _FLOATS:
+            plan = p.window_plans.get(bbox)
+            if plan is not None:
+                return plan.run()
+        return super().to_numpy(bbox, bands, masked)
+
+    to_numpy.__doc__ = Layer.to_numpy.__doc__
+
+    def _window_numpy(self, bbox, bands, masked):
+        from .._windows import Window, WindowPlan, window_array
+
+        p = self._use_pinned()
+        md = p.document.doc
+        w = Window(md, bbox, grid=p.grid)
+        tiles = self._window_tiles(w.keys, p)
+        if bands is None and masked is False:
+            tiles = list(tiles)
+            plan = WindowPlan.of(w, tiles)
+            if plan is not None:
+                p.keep_plan(bbox, plan)
+                return plan.run()
+        return window_array(md, tiles, bbox, bands, masked, w=w)
+
     def _window_metadata(self):
         return self._use_pinned().document.doc
 
     def _window_grid(self):
         return self._use_pinned().grid
 
-    def _window_tiles(self, keys):
+    def _window_tiles(self, keys, p=None):
         # the cached tiles themselves (read-only here), not query()'s copies, with their cached pixel views;
         # keys: a Window's, inside the key bounds (a spatial layer's; space-time ones read through query)
-        p = self._use_pinned()
+        p = self._use_pinned() if p is None else p
         if p.space_time:
             box, ranges, _ = self._box(p, None, keys, None, None, None)
         else:
