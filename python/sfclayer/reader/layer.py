@@ -29,6 +29,8 @@ DEFAULT_CACHE_BYTES = 256 << 20
 MAX_RANGES = 20000
 _I32 = (-(1 << 31), (1 << 31) - 1)
 _FLOATS = (float,) * 4  # the types of a bbox whose plan may be looked up before its checks
+#: Window plans a version keeps (boxes read again; a plan is a view and an offset per tile).
+MAX_PLANS = 64
 
 
 def open_local(path, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None, storage_options=None):
@@ -290,7 +292,10 @@ class LocalLayer(Layer):
             tiles = list(tiles)
             plan = WindowPlan.of(w, tiles)
             if plan is not None:
-                p.keep_plan(bbox, plan)
+                plans = p.window_plans
+                if len(plans) >= MAX_PLANS:
+                    plans.clear()  # (not the oldest alone: _forget may clear them from another thread any time)
+                plans[bbox] = plan
                 return plan.run()
         return window_array(md, tiles, bbox, bands, masked, w=w)
 

@@ -38,8 +38,6 @@ __all__ = ["PinnedVersion", "INDEXES"]
 
 #: Checked data file indexes (and bloom filters) of every layer this process reads: 64 MiB.
 INDEXES = ByteLRU(64 << 20)
-#: Window plans a version keeps (PinnedVersion.keep_plan): boxes read again, each a few views per tile.
-MAX_PLANS = 64
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _SCHEMAS: dict = {}
 _SCHEMAS_LOCK = threading.Lock()
@@ -120,9 +118,8 @@ class PinnedVersion:
         # (col, row) -> (weak reference to a cached _Pixels, position): where a warm window finds its tiles
         # without a scan, as GDAL's block cache is found by block number; filled by scans for pixels
         self._directory = {}
-        # bbox -> its _windows.WindowPlan (tiles' views and offsets): a warm window read again is its copies
-        # alone. Emptied when any tile's pixels leave the cache (_forget), so a plan never keeps an evicted
-        # tile's bytes for long; at most MAX_PLANS boxes.
+        # checked bbox -> its _windows.WindowPlan (LocalLayer.to_numpy): emptied when any tile's pixels leave
+        # the cache (_forget), so plans keep no evicted tile's bytes past the next eviction
         self.window_plans = {}
 
     @property
@@ -364,13 +361,6 @@ class PinnedVersion:
             block.arrays[j] = pairs
             self.tiles.grow(block.key, 160 * len(pairs))
         return pairs
-
-    def keep_plan(self, bbox, plan) -> None:
-        """Keeps ``plan`` (a :class:`~sfclayer._windows.WindowPlan`) for ``bbox``, a checked box of four floats."""
-        plans = self.window_plans
-        if len(plans) >= MAX_PLANS:
-            plans.clear()  # (not the oldest alone: _forget may clear them from another thread at any time)
-        plans[bbox] = plan
 
     def window_pixels(self, c0: int, r0: int, c1: int, r1: int) -> list | None:
         """``(tile, pixels)`` of every key of a spatial key box, row by row, from the tile directory; None
