@@ -15,6 +15,7 @@ from .._args import check_box as _check_box, check_path as _check_path, check_ti
 from ..errors import InvalidArgument, KeyNotFound, LayerNotFound, SfcLayerError
 from .. import _transport
 from .._transport import Transport
+from .._windows import Window, WindowPlan, window_array
 from ..layer import Layer, _as_of_options, _micros
 from .cache import ByteLRU, after_fork
 from .documents import VersionLog
@@ -282,8 +283,6 @@ class LocalLayer(Layer):
     to_numpy.__doc__ = Layer.to_numpy.__doc__
 
     def _window_numpy(self, bbox, bands, masked):
-        from .._windows import Window, WindowPlan, window_array
-
         p = self._use_pinned()
         md = p.document.doc
         w = Window(md, bbox, grid=p.grid)
