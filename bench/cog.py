@@ -272,7 +272,10 @@ def render(cog, jvm, inproc, inproc_note, s3, latency_ms, command, load, note=No
         return f"{n / 2 ** 20:.1f} MiB"
 
     def ratio(d, k):
-        return f"{d[k] / cog[k]:.{2 if k.startswith('window') else 1}f}×" if d and k in d else "—"
+        if not d or k not in d:
+            return "—"
+        r = d[k] / cog[k]
+        return f"{r:.{2 if k.startswith('window') and r < 10 else 1 if r < 100 else 0}f}×"
 
     def before_cell(k, digits):
         return f"{ms(before, k, digits)} ({ratio(before, k)})" if before and k in before else "—"
@@ -320,7 +323,7 @@ def render(cog, jvm, inproc, inproc_note, s3, latency_ms, command, load, note=No
         lines.append(f"Where a warm window's time goes (in-process): its numpy copies alone (the same cached tiles, "
                      f"no reader), as 3-d slices of the tiles, take {c['slices']:.3f} ms{rows_}, of the window's "
                      f"{inproc['window']:.3f} ms (the same box again; a new box adds the window's geometry, its tiles "
-                     "found in the version's tile directory, and its plan: views of 15 tiles). A cold tile: read, "
+                     "found in the version's tile directory, and its plan: a view of each of its 15 to 24 tiles). A cold tile: read, "
                      "CRC32C, zstd, the delta filter undone (imagecodecs), Avro (fastavro).")
         lines.append("")
     if info:
