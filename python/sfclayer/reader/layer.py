@@ -3,7 +3,8 @@ from a :class:`~sfclayer.reader.source.ByteSource` with no Spark and no JVM.
 
 ``sfclayer.open(path)`` (no SparkSession) returns a :class:`LocalLayer`, through the in-process transport
 (:class:`InProcessTransport`); ``sfclayer.open(spark, path)`` keeps the JVM path. The seam is the subclass: :class:`~sfclayer.layer.Layer` keeps its argument checks,
-``to_xarray`` and ``to_numpy`` (built on :meth:`query`), and this class replaces what reads bytes.
+``to_xarray`` and ``to_numpy``, and this class replaces what reads bytes; its windows come from the cached
+tiles themselves, and a box read before is copied from the plan of its first read (``_windows.WindowPlan``).
 """
 
 from __future__ import annotations
