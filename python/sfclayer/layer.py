@@ -728,13 +728,17 @@ class Layer:
         numpy.ndarray or numpy.ma.MaskedArray
             Missing pixels hold ``nodata`` (NaN for float layers, 0 for integer layers without nodata).
         """
-        from ._windows import Window, window_array
-
         bbox = _check_box("bbox", bbox, float, "xmin, ymin, xmax, ymax")
         if bbox is None:
             raise InvalidArgument("bbox: None must be four numbers (xmin, ymin, xmax, ymax)")
         if self.space_time:
             raise InvalidArgument(f"layer {self.path} is space-time: read its windows with to_xarray(bbox, time=...)")
+        return self._window_numpy(bbox, bands, masked)
+
+    def _window_numpy(self, bbox, bands, masked):
+        # to_numpy once its arguments are checked (bbox: four floats); the in-process reader replaces it
+        from ._windows import Window, window_array
+
         md = self._window_metadata()
         w = Window(md, bbox, grid=self._window_grid())
         return window_array(md, self._window_tiles(w.keys), bbox, bands, masked, w=w)

@@ -3,7 +3,8 @@ from a :class:`~sfclayer.reader.source.ByteSource` with no Spark and no JVM.
 
 ``sfclayer.open(path)`` (no SparkSession) returns a :class:`LocalLayer`, through the in-process transport
 (:class:`InProcessTransport`); ``sfclayer.open(spark, path)`` keeps the JVM path. The seam is the subclass: :class:`~sfclayer.layer.Layer` keeps its argument checks,
-``to_xarray`` and ``to_numpy`` (built on :meth:`query`), and this class replaces what reads bytes.
+``to_xarray`` and ``to_numpy``, and this class replaces what reads bytes; its windows come from the cached
+tiles themselves, and a box read before is copied from the plan of its first read (``_windows.WindowPlan``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .._args import check_box as _check_box, check_path as _check_path, check_ti
 from ..errors import InvalidArgument, KeyNotFound, LayerNotFound, SfcLayerError
 from .. import _transport
 from .._transport import Transport
+from .._windows import Window, WindowPlan, window_array
 from ..layer import Layer, _as_of_options, _micros
 from .cache import ByteLRU, after_fork
 from .documents import VersionLog
@@ -28,6 +30,9 @@ DEFAULT_CACHE_BYTES = 256 << 20
 #: Most SFC ranges a box decomposes into (``BoxQuery.DEFAULT_MAX_RANGES``): a superset, refined exactly.
 MAX_RANGES = 20000
 _I32 = (-(1 << 31), (1 << 31) - 1)
+_FLOATS = (float,) * 4  # the types of a bbox whose plan may be looked up before its checks
+#: Window plans a version keeps (boxes read again; a plan is a view and an offset per tile).
+MAX_PLANS = 64
 
 
 def open_local(path, cache_size=None, cache_bytes=None, version=None, as_of=None, zoom=None, storage_options=None):
@@ -266,16 +271,44 @@ class LocalLayer(Layer):
             return 0
         return sum(1 for _ in p.scan(box, ranges, accept))
 
+    def to_numpy(self, bbox, bands=None, masked=False):
+        p = self._pinned
+        # a box read before (its plan kept by the version, made after its checks): the copies alone
+        if p is not None and bands is None and masked is False and bbox.__class__ is tuple \
+                and tuple(map(type, bbox)) == _FLOATS:
+            plan = p.window_plans.get(bbox)
+            if plan is not None:
+                return plan.run()
+        return super().to_numpy(bbox, bands, masked)
+
+    to_numpy.__doc__ = Layer.to_numpy.__doc__
+
+    def _window_numpy(self, bbox, bands, masked):
+        p = self._use_pinned()
+        md = p.document.doc
+        w = Window(md, bbox, grid=p.grid)
+        tiles = self._window_tiles(w.keys, p)
+        if bands is None and masked is False:
+            tiles = list(tiles)
+            plan = WindowPlan.of(w, tiles)
+            if plan is not None:
+                plans = p.window_plans
+                if len(plans) >= MAX_PLANS:
+                    plans.clear()  # (not the oldest alone: _forget may clear them from another thread any time)
+                plans[bbox] = plan
+                return plan.run()
+        return window_array(md, tiles, bbox, bands, masked, w=w)
+
     def _window_metadata(self):
         return self._use_pinned().document.doc
 
     def _window_grid(self):
         return self._use_pinned().grid
 
-    def _window_tiles(self, keys):
+    def _window_tiles(self, keys, p=None):
         # the cached tiles themselves (read-only here), not query()'s copies, with their cached pixel views;
         # keys: a Window's, inside the key bounds (a spatial layer's; space-time ones read through query)
-        p = self._use_pinned()
+        p = self._use_pinned() if p is None else p
         if p.space_time:
             box, ranges, _ = self._box(p, None, keys, None, None, None)
         else:

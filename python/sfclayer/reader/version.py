@@ -118,6 +118,9 @@ class PinnedVersion:
         # (col, row) -> (weak reference to a cached _Pixels, position): where a warm window finds its tiles
         # without a scan, as GDAL's block cache is found by block number; filled by scans for pixels
         self._directory = {}
+        # checked bbox -> its _windows.WindowPlan (LocalLayer.to_numpy): emptied when any tile's pixels leave
+        # the cache (_forget), so plans keep no evicted tile's bytes past the next eviction
+        self.window_plans = {}
 
     @property
     def grid(self):
@@ -354,7 +357,7 @@ class PinnedVersion:
             from ..raster import to_numpy
 
             pairs = _Pixels((t, to_numpy(t)) for _, t in tiles)
-            pairs.ref = weakref.ref(pairs, _forget(self._directory, [k for k, _ in tiles]))
+            pairs.ref = weakref.ref(pairs, _forget(self._directory, [k for k, _ in tiles], self.window_plans))
             block.arrays[j] = pairs
             self.tiles.grow(block.key, 160 * len(pairs))
         return pairs
@@ -473,9 +476,11 @@ class PinnedVersion:
         yield from deltas_before(None)
 
 
-def _forget(directory, keys):
-    """The callback of a _Pixels' weak reference: its keys leave the directory (unless filled anew since)."""
+def _forget(directory, keys, plans):
+    """The callback of a _Pixels' weak reference: its keys leave the directory (unless filled anew since),
+    and every window plan goes (one may hold views of these tiles)."""
     def forget(ref):
+        plans.clear()
         for k in keys:
             hit = directory.get(k)
             if hit is not None and hit[0] is ref:
