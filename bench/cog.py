@@ -209,13 +209,16 @@ def measure_s3(layer_dir, reps, latency, opener):
             return x + k["colMin"], y + k["rowMin"]
 
         def upload(prefix, f):
-            """The version document and one data file under ``prefix``: a layer no run has touched."""
+            """The version document, the copy of it a writer on an object store keeps (``_newest.json``,
+            FORMAT.md section 6) and one data file under ``prefix``: a layer no run has touched."""
             objects = [f"_sfclayer/{docs[-1]}"] + [f"{f['dir']}/{f['name']}/{n}" for n in ("data", "index", "bloom")]
             for rel in objects:
                 full = os.path.join(layer_dir, *rel.split("/"))
                 if os.path.exists(full):
                     with open(full, "rb") as fh:
                         client._obs.put(client._store, f"{prefix}/{rel}", fh.read())
+            with open(os.path.join(layer_dir, "_sfclayer", docs[-1]), "rb") as fh:
+                client._obs.put(client._store, f"{prefix}/_sfclayer/_newest.json", fh.read())
 
         runs_n = max(4, reps // 6)
         for i in range(runs_n):
