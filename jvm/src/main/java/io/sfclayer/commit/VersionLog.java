@@ -403,7 +403,11 @@ public final class VersionLog {
                     + " published, retry the " + md.operation);
             }
             CandidateCheck.check(layer.toString(), candidate);
-            Durable.directory(fs, logDir()); // its manifests directory's name, before a document lists them
+            if (candidate.manifests != null) {
+                // its manifests directory's name, before a document lists them (a version listing its
+                // files inline adds nothing here but the document, whose link is synced after it)
+                Durable.directory(fs, logDir());
+            }
             byte[] document = candidate.toJsonBytes();
             if (publisher.publishDecided(new Path(logDir(), versionFileName(latest + 1)), document,
                     candidate.writeId, documents(candidate.writeId))) {

@@ -328,6 +328,16 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
         }
     }
 
+    /**
+     * No commit coordination: a task writes no file, it only hands its encoded tiles to the driver, and
+     * Spark gives the commit one message per partition (the first successful attempt's), so a second
+     * attempt of a task can leave nothing behind. Asking the driver's coordinator cost each task a round trip.
+     */
+    @Override
+    public boolean useCommitCoordinator() {
+        return false;
+    }
+
     @Override
     public void abort(long epochId, WriterCommitMessage[] messages) {
         batchBase = null; // the next batch opens the layer afresh
