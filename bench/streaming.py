@@ -145,6 +145,10 @@ def _label(run):
     return LABELS[order] + (f" ({', '.join(extra)})" if extra else "")
 
 
+def _ms(x):
+    return "–" if x != x else f"{x:.0f}"  # nan: a sink that does not report it (the code before)
+
+
 def section(res, command, load, notes=""):
     rows, parts = [], []
     for r in res:
@@ -157,7 +161,7 @@ def section(res, command, load, notes=""):
         rest = r["batchMsMedian"] - sum(pm.values())
         parts.append(f"| {_label(r['run'])} {who}| {r['batchMsMedian']:.0f} | {pm['latestOffset']:.0f} | {pm['getBatch']:.0f} "
                      f"| {pm['queryPlanning']:.0f} | {pm['walCommit']:.0f} | {pm['addBatch'] - r['commitMsMedian']:.0f} "
-                     f"| {r['commitMsMedian']:.0f} ({sm['openMs']:.0f} / {sm['publishMs']:.0f} / {sm['compactMs']:.0f}) "
+                     f"| {r['commitMsMedian']:.0f} ({_ms(sm['openMs'])} / {_ms(sm['publishMs'])} / {_ms(sm['compactMs'])}) "
                      f"| {pm['commitOffsets']:.0f} | {rest:.0f} |")
     code_h, code_a = ("| code ", "|---") if any("code" in r for r in res) else ("", "")
     return "\n".join([
@@ -197,7 +201,7 @@ def section(res, command, load, notes=""):
         " (`compactAfterDeltas`, default 10: the p90 and the versions"
         " beyond the batches). \"no fsync\": `sfclayer.sync=false`, what durability (fsync of each file,"
         " directory and version document) costs a batch. \"Spark tuned\": "
-        + ", ".join(f"`{k}={v.rsplit('.', 1)[-1]}`" for k, v in TUNED.items()) + " (README, "Streaming writes, exactly once").",
+        + ", ".join(f"`{k}={v.rsplit('.', 1)[-1]}`" for k, v in TUNED.items()) + " (README, \"Streaming writes, exactly once\").",
         "",
         *([notes, ""] if notes else []),
     ])

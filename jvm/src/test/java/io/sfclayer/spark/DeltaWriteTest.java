@@ -1,5 +1,8 @@
 package io.sfclayer.spark;
 
+// Over 500 lines on purpose: every delta write test shares one dict model, one session and one
+// independent file-by-file reader of a version's tiles (contents), which a split would duplicate.
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.codec.TileCursor;
