@@ -181,9 +181,10 @@ def section(res, command, load, notes=""):
         "Where a batch's milliseconds go (medians of the steady batches' query progress `durationMs`; a batch is"
         " their sum plus Spark's own bookkeeping, the last column): the source's `latestOffset` (the file source"
         " lists its directory and writes its own log), `getBatch`, `queryPlanning`, `walCommit` (the offset log),"
-        " the micro-batch's Spark job (`addBatch` less the sink's commit), the sink's commit (of which opening the"
-        " layer / publishing the version / the compaction it started, `sink.metrics` openMs / publishMs /"
-        " compactMs), `commitOffsets` (the commit log).",
+        " the micro-batch's Spark job (`addBatch` less the sink's commit), the sink's commit (in brackets"
+        " `sink.metrics` openMs / publishMs / compactMs: the batch's opening of the layer, by the writer factory"
+        " before the job and the commit, publishing the version, the compaction the commit started),"
+        " `commitOffsets` (the commit log).",
         "",
         f"| run {code_h}| batch | latestOffset | getBatch | queryPlanning | walCommit | Spark job | sink commit (open / publish / compact) "
         "| commitOffsets | rest |",

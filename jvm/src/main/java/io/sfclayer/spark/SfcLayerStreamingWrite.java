@@ -247,8 +247,9 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
         m.put("tiles", Integer.toString(sorted.size()));
         m.put("version", out == null ? "" : Long.toString(out.version));
         m.put("commitMs", Long.toString((System.nanoTime() - t0) / 1_000_000));
-        // where the batch's sink time went: opening the layer (the factory's and the commit's), publishing
-        // the version, the compaction it started (compactAfterDeltas); writing files is the rest of commitMs
+        // where the batch's sink time went: opening the layer (the factory's, before the job, and the commit's
+        // probe), publishing the version and the compaction it started (compactAfterDeltas), both within
+        // commitMs; writing the files is most of the rest of commitMs
         UpdateJob job = ran[0];
         m.put("openMs", millis(openNanos));
         m.put("publishMs", millis(job == null ? 0 : job.publishNanos));
