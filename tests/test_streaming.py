@@ -189,6 +189,30 @@ def test_foreach_batch_replay_through_a_real_stream(spark, tmp_path):
     assert _layer_tiles(spark, layer) == model
 
 
+def test_each_commit_reports_where_its_time_went(spark, tmp_path):
+    """sink.metrics split a batch's commit: opening the layer, publishing the version, the compaction it started."""
+    rng = random.Random(7)
+    src, layer, ckpt = str(tmp_path / "src"), str(tmp_path / "layer"), str(tmp_path / "ckpt")
+    os.makedirs(src)
+    model = {}
+    for b in range(3):
+        _add_batch(src, b, rng, model)
+    q = _start(spark, src, layer, ckpt)
+    q.processAllAvailable()
+    progress = [p for p in q.recentProgress if p["numInputRows"] > 0]
+    q.stop()
+    metrics = [p["sink"]["metrics"] for p in progress]
+    assert [m["outcome"] for m in metrics] == ["committed"] * 3, metrics
+    for m in metrics:
+        parts = [float(m[k]) for k in ("openMs", "publishMs", "compactMs")]
+        assert all(x >= 0 for x in parts) and parts[1] > 0, m
+        # publishing and compacting are parts of the commit (which rounds down); openMs is the batch's opens
+        # of the layer, its writer factory's (before the job) and its commit's probe
+        assert parts[1] + parts[2] <= int(m["commitMs"]) + 1, m
+    assert float(metrics[-1]["openMs"]) > 0, metrics  # the layer existed: the batch opened it
+    assert _layer_tiles(spark, layer) == model
+
+
 def test_a_new_layer_needs_bounds(spark, tmp_path):
     src = str(tmp_path / "src")
     os.makedirs(src)

@@ -104,6 +104,33 @@ public final class VersionLog {
         return out;
     }
 
+    /**
+     * Whether version {@code version}'s document exists: one probe (a streaming batch's commit asks
+     * whether a version was committed since its batch opened the layer).
+     */
+    public boolean hasVersion(long version) throws IOException {
+        return fs.exists(new Path(logDir(), versionFileName(version)));
+    }
+
+    /**
+     * The newest version a commit builds on (and its document's length when known, else -1), as a map of
+     * one entry; empty when there is none. Not an object store: the hint and a probe or two (a listing of
+     * the local filesystem stats every document, ~5 calls each, so a stream's commit cost grew with its
+     * versions); a version published meanwhile makes the publish fail and the commit look again. An
+     * object store: the listing, strongly consistent, one request per 1,000 documents.
+     */
+    private java.util.TreeMap<Long, Long> newestForCommit() throws IOException {
+        if (!ObjectStores.isObjectStore(fs)) {
+            long hinted = newestFromHint();
+            if (hinted > 0) {
+                java.util.TreeMap<Long, Long> out = new java.util.TreeMap<>();
+                out.put(hinted, -1L);
+                return out;
+            }
+        }
+        return listedVersions();
+    }
+
     /** Whether anything is at the layer's path at all (an sfclayer layer or not). */
     public boolean pathExists() throws IOException {
         return fs.exists(layer);
@@ -340,8 +367,15 @@ public final class VersionLog {
             Transactions.check(layer.toString(), md, md); // the version it read (whose transactions md carries)
         }
         for (int attempt = 0; ; attempt++) {
-            java.util.TreeMap<Long, Long> listed = listedVersions();
+            java.util.TreeMap<Long, Long> listed = newestForCommit();
             long latest = listed.isEmpty() ? 0 : listed.lastKey();
+            if (listed.isEmpty() && md.readVersion > 0) {
+                // vacuum never removes the newest version: an empty log is a layer removed meanwhile, and
+                // publishing version 1 would list files that went with it
+                throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version any more (it was"
+                    + " removed while this " + md.operation + " of version " + md.readVersion + " ran); nothing was"
+                    + " published");
+            }
             try {
                 if (latest > based) {
                     List<LayerMetadata> newer = new ArrayList<>();
@@ -369,7 +403,11 @@ public final class VersionLog {
                     + " published, retry the " + md.operation);
             }
             CandidateCheck.check(layer.toString(), candidate);
-            Durable.directory(fs, logDir()); // its manifests directory's name, before a document lists them
+            if (candidate.manifests != null) {
+                // its manifests directory's name, before a document lists them (a version listing its
+                // files inline adds nothing here but the document, whose link is synced after it)
+                Durable.directory(fs, logDir());
+            }
             byte[] document = candidate.toJsonBytes();
             if (publisher.publishDecided(new Path(logDir(), versionFileName(latest + 1)), document,
                     candidate.writeId, documents(candidate.writeId))) {

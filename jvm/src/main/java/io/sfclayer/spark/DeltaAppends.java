@@ -98,6 +98,7 @@ final class DeltaAppends {
         if (n <= 0 || out.deltas.stream().mapToLong(d -> d.addedIn < 0 ? out.version : d.addedIn).distinct().count() < n) {
             return out;
         }
+        long t0 = System.nanoTime();
         try {
             SfcLayerUpdate.compact(job.spark, job.conf, job.log.layerPath().toString(), true);
         } catch (Exception e) {
@@ -106,6 +107,8 @@ final class DeltaAppends {
             org.slf4j.LoggerFactory.getLogger(SfcLayerUpdate.class).warn("sfclayer: the compaction after version "
                 + out.version + " of " + job.log.layerPath() + " gave up (the next append tries again): "
                 + SfcLayerException.reason(e));
+        } finally {
+            job.compactNanos += System.nanoTime() - t0;
         }
         return out;
     }

@@ -15,7 +15,6 @@ import io.sfclayer.layer.TaskWrite;
 import io.sfclayer.layer.TileGrid;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
-import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
@@ -66,6 +65,19 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
     private final List<String> valueNames = new ArrayList<>();
     private final StructType valueSchema;
 
+    /**
+     * The batch's Hadoop configuration, made once (Spark builds this write for each micro-batch): the
+     * factory and the commit made a copy each before, ~1,000 settings copied each time.
+     */
+    private final Configuration conf;
+    /**
+     * The newest version when the current batch's writer factory was made, or null when there was no
+     * layer: the batch's commit starts from it unless a version was committed since (one probe), so a
+     * batch opens the layer once ({@link #commit}).
+     */
+    private Layer batchBase;
+    /** Time spent opening the layer for the current batch, factory and commit (sink metric openMs). */
+    private long openNanos;
     /** The key index the current batch's tasks encode with (set when its writer factory is made). */
     private KeyIndex encodedWith;
     /** Whether the layer existed when the current batch started. */
@@ -119,18 +131,9 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
             valueNames.add(f.name());
         }
         valueSchema = new StructType(valueNames.stream().map(input::apply).toArray(StructField[]::new));
-        try {
-            if (!new VersionLog(conf(), new Path(path)).versions().isEmpty()) {
-                return; // appends: checked against the layer at each batch
-            }
-        } catch (IOException e) {
-            throw new SfcLayerException.StorageError("cannot list layer " + path + ": " + e, e);
-        }
-        if (opts.bounds == null || (spaceTime && opts.timeMin == null)) {
-            throw new SfcLayerException.InvalidArgument("there is no layer at " + path + ": a streaming query creates"
-                + " it with its first batch, which cannot know the keys of later ones; give option bounds"
-                + " ('colMin,rowMin,colMax,rowMax')" + (spaceTime ? " and timeBounds" : "") + ", or write the layer first");
-        }
+        this.conf = conf();
+        // whether the layer exists (else bounds are needed) is checked when a batch opens it
+        // (createStreamingWriterFactory): Spark builds this write again for every micro-batch
     }
 
     private Configuration conf() {
@@ -142,23 +145,55 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
     }
 
     /** The newest version of the layer, or null when there is none yet. */
-    private Layer newest(Configuration conf) throws IOException {
-        if (new VersionLog(conf, new Path(path)).versions().isEmpty()) {
+    private Layer newest() throws IOException {
+        long t0 = System.nanoTime();
+        try {
+            return Layer.open(conf, path);
+        } catch (SfcLayerException.LayerNotFound e) {
+            if (!new VersionLog(conf, new Path(path)).versions().isEmpty()) {
+                throw e; // a version there, unreadable: not a missing layer
+            }
             return null;
+        } finally {
+            openNanos += System.nanoTime() - t0;
         }
-        return Layer.open(conf, path);
+    }
+
+    /**
+     * The version the current batch's commit starts from: the factory's, unless a version was committed
+     * after it (then the newest). A replayed batch is found in the factory's version already (the restart
+     * opened the layer after the commit it replays); a commit racing this one is checked by the version
+     * log's commit, which lists the log and rebases or refuses ({@link VersionLog#commit}).
+     */
+    private Layer commitBase() throws IOException {
+        Layer base = batchBase;
+        batchBase = null;
+        if (base == null) {
+            return newest(); // no layer when the batch started (its first batch), or no factory made
+        }
+        long t0 = System.nanoTime();
+        boolean newer = new VersionLog(conf, new Path(path)).hasVersion(base.metadata().version + 1);
+        openNanos += System.nanoTime() - t0;
+        return newer ? newest() : base;
     }
 
     @Override
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
         partitions = Math.max(1, opts.partitions > 0 ? opts.partitions : info.numPartitions());
         Layer base;
+        openNanos = 0;
         try {
-            base = newest(conf());
+            base = newest();
         } catch (IOException e) {
             throw new SfcLayerException.StorageError("cannot open layer " + path + ": " + e, e);
         }
+        batchBase = base;
         layerExisted = base != null;
+        if (base == null && (opts.bounds == null || (spaceTime && opts.timeMin == null))) {
+            throw new SfcLayerException.InvalidArgument("there is no layer at " + path + ": a streaming query creates"
+                + " it with its first batch, which cannot know the keys of later ones; give option bounds"
+                + " ('colMin,rowMin,colMax,rowMax')" + (spaceTime ? " and timeBounds" : "") + ", or write the layer first");
+        }
         SfcLayerWrite.Encode encode;
         if (base != null) {
             LayerMetadata md0 = base.metadata();
@@ -188,9 +223,10 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
         sorted.sort((x, y) -> Long.compare(x._1(), y._1()));
         String outcome;
         LayerMetadata out;
+        UpdateJob[] ran = new UpdateJob[1];
         try {
             skipped = false;
-            out = commitBatch(txn, sorted);
+            out = commitBatch(txn, sorted, ran);
             outcome = skipped ? "skipped" : sorted.isEmpty() ? "empty" : "committed";
         } catch (Transactions.AlreadyCommitted e) {
             out = e.newest;
@@ -211,13 +247,28 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
         m.put("tiles", Integer.toString(sorted.size()));
         m.put("version", out == null ? "" : Long.toString(out.version));
         m.put("commitMs", Long.toString((System.nanoTime() - t0) / 1_000_000));
+        // where the batch's sink time went: opening the layer (the factory's, before the job, and the commit's
+        // probe), publishing the version and the compaction it started (compactAfterDeltas), both within
+        // commitMs; writing the files is most of the rest of commitMs
+        UpdateJob job = ran[0];
+        m.put("openMs", millis(openNanos));
+        m.put("publishMs", millis(job == null ? 0 : job.publishNanos));
+        m.put("compactMs", millis(job == null ? 0 : job.compactNanos));
+        openNanos = 0;
         table.sinkMetrics(m);
     }
 
-    /** Commits one batch; returns the version holding it (new, or the one that already did), or null when it was empty. */
-    private LayerMetadata commitBatch(Transactions.Txn txn, List<Tuple2<Long, byte[]>> sorted) throws IOException {
-        Configuration conf = conf();
-        Layer base = newest(conf);
+    private static String millis(long nanos) {
+        return String.format(Locale.ROOT, "%.1f", nanos / 1e6);
+    }
+
+    /**
+     * Commits one batch; returns the version holding it (new, or the one that already did), or null when
+     * it was empty. {@code ran[0]}: the update it ran, if any (for its timings).
+     */
+    private LayerMetadata commitBatch(Transactions.Txn txn, List<Tuple2<Long, byte[]>> sorted, UpdateJob[] ran)
+            throws IOException {
+        Layer base = commitBase();
         if (base != null && Transactions.holds(base.metadata(), txn)) {
             skipped = true;
             return base.metadata(); // a replay of a committed batch
@@ -231,7 +282,7 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
                 throw new SfcLayerException.LayerNotFound("layer " + path + " has no version any more (it was"
                     + " removed while batch " + txn.version + " was written); nothing was written");
             }
-            return create(log, conf, txn, sorted);
+            return create(log, txn, sorted, ran);
         }
         if (!base.metadata().keyIndex.equals(encodedWith)) {
             throw new SfcLayerException.ConcurrentUpdate("layer " + path + " was replaced (key index "
@@ -239,6 +290,7 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
                 + encodedWith.toJson() + "; nothing was published, restart the query");
         }
         UpdateJob job = new UpdateJob(SparkSession.active(), log, conf);
+        ran[0] = job;
         job.maxGroupBytes = opts.maxGroupBytes;
         job.txn = txn;
         job.deltas = opts.deltas; // a small batch into a large layer: a delta (docs/FORMAT.md section 11)
@@ -246,22 +298,22 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
     }
 
     /** The first batch as a new layer, written as a batch write's first version is ({@link SfcLayerWrite#commitNew}). */
-    private LayerMetadata create(VersionLog log, Configuration conf, Transactions.Txn txn,
-                                 List<Tuple2<Long, byte[]>> sorted) throws IOException {
+    private LayerMetadata create(VersionLog log, Transactions.Txn txn, List<Tuple2<Long, byte[]>> sorted,
+                                 UpdateJob[] ran) throws IOException {
         SparkSession spark = SparkSession.active();
         TileSchema tileSchema = TileSchema.fromSpark(valueSchema, spaceTime);
         ValueCompression compression = opts.compressionFor(tileSchema);
         long blockSize = opts.blockSize > 0 ? opts.blockSize : log.fileSystem().getDefaultBlockSize(log.layerPath());
         UpdateJob job = new UpdateJob(spark, log, conf);
+        ran[0] = job;
         job.formatVersion = opts.formatVersion;
         job.maxGroupBytes = opts.maxGroupBytes;
         job.txn = txn;
-        Broadcast<SerializableConf> confB = job.jsc().broadcast(new SerializableConf(conf));
         TaskSpec spec = TaskSpec.of(log.layerPath().toString(), job.dataDirName, job.writeId, blockSize,
                 opts.indexInterval, compression, encodedWith, valueSchema.json())
             .withFormatVersion(opts.formatVersion).withMaxGroupBytes(opts.maxGroupBytes)
             .withBloomFpp(opts.bloomFppForNewLayer());
-        UpdateTask task = new UpdateTask(confB, null, spec);
+        UpdateTask task = UpdateTask.onDriver(conf, null, spec); // the records are on the driver: no job
         boolean committed = false;
         try {
             List<TaskWrite.Result> results = SfcLayerUpdate.onDriver(sorted,
@@ -271,15 +323,25 @@ final class SfcLayerStreamingWrite implements StreamingWrite {
             committed = true;
             return out;
         } finally {
-            confB.destroy();
             if (!committed) {
                 job.discard();
             }
         }
     }
 
+    /**
+     * No commit coordination: a task writes no file, it only hands its encoded tiles to the driver, and
+     * Spark gives the commit one message per partition (the first successful attempt's), so a second
+     * attempt of a task can leave nothing behind. Asking the driver's coordinator cost each task a round trip.
+     */
+    @Override
+    public boolean useCommitCoordinator() {
+        return false;
+    }
+
     @Override
     public void abort(long epochId, WriterCommitMessage[] messages) {
+        batchBase = null; // the next batch opens the layer afresh
         // the tasks wrote no file; the commit, if it started, removed its own data (UpdateJob#discard)
     }
 

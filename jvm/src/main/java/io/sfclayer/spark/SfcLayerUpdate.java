@@ -84,8 +84,9 @@ public final class SfcLayerUpdate {
                 return appendSortedOrFail(job, base, collected, partitions, onExisting);
             }
         }
-        // deltas to fold: the whole file list (the tasks rewrite every base file a delta record falls into)
-        boolean viaManifests = md0.manifests != null && md0.deltas.isEmpty();
+        // with manifests, only those on the paths to the new records' ranges and the deltas' spans are read
+        // (the deltas are folded: the tasks rewrite every base file a delta record falls into)
+        boolean viaManifests = md0.manifests != null;
         long small = viaManifests ? 0 : smallBytes;
         long[] breaks;
         List<List<DataFile>> perPartition;
@@ -105,7 +106,7 @@ public final class SfcLayerUpdate {
             }
             if (viaManifests) {
                 TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
-                    PartitionBreaks.compute(md0.keyIndex, partitions), sized.ranges(), partitions);
+                    PartitionBreaks.compute(md0.keyIndex, partitions), withDeltaSpans(sized.ranges(), md0), partitions);
                 breaks = plan.breaks;
                 perPartition = plan.perPartition;
                 spans = plan.spans;
@@ -129,10 +130,13 @@ public final class SfcLayerUpdate {
             throws IOException {
         LayerMetadata md0 = base.metadata();
         JavaSparkContext jsc = job.jsc();
-        Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
-        Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(perPartition);
-        UpdateTask task = folding(job, base, breaks, new UpdateTask(confB, perTask, taskSpec(job, base)
-            .withMerge(Set.of(), onExisting, List.of()).withMaxGroupBytes(job.maxGroupBytes).withSpans(spans)));
+        TaskSpec spec = taskSpec(job, base).withMerge(Set.of(), onExisting, List.of())
+            .withMaxGroupBytes(job.maxGroupBytes).withSpans(spans);
+        // records on the driver already (a micro-batch's): no job, so nothing to broadcast
+        Broadcast<SerializableConf> confB = sorted != null ? null : jsc.broadcast(new SerializableConf(job.conf));
+        Broadcast<List<List<DataFile>>> perTask = sorted != null ? null : jsc.broadcast(perPartition);
+        UpdateTask task = folding(job, base, breaks, sorted != null ? UpdateTask.onDriver(job.conf, perPartition, spec)
+            : new UpdateTask(confB, perTask, spec));
         Results run = () -> {
             if (sorted != null) {
                 return onDriver(sorted, breaks, task);
@@ -197,12 +201,28 @@ public final class SfcLayerUpdate {
                 return DeltaAppends.deltaOnDriver(job, base, sorted);
             }
         }
-        if (md0.manifests != null && md0.deltas.isEmpty()) {
+        if (md0.manifests != null) {
             return appendOnDriver(job, base, sorted, partitions, onExisting);
         }
         List<DataFile> files = base.files();
         long[] breaks = UpdatePartitions.snap(PartitionBreaks.compute(md0.keyIndex, partitions), files);
         return shuffled(job, base, null, breaks, UpdatePartitions.assign(breaks, files), null, 0, onExisting, sorted);
+    }
+
+    /**
+     * {@code ranges} (sorted, disjoint) with the index spans of {@code md}'s delta files added: what an update
+     * folding them reaches, so that with manifests only the manifests on the paths to them are read
+     * (a delta's tiles lie in its span; a delta of keys all over the layer spans it all).
+     */
+    static List<IndexRange> withDeltaSpans(List<IndexRange> ranges, LayerMetadata md) {
+        if (md.deltas.isEmpty()) {
+            return ranges;
+        }
+        List<IndexRange> all = new ArrayList<>(ranges);
+        for (io.sfclayer.format.DeltaFile d : md.deltas) {
+            all.add(new IndexRange(d.file.firstIndex, d.file.lastIndex));
+        }
+        return TouchedFiles.union(all, MAX_APPEND_RANGES);
     }
 
     /** At most this many index ranges describe a shuffled append's new records (more are coarsened). */
@@ -227,17 +247,14 @@ public final class SfcLayerUpdate {
             indexes[i] = sorted.get(i)._1();
         }
         TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
-            PartitionBreaks.compute(md0.keyIndex, partitions), TouchedFiles.ranges(indexes, Integer.MAX_VALUE),
-            partitions);
+            PartitionBreaks.compute(md0.keyIndex, partitions),
+            withDeltaSpans(TouchedFiles.ranges(indexes, Integer.MAX_VALUE), md0), partitions);
         long[] breaks = plan.breaks;
-        JavaSparkContext jsc = job.jsc();
-        Broadcast<SerializableConf> confB = jsc.broadcast(new SerializableConf(job.conf));
-        Broadcast<List<List<DataFile>>> perTask = jsc.broadcast(plan.perPartition);
-        UpdateTask task = new UpdateTask(confB, perTask, taskSpec(job, base)
-            .withMerge(Set.of(), onExisting, List.of()).withMaxGroupBytes(job.maxGroupBytes));
+        // the version's deltas, if any, are folded under the same breaks: they lie in the ranges planned
+        UpdateTask task = folding(job, base, breaks, UpdateTask.onDriver(job.conf, plan.perPartition, taskSpec(job, base)
+            .withMerge(Set.of(), onExisting, List.of()).withMaxGroupBytes(job.maxGroupBytes)));
         LayerMetadata out = runAndCommit(job, base, () -> onDriver(sorted, breaks, task), "append",
-            results -> results.stream().allMatch(r -> r.counts().inserted() == 0 && r.counts().replaced() == 0), confB,
-            perTask);
+            results -> results.stream().allMatch(r -> r.counts().inserted() == 0 && r.counts().replaced() == 0));
         return out == null ? md0 : DeltaAppends.afterAppend(job, out);
     }
 
@@ -393,7 +410,9 @@ public final class SfcLayerUpdate {
             return out;
         } finally {
             for (Broadcast<?> b : broadcasts) {
-                b.destroy();
+                if (b != null) { // none for work done on the driver
+                    b.destroy();
+                }
             }
             if (!committed) {
                 job.discard();
@@ -413,12 +432,23 @@ public final class SfcLayerUpdate {
     private static LayerMetadata rewrite(UpdateJob job, Layer base, List<List<DataFile>> groups, Set<String> ids,
                                          List<QueryBox> deleteBoxes, String operation, boolean skipDamage)
             throws IOException {
+        return rewrite(job, base, groups, ids, deleteBoxes, operation, skipDamage, null);
+    }
+
+    /**
+     * {@code foldBreaks}: the breaks the deltas are folded under, {@code groups} each partition's files
+     * under them (a plan that read only the manifests the deltas need); null: planned here from the
+     * whole file list.
+     */
+    private static LayerMetadata rewrite(UpdateJob job, Layer base, List<List<DataFile>> groups, Set<String> ids,
+                                         List<QueryBox> deleteBoxes, String operation, boolean skipDamage,
+                                         long[] foldBreaks) throws IOException {
         LayerMetadata md0 = base.metadata();
         if (groups.isEmpty() && md0.deltas.isEmpty()) {
             return null;
         }
-        long[] breaks = null;
-        if (!md0.deltas.isEmpty()) {
+        long[] breaks = foldBreaks;
+        if (!md0.deltas.isEmpty() && breaks == null) {
             // deltas to fold (docs/FORMAT.md section 11): tasks over the whole index space, each with every
             // base file in its range (those no delta record falls into and not in ids stay unread);
             // no group (a compaction's run of small files) is split between two tasks
@@ -554,6 +584,18 @@ public final class SfcLayerUpdate {
     /** {@link #compact(SparkSession, String)}; {@code auto}: one an append started ({@code compactAfterDeltas}). */
     static LayerMetadata compact(SparkSession spark, Configuration conf, String path, boolean auto) throws IOException {
         Layer base = Layer.open(conf, path);
+        if (auto && base.manifests() != null && !base.metadata().deltas.isEmpty()) {
+            // an append's compaction folds its deltas, reading only the manifests on the paths to their
+            // spans; merging runs of small files takes the whole file list: compact() called by a user
+            LayerMetadata md0 = base.metadata();
+            int tasks = spark.sparkContext().defaultParallelism();
+            TouchedFiles.Partitioned plan = TouchedFiles.forAppend(base.manifests(),
+                PartitionBreaks.compute(md0.keyIndex, tasks), withDeltaSpans(List.of(), md0), tasks);
+            UpdateJob job = new UpdateJob(spark, new VersionLog(conf, new Path(path)), conf);
+            job.autoCompact = true;
+            LayerMetadata out = rewrite(job, base, plan.perPartition, Set.of(), List.of(), "compact", false, plan.breaks);
+            return out == null ? md0 : out;
+        }
         long small = base.metadata().blockSize / 4;
         List<List<DataFile>> runs = new ArrayList<>();
         List<DataFile> run = new ArrayList<>();

@@ -217,9 +217,10 @@ final class UpdateJob {
         new Transaction(writeId, dataDirName, formatVersion, coveredRanges, replaced, repair, txn)
             .apply(md, baseFiles, added, removed, counts, replaceAll);
         LayerMetadata committed;
+        long t0 = System.nanoTime();
         try {
             committed = log.commit(md, added);
-        } catch (SfcLayerException.ConcurrentUpdate | SfcLayerException.StorageError
+        } catch (SfcLayerException.ConcurrentUpdate | SfcLayerException.StorageError | SfcLayerException.LayerNotFound
                  | SfcLayerException.InvalidArgument | io.sfclayer.format.Transactions.AlreadyCommitted e) {
             throw e; // decided: nothing was published (VersionLog#commit), the data may go
         } catch (Throwable t) {
@@ -229,9 +230,15 @@ final class UpdateJob {
             throw t;
         }
         keepData = true;
+        publishNanos += System.nanoTime() - t0;
         removeOtherAttempts(added);
         return committed;
     }
+
+    /** Time its version log's commit took (a streaming batch reports it: sink metric publishMs). */
+    long publishNanos;
+    /** Time the compaction it started after its commit took ({@code compactAfterDeltas}; sink metric compactMs). */
+    long compactNanos;
 
     /** Whether an append writes deltas (write options appendMode, deltaRewriteRatio, compactAfterDeltas). */
     io.sfclayer.layer.DeltaPolicy deltas = io.sfclayer.layer.DeltaPolicy.DEFAULT;
@@ -253,9 +260,10 @@ final class UpdateJob {
         new Transaction(writeId, dataDirName, formatVersion, coveredRanges, replaced, repair, txn)
             .applyDelta(md, added);
         LayerMetadata committed;
+        long t0 = System.nanoTime();
         try {
             committed = log.commit(md, List.of());
-        } catch (SfcLayerException.ConcurrentUpdate | SfcLayerException.StorageError
+        } catch (SfcLayerException.ConcurrentUpdate | SfcLayerException.StorageError | SfcLayerException.LayerNotFound
                  | SfcLayerException.InvalidArgument | io.sfclayer.format.Transactions.AlreadyCommitted e) {
             throw e; // decided: nothing was published (VersionLog#commit), the data may go
         } catch (Throwable t) {
@@ -263,6 +271,7 @@ final class UpdateJob {
             throw t;
         }
         keepData = true;
+        publishNanos += System.nanoTime() - t0;
         removeOtherAttempts(added);
         return committed;
     }

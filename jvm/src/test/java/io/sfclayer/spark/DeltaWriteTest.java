@@ -1,5 +1,8 @@
 package io.sfclayer.spark;
 
+// Over 500 lines on purpose: every delta write test shares one dict model, one session and one
+// independent file-by-file reader of a version's tiles (contents), which a split would duplicate.
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sfclayer.SfcLayerException;
 import io.sfclayer.codec.TileCursor;
@@ -378,6 +381,80 @@ public class DeltaWriteTest {
         LayerMetadata f = SfcLayerWrite.run(spark, frame(now, false), fresh, SaveMode.ErrorIfExists, options());
         assertEquals(contents(fresh, f.version), contents(path, c.version));
         assertEquals(f.recordCount, c.recordCount);
+    }
+
+    /** Manifests read by opening version {@code v} of {@code path} and reading its whole file list. */
+    private static long manifestsOfAllFiles(String path, long v) throws IOException {
+        io.sfclayer.format.Manifest.forgetCached();
+        long r0 = io.sfclayer.format.Manifest.readsTotal();
+        Layer.open(conf(), path, v, -1).files();
+        return io.sfclayer.format.Manifest.readsTotal() - r0;
+    }
+
+    /**
+     * Issue 38: an update folding deltas into a version with manifests (a copy-on-write append on the
+     * driver, a shuffled one, the compaction an append starts) reads only the manifests on the paths to
+     * the new records' and the deltas' ranges, not the whole file list; the result equals the model.
+     */
+    @Test
+    public void foldingWithManifestsReadsOnlyTheManifestsTheChangedRangesNeed() throws Exception {
+        String path = new File(tmp.getRoot(), "fold-manifests").getAbsolutePath();
+        Configuration c = conf();
+        c.setInt(io.sfclayer.format.ManifestTree.INLINE_FILES, 2);
+        c.setInt(io.sfclayer.format.ManifestTree.LEAF_FILES, 2);
+        c.setInt(io.sfclayer.format.ManifestTree.FANOUT, 2);
+        try {
+            LayerMetadata v1 = SfcLayerWrite.run(spark, frame(box(0, 0, N - 1, N - 1, 1), false), path,
+                SaveMode.ErrorIfExists, options());
+            assertTrue("a layer with manifests", v1.manifests != null && v1.fileCount >= 8);
+            TreeMap<Integer, Long> model = new TreeMap<>();
+            put(model, box(0, 0, N - 1, N - 1, 1));
+            long whole = manifestsOfAllFiles(path, v1.version);
+            String[][] appends = {
+                {"appendMode", "rewrite"}, // on the driver (appendOnDriver)
+                {"appendMode", "rewrite", "smallAppendBytes", "0"}, // shuffled (a Spark job)
+            };
+            for (int i = 0; i < appends.length; i++) {
+                for (int d = 0; d < 2; d++) { // two deltas in the first corner of the curve
+                    List<Row> rows = box(d, 0, d + 1, 1, 10 * i + d + 2);
+                    append(path, rows, true, "appendMode", "delta");
+                    put(model, rows);
+                }
+                List<Row> rows = box(2, 2, 3, 3, 10 * i + 5);
+                io.sfclayer.format.Manifest.forgetCached();
+                long r0 = io.sfclayer.format.Manifest.readsTotal();
+                LayerMetadata folded = append(path, rows, appends[i].length == 2, appends[i]);
+                long read = io.sfclayer.format.Manifest.readsTotal() - r0;
+                put(model, rows);
+                assertTrue("the deltas are folded", folded.deltas.isEmpty());
+                assertTrue(String.join(",", appends[i]) + ": " + read + " manifests read of the " + whole
+                    + " the whole file list takes", read < whole);
+                assertEquals(model, contents(path, folded.version));
+            }
+            // the compaction an append starts (compactAfterDeltas) folds reading only what the deltas need
+            LayerMetadata last = null;
+            long read = 0;
+            for (int d = 0; d < 3; d++) {
+                List<Row> rows = List.of(tile(d, d, 900 + d));
+                io.sfclayer.format.Manifest.forgetCached();
+                long r0 = io.sfclayer.format.Manifest.readsTotal();
+                last = append(path, rows, true, "appendMode", "delta", "compactAfterDeltas", "3");
+                read = io.sfclayer.format.Manifest.readsTotal() - r0;
+                put(model, rows);
+            }
+            assertTrue("the third delta append and its compaction: " + read + " manifests read of " + whole,
+                read < whole);
+            LayerMetadata compacted = Layer.open(conf(), path).metadata();
+            assertEquals(last.version + 1, compacted.version);
+            assertEquals(Boolean.TRUE, operation(path, compacted.version).get("auto"));
+            assertTrue(compacted.deltas.isEmpty());
+            assertEquals(model, contents(path, compacted.version));
+            assertTrue("still listed by manifests", compacted.manifests != null);
+        } finally {
+            c.unset(io.sfclayer.format.ManifestTree.INLINE_FILES);
+            c.unset(io.sfclayer.format.ManifestTree.LEAF_FILES);
+            c.unset(io.sfclayer.format.ManifestTree.FANOUT);
+        }
     }
 
     @Test
