@@ -11,7 +11,7 @@ import os
 import pytest
 
 import sfclayer
-from sfclayer.errors import ConcurrentUpdate
+from sfclayer.errors import ConcurrentUpdate, LayerNotFound
 
 
 def _layer(spark, path):
@@ -53,3 +53,21 @@ def test_a_vacuum_keeps_the_version_a_restore_in_progress_restores(spark, tmp_pa
     os.remove(marker)  # the restore is done: the next vacuum removes version 1
     sfclayer.vacuum(spark, path, retain=0, enforce_retention=False, quiet=True)
     assert [v.version for v in sfclayer.history(spark, path)] == [2]
+
+
+def test_a_version_vacuumed_between_two_a_restore_kept_is_reported_as_vacuumed(spark, tmp_path):
+    """A kept version leaves a hole below the newest: a version in it was removed by vacuum, not "no such
+    version" (the race model found the wrong message once restores' markers kept old versions)."""
+    path = str(tmp_path / "layer")
+    _layer(spark, path)
+    sfclayer.write(spark.range(1).selectExpr("1 AS col", "1 AS row", "7L AS v"), path, mode="append",
+                   appendMode="rewrite")
+    marker = os.path.join(path, "_sfclayer", "_restore-00000000-0000-0000-0000-000000000000-1")
+    open(marker, "w").close()
+    sfclayer.vacuum(spark, path, retain=0, enforce_retention=False, quiet=True)
+    os.remove(marker)
+    assert [v.version for v in sfclayer.history(spark, path)] == [1, 3]
+    with pytest.raises(LayerNotFound, match=r"cannot restore version 2 .*removed by vacuum"):
+        sfclayer.restore(spark, path, version=2)
+    with pytest.raises(LayerNotFound, match=r"cannot restore version 4 .*no such version"):
+        sfclayer.restore(spark, path, version=4)

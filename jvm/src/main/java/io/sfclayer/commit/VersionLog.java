@@ -281,7 +281,9 @@ public final class VersionLog {
         List<Long> vs = versions();
         if (!vs.contains(version)) {
             throw new SfcLayerException.LayerNotFound("layer " + layer + " has no version " + version
-                + (!vs.isEmpty() && version >= 1 && version < vs.get(0) ? ": it was removed by vacuum" : "")
+                // numbers are dense from 1, so one below the newest was removed by vacuum (not only one below
+                // the oldest: versions a restore in progress names are kept, leaving holes)
+                + (!vs.isEmpty() && version >= 1 && version < vs.get(vs.size() - 1) ? ": it was removed by vacuum" : "")
                 + (vs.isEmpty() ? " (it has no versions)" : "; its versions are " + describe(vs)));
         }
         return read(version);

@@ -85,7 +85,9 @@ public final class LayerRestore {
         String layer = log.layerPath().toString();
         if (version >= 0) {
             if (!vs.contains(version)) {
-                boolean vacuumed = version >= 1 && version < vs.get(0);
+                // numbers are dense from 1: a missing one below the newest was vacuumed (holes are possible:
+                // vacuum keeps the versions restores in progress name, RestoreGuard)
+                boolean vacuumed = version >= 1 && version < vs.get(vs.size() - 1);
                 throw new SfcLayerException.LayerNotFound("cannot restore version " + version + " of layer " + layer
                     + (vacuumed ? ": it was removed by vacuum (its version document is gone)"
                     : ": there is no such version") + "; the versions it has are " + describe(vs));
