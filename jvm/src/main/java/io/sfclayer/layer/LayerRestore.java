@@ -85,7 +85,10 @@ public final class LayerRestore {
         String layer = log.layerPath().toString();
         if (version >= 0) {
             if (!vs.contains(version)) {
-                boolean vacuumed = version >= 1 && version < vs.get(0);
+                // version numbers are contiguous: one below the newest and not listed was removed, also from the
+                // middle of the log (a vacuum keeps the versions restores in progress read; the race model found
+                // those refused as "no such version")
+                boolean vacuumed = version >= 1 && version < vs.get(vs.size() - 1);
                 throw new SfcLayerException.LayerNotFound("cannot restore version " + version + " of layer " + layer
                     + (vacuumed ? ": it was removed by vacuum (its version document is gone)"
                     : ": there is no such version") + "; the versions it has are " + describe(vs));
