@@ -330,6 +330,10 @@ public final class RaceHarness {
         h.history.add(next);
         try {
             committed(next, h.execute(next, false));
+            // read back: once the vacuum below removed the killed operation's version document, this read is what
+            // places it (RaceChecker.byNextRead); without it a killed delta append that had published was taken for
+            // an automatic compaction and the next version for wrong (KillTest seed 569272864)
+            h.observe(next);
         } catch (Throwable t) {
             classify(next, t); // FAILED unless a conflict: the checker says so
         }
