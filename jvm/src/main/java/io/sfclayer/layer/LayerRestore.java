@@ -85,8 +85,9 @@ public final class LayerRestore {
         String layer = log.layerPath().toString();
         if (version >= 0) {
             if (!vs.contains(version)) {
-                // numbers are dense from 1: a missing one below the newest was vacuumed (holes are possible:
-                // vacuum keeps the versions restores in progress name, RestoreGuard)
+                // version numbers are contiguous: one below the newest and not listed was removed, also from the
+                // middle of the log (a vacuum keeps the versions restores in progress read; the race model found
+                // those refused as "no such version")
                 boolean vacuumed = version >= 1 && version < vs.get(vs.size() - 1);
                 throw new SfcLayerException.LayerNotFound("cannot restore version " + version + " of layer " + layer
                     + (vacuumed ? ": it was removed by vacuum (its version document is gone)"

@@ -190,8 +190,9 @@ public final class Vacuum {
 
     /**
      * The version documents of the log newer than {@code after}, oldest first. A document that vanished
-     * between the listing and its read was removed by another vacuum: skipped (two vacuums tolerate each
-     * other). Any other unreadable document is an error.
+     * between the listing and its read was removed by another vacuum: skipped, or the log read again when it
+     * was the listing's newest and a newer one exists now (two vacuums tolerate each other). Any other
+     * unreadable document is an error.
      */
     private static List<LayerMetadata> snapshot(VersionLog log, long after) throws IOException {
         List<LayerMetadata> out = new ArrayList<>();
@@ -204,7 +205,13 @@ public final class Vacuum {
                 out.add(log.read(v));
             } catch (SfcLayerException.LayerNotFound e) {
                 if (v == vs.get(vs.size() - 1)) {
-                    throw e; // the newest is never vacuumed: the layer itself was deleted
+                    // the newest is never vacuumed, but the newest of this listing is once a version was committed
+                    // after it and another vacuum then ran (the race model found a vacuum failing so): read again
+                    List<Long> now = log.versions();
+                    if (now.isEmpty() || now.get(now.size() - 1) <= v) {
+                        throw e; // no newer version: the layer itself was deleted
+                    }
+                    return snapshot(log, after);
                 }
             }
         }

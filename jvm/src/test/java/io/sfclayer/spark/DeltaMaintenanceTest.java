@@ -123,6 +123,20 @@ public class DeltaMaintenanceTest extends DeltaLayersBase {
         assertEquals(List.of(1L, 2L, 3L, 4L), new VersionLog(conf(), new Path(gone)).versions());
     }
 
+    /** A version vacuumed from the middle of the log (an older one kept) is refused as vacuumed, not as unknown. */
+    @Test
+    public void aRestoreOfAVersionRemovedFromTheMiddleSaysItWasVacuumed() throws IOException {
+        String path = copy("middleGone");
+        new VersionLog(conf(), new Path(path)).deleteVersion(2); // what vacuum does with a version it drops
+        SfcLayerException.LayerNotFound e = assertThrows(SfcLayerException.LayerNotFound.class,
+            () -> io.sfclayer.layer.LayerRestore.restore(conf(), path, 2, -1));
+        assertTrue(e.getMessage(), e.getMessage().contains("version 2") && e.getMessage().contains("removed by vacuum"));
+        SfcLayerException.LayerNotFound none = assertThrows(SfcLayerException.LayerNotFound.class,
+            () -> io.sfclayer.layer.LayerRestore.restore(conf(), path, 9, -1));
+        assertTrue(none.getMessage(), none.getMessage().contains("there is no such version"));
+        assertEquals(List.of(1L, 3L, 4L), new VersionLog(conf(), new Path(path)).versions());
+    }
+
     @Test
     public void deltaVersionsRefuseALayerOfAnotherKind() throws IOException {
         assertNotNull(st);

@@ -62,6 +62,15 @@ public class DelayFs extends FilterFileSystem {
         scope = scopePath;
     }
 
+    /**
+     * Set on a thread whose calls are not delayed (faults are still injected): the race harness's Spark-free
+     * operations run most calls undelayed, so that a run holds thousands of them; Spark's task threads never set it.
+     */
+    public static final ThreadLocal<Boolean> UNDELAYED = ThreadLocal.withInitial(() -> false);
+
+    /** Set on a thread whose calls are neither delayed nor failed: the harness's read-back of a commit (a check). */
+    public static final ThreadLocal<Boolean> UNTOUCHED = ThreadLocal.withInitial(() -> false);
+
     public static void disarm() {
         scope = null;
     }
@@ -112,7 +121,7 @@ public class DelayFs extends FilterFileSystem {
 
     private static void delay(Path p) throws IOException {
         String s = scope;
-        if (s == null || p == null || !p.toUri().getPath().startsWith(s)) {
+        if (s == null || p == null || UNTOUCHED.get() || !p.toUri().getPath().startsWith(s)) {
             return;
         }
         CALLS.incrementAndGet();
@@ -130,7 +139,7 @@ public class DelayFs extends FilterFileSystem {
             FAULTS.incrementAndGet();
             throw new IOException(FAULT + " at " + p);
         }
-        if (ms < 0) {
+        if (ms < 0 || UNDELAYED.get()) {
             return;
         }
         DELAYED.incrementAndGet();
@@ -142,11 +151,20 @@ public class DelayFs extends FilterFileSystem {
         }
     }
 
+    /** The classes format.LocalFiles creates files of through java.nio (Hive's proxy is Spark's file: with Hive jars). */
+    private static final java.util.Set<String> PLAIN_LOCAL = java.util.Set.of(LocalFileSystem.class.getName(),
+        org.apache.hadoop.fs.RawLocalFileSystem.class.getName(), "org.apache.hadoop.hive.ql.io.ProxyLocalFileSystem");
+
     @Override
     public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize,
                                      short replication, long blockSize, Progressable progress) throws IOException {
         delay(f);
-        FSDataOutputStream out = fs.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
+        // on plain local files as sfclayer creates them there (format.LocalFiles through ObjectStores: java.nio,
+        // no chmod child process, no .crc), which it does only for the exact local classes, not for this wrapper:
+        // else every file here cost two forks (~7 ms each), and the race ran a path users' writes never take
+        FSDataOutputStream out = PLAIN_LOCAL.contains(fs.getClass().getName())
+            ? io.sfclayer.format.ObjectStores.create(fs, f, overwrite, blockSize)
+            : fs.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
         return new FSDataOutputStream(new java.io.FilterOutputStream(out) {
             @Override
             public void write(byte[] b, int off, int len) throws IOException {
