@@ -220,7 +220,7 @@ public final class RaceHarness {
      * and repairs, each a Spark job or Spark's planning: 50-250 ms); the others run Spark-free on the driver
      * ({@link #executeDirect}: a few ms), so that a run holds thousands of operations.
      */
-    static final double SPARK_SHARE = Double.parseDouble(System.getProperty("sfclayer.races.sparkShare", "0.04"));
+    static final double SPARK_SHARE = Double.parseDouble(System.getProperty("sfclayer.races.sparkShare", "0.2"));
     /** The fraction of Spark-free operations whose filesystem calls are delayed (a Spark operation's always are). */
     static final double DELAYED_SHARE = Double.parseDouble(System.getProperty("sfclayer.races.delayedShare", "0.1"));
 
