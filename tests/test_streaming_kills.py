@@ -269,11 +269,12 @@ def _wait_commit_stall(writer, timeout=START_TIMEOUT):
 
 
 def _hint(layer):
-    """The version the hint ``_last_version`` names (0: none yet)."""
+    """The version the hint ``_last_version`` names (0: none yet, or a hint caught while it is rewritten in
+    place: empty or cut short, which readers also take as no hint, FORMAT.md section 6)."""
     try:
         with open(os.path.join(layer, "_sfclayer", "_last_version")) as f:
             return int(f.read())
-    except FileNotFoundError:
+    except (FileNotFoundError, ValueError):
         return 0
 
 
