@@ -354,7 +354,7 @@ def render(cog, jvm, inproc, inproc_note, s3, latency_ms, command, load, note=No
                   "through the object-store byte source, no decoding, the process's client warm.", "",
                   "| on S3 | in-process reader | requests alone | reader over the requests |",
                   "|---|---|---|---|",
-                  f"| open (LIST `_sfclayer/`, GET the newest document) | {cell('reader', 0)} | {cell('source', 0)} | {over(0)} |",
+                  f"| open (the reader: GET `_newest.json`, LIST from its version; the requests alone: LIST `_sfclayer/`, GET the newest document) | {cell('reader', 0)} | {cell('source', 0)} | {over(0)} |",
                   f"| a tile after open: first touch of its file (GET index, ranged GET data) | {cell('reader', 1)} | "
                   f"{cell('source', 1)} | {over(1)} |",
                   f"| a tile, its file's index cached (one ranged GET) | {cell('reader', 2)} | {cell('source', 2)} | {over(2)} |",
