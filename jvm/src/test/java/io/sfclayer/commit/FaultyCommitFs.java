@@ -60,6 +60,10 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
     public static volatile Runnable beforeList;
     public static volatile String listHookDir;
 
+    /** Run once (then cleared) when a thread opens a file named {@link #openHookName} (e.g. a version document). */
+    public static volatile Runnable beforeOpen;
+    public static volatile String openHookName;
+
     /** The scheme's root; a method, since RawLocalFileSystem's constructor already asks for the URI. */
     abstract String root();
 
@@ -88,6 +92,8 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
         beforePublish = null;
         beforeList = null;
         listHookDir = null;
+        beforeOpen = null;
+        openHookName = null;
     }
 
     @Override
@@ -138,6 +144,16 @@ public abstract class FaultyCommitFs extends RawLocalFileSystem {
             hook.run();
         }
         return super.listStatus(f);
+    }
+
+    @Override
+    public org.apache.hadoop.fs.FSDataInputStream open(Path f, int bufferSize) throws IOException {
+        Runnable hook = beforeOpen;
+        if (hook != null && f.getName().equals(openHookName)) {
+            beforeOpen = null;
+            hook.run();
+        }
+        return super.open(f, bufferSize);
     }
 
     @Override

@@ -21,12 +21,14 @@ import org.junit.rules.TemporaryFolder;
 import java.io.File;
 import java.io.IOException;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
@@ -238,6 +240,38 @@ public class CommittedDataLossTest {
         assertAllVersionsVerify(path);
         File[] dirs = new File(path).listFiles((d, n) -> n.startsWith("data-"));
         assertEquals("only the newest version's data directory is left", 1, dirs.length);
+    }
+
+    /**
+     * Two vacuums and a commit (issue 35, RacesTest seed 596104770): vacuum A lists versions 1..2; as it
+     * reads version 2's document, an append publishes version 3 and vacuum B (retention 0) removes
+     * versions 1 and 2. A's newest listed version is gone although the layer is not: A must read the
+     * log again (it failed with LayerNotFound "has no version 2") and keep everything version 3 reads.
+     */
+    @Test
+    public void aVacuumWhoseNewestListedVersionIsVacuumedMeanwhileReadsTheLogAgain() throws Exception {
+        String path = new File(tmp.getRoot(), "layer").getAbsolutePath();
+        write(tiles(0, 0), path, "error");
+        write(tiles(4, 0), path, "overwrite"); // version 1's files are garbage once version 1 goes
+        Thread.sleep(20);
+        FaultyCommitFs.openHookName = VersionLog.versionFileName(2);
+        FaultyCommitFs.beforeOpen = () -> { // vacuum A has listed 1..2 and read version 1
+            write(tiles(8, 0), path, "append");
+            sleep(20);
+            try {
+                Vacuum.run(conf(), path, 0, false, false); // vacuum B
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        Map<String, Object> a = Vacuum.run(conf(), path, 0, false, false);
+        assertNull("the hook ran: vacuum A read version 2 after the append and vacuum B", FaultyCommitFs.beforeOpen);
+        assertEquals("vacuum B removed versions 1 and 2, A none", List.of(), a.get("versionsRemoved"));
+        assertEquals(List.of(3L), new VersionLog(conf(), new Path(path)).versions());
+        assertEquals(expected(32, tileSum(4, 0) + tileSum(8, 0)), sum(path, 3));
+        assertAllVersionsVerify(path);
+        File[] dirs = new File(path).listFiles((d, n) -> n.startsWith("data-"));
+        assertEquals("version 1's data directory went, versions 2's and 3's stay", 2, dirs.length);
     }
 
     /**
