@@ -13,6 +13,7 @@ import json
 import os
 import random
 import time
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -40,12 +41,28 @@ def _add_batch(src, n, rng, model, size=64):
     model.update(dict(zip(keys, values)))
 
 
-def _start(spark, src, layer, ckpt, **options):
-    w = (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(src)
-         .writeStream.format("sfclayer").option("checkpointLocation", ckpt).option("bounds", BOUNDS))
-    for k, v in options.items():
-        w = w.option(k, v)
-    return w.start(layer)
+@pytest.fixture
+def dirs(tmp_path):
+    """A stream's directories: ``src`` (its source files, created empty), ``layer`` and ``ckpt`` (its checkpoint)."""
+    os.makedirs(tmp_path / "src")
+    return SimpleNamespace(src=str(tmp_path / "src"), layer=str(tmp_path / "layer"), ckpt=str(tmp_path / "ckpt"))
+
+
+def _start(spark, dirs, bounds=BOUNDS):
+    """The stream from ``dirs.src`` (a file a batch) into ``dirs.layer``, started (with no bounds when None)."""
+    w = (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(dirs.src)
+         .writeStream.format("sfclayer").option("checkpointLocation", dirs.ckpt))
+    if bounds is not None:
+        w = w.option("bounds", bounds)
+    return w.start(dirs.layer)
+
+
+def _drain(q):
+    """Runs query ``q`` until its source is consumed, stops it; returns its recent progress."""
+    q.processAllAvailable()
+    progress = q.recentProgress
+    q.stop()
+    return progress
 
 
 def _documents(layer):
@@ -81,10 +98,9 @@ def _layer_tiles(spark, layer):
     return {(r["col"], r["row"]): bytes(r["value"]) for r in sfclayer.read(spark, layer).collect()}
 
 
-def test_every_tile_exactly_once_across_kills_and_vacuum(spark, tmp_path):
+def test_every_tile_exactly_once_across_kills_and_vacuum(spark, dirs):
     rng = random.Random(38)
-    src, layer, ckpt = str(tmp_path / "src"), str(tmp_path / "layer"), str(tmp_path / "ckpt")
-    os.makedirs(src)
+    src, layer, ckpt = dirs.src, dirs.layer, dirs.ckpt
     model, n = {}, 0
     query_ids, replays = set(), []
     # rounds: drain and stop / stop while a batch runs / drain, then forget the last checkpoint commit
@@ -92,20 +108,16 @@ def test_every_tile_exactly_once_across_kills_and_vacuum(spark, tmp_path):
         for _ in range(rng.randint(2, 3)):
             _add_batch(src, n, rng, model)
             n += 1
-        q = _start(spark, src, layer, ckpt)
+        q = _start(spark, dirs)
         query_ids.add(q.id)
         if kind == "stop-mid":
             _wait_for_batch(q, rng.randint(0, n - 1))
             q.stop()  # interrupts whatever runs: a task, the commit, the checkpoint
         else:
-            q.processAllAvailable()
-            q.stop()
+            _drain(q)
             if kind == "replay":
                 replays.append(_forget_last_commit(ckpt))
-    q = _start(spark, src, layer, ckpt)
-    q.processAllAvailable()
-    progress = q.recentProgress
-    q.stop()
+    _drain(_start(spark, dirs))
 
     assert len(query_ids) == 1  # the checkpoint keeps the query's id across restarts
     qid = query_ids.pop()
@@ -126,10 +138,7 @@ def test_every_tile_exactly_once_across_kills_and_vacuum(spark, tmp_path):
     sfclayer.vacuum(spark, layer, retain=0, enforce_retention=False)
     assert len(_documents(layer)) == 1
     replayed = _forget_last_commit(ckpt)
-    q = _start(spark, src, layer, ckpt)
-    q.processAllAvailable()
-    progress = q.recentProgress
-    q.stop()
+    progress = _drain(_start(spark, dirs))
     assert [p["sink"]["metrics"]["outcome"] for p in progress if p["batchId"] == replayed] == ["skipped"]
     docs = _documents(layer)
     assert len(docs) == 1 and docs[0]["version"] == batches and docs[0]["transactions"] == {qid: batches - 1}
@@ -173,44 +182,35 @@ def test_foreach_batch_with_txn_options_skips_a_repeated_batch(spark, tmp_path):
         rows(3).write.format("sfclayer").mode("append").option("txnAppId", "app").save(layer)
 
 
-def test_foreach_batch_replay_through_a_real_stream(spark, tmp_path):
+def test_foreach_batch_replay_through_a_real_stream(spark, dirs):
     rng = random.Random(7)
-    src, layer, ckpt = str(tmp_path / "src"), str(tmp_path / "layer"), str(tmp_path / "ckpt")
-    os.makedirs(src)
     model = {}
     for b in range(2):
-        _add_batch(src, b, rng, model)
+        _add_batch(dirs.src, b, rng, model)
 
     def sink(df, batch_id):
         (df.write.format("sfclayer").mode("append").option("bounds", BOUNDS)
-         .option("txnAppId", "fb-query").option("txnVersion", batch_id).save(layer))
+         .option("txnAppId", "fb-query").option("txnVersion", batch_id).save(dirs.layer))
 
     def run():
-        q = (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(src)
-             .writeStream.foreachBatch(sink).option("checkpointLocation", ckpt).start())
-        q.processAllAvailable()
-        q.stop()
+        _drain(spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(dirs.src)
+               .writeStream.foreachBatch(sink).option("checkpointLocation", dirs.ckpt).start())
 
     run()
-    _forget_last_commit(ckpt)
+    _forget_last_commit(dirs.ckpt)
     run()
-    docs = _documents(layer)
+    docs = _documents(dirs.layer)
     assert [d["operation"]["transaction"]["txnVersion"] for d in docs] == [0, 1]
-    assert _layer_tiles(spark, layer) == model
+    assert _layer_tiles(spark, dirs.layer) == model
 
 
-def test_each_commit_reports_where_its_time_went(spark, tmp_path):
+def test_each_commit_reports_where_its_time_went(spark, dirs):
     """sink.metrics split a batch's commit: opening the layer, publishing the version, the compaction it started."""
     rng = random.Random(7)
-    src, layer, ckpt = str(tmp_path / "src"), str(tmp_path / "layer"), str(tmp_path / "ckpt")
-    os.makedirs(src)
     model = {}
     for b in range(3):
-        _add_batch(src, b, rng, model)
-    q = _start(spark, src, layer, ckpt)
-    q.processAllAvailable()
-    progress = [p for p in q.recentProgress if p["numInputRows"] > 0]
-    q.stop()
+        _add_batch(dirs.src, b, rng, model)
+    progress = [p for p in _drain(_start(spark, dirs)) if p["numInputRows"] > 0]
     metrics = [p["sink"]["metrics"] for p in progress]
     assert [m["outcome"] for m in metrics] == ["committed"] * 3, metrics
     for m in metrics:
@@ -220,15 +220,12 @@ def test_each_commit_reports_where_its_time_went(spark, tmp_path):
         # of the layer, its writer factory's (before the job) and its commit's probe
         assert parts[1] + parts[2] <= int(m["commitMs"]) + 1, m
     assert float(metrics[-1]["openMs"]) > 0, metrics  # the layer existed: the batch opened it
-    assert _layer_tiles(spark, layer) == model
+    assert _layer_tiles(spark, dirs.layer) == model
 
 
-def test_a_new_layer_needs_bounds(spark, tmp_path):
-    src = str(tmp_path / "src")
-    os.makedirs(src)
-    _add_batch(src, 0, random.Random(1), {})
-    q = (spark.readStream.schema(SCHEMA).parquet(src).writeStream.format("sfclayer")
-         .option("checkpointLocation", str(tmp_path / "ckpt")).start(str(tmp_path / "layer")))
+def test_a_new_layer_needs_bounds(spark, dirs):
+    _add_batch(dirs.src, 0, random.Random(1), {})
+    q = _start(spark, dirs, bounds=None)
     with pytest.raises(StreamingQueryException, match="give option bounds"):
         q.awaitTermination(120)
-    assert not os.path.exists(tmp_path / "layer" / "_sfclayer")
+    assert not os.path.exists(os.path.join(dirs.layer, "_sfclayer"))
