@@ -5,11 +5,11 @@ import io.sfclayer.commit.Conflicts;
 import io.sfclayer.commit.VersionLog;
 import io.sfclayer.format.DataFile;
 import io.sfclayer.format.LayerMetadata;
+import io.sfclayer.format.ObjectStores;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.RemoteIterator;
 
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -131,10 +131,9 @@ public final class LayerRestore {
             Path dir = log.dataDir(e.getKey());
             Set<String> present = new HashSet<>();
             try {
-                RemoteIterator<LocatedFileStatus> it = fs.listFiles(dir, true);
                 String prefix = fs.makeQualified(dir).toUri().getPath() + "/";
-                while (it.hasNext()) {
-                    String p = it.next().getPath().toUri().getPath();
+                for (FileStatus st : ObjectStores.filesUnder(fs, dir)) {
+                    String p = st.getPath().toUri().getPath();
                     if (p.startsWith(prefix)) {
                         present.add(p.substring(prefix.length()));
                     }

@@ -8,15 +8,14 @@ import io.sfclayer.format.DataFileEntry;
 import io.sfclayer.format.DataFileName;
 import io.sfclayer.format.LayerMetadata;
 import io.sfclayer.format.Manifest;
+import io.sfclayer.format.ObjectStores;
 import io.sfclayer.format.ManifestRef;
 import io.sfclayer.format.RecordFrame;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.RemoteIterator;
 
 import java.io.IOException;
 import java.time.Instant;
@@ -223,9 +222,7 @@ public final class ManifestRepair {
             if (!d.isDirectory() || !d.getPath().getName().startsWith(VersionLog.DATA_DIR_PREFIX)) {
                 continue;
             }
-            RemoteIterator<LocatedFileStatus> it = fs.listFiles(d.getPath(), true);
-            while (it.hasNext()) {
-                LocatedFileStatus st = it.next();
+            for (FileStatus st : ObjectStores.filesUnder(fs, d.getPath())) {
                 Path mapFile = st.getPath().getParent();
                 if (!st.getPath().getName().equals("data") || !DataFileName.looksLikeDataFile(mapFile.getName())) {
                     continue;

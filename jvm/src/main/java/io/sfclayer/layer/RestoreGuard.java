@@ -89,7 +89,7 @@ public final class RestoreGuard {
     private static Path create(VersionLog log, String name) throws IOException {
         FileSystem fs = log.fileSystem();
         Path p = new Path(new Path(log.layerPath(), VersionLog.LOG_DIR), name);
-        fs.create(p, false).close();
+        io.sfclayer.format.ObjectStores.create(fs, p, false).close(); // no chmod child process on local files
         return p;
     }
 
