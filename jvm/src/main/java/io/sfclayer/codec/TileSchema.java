@@ -134,6 +134,35 @@ public final class TileSchema implements Serializable {
      * @throws SfcLayerException.CorruptLayer if the JSON is not a Spark struct type
      */
     public static TileSchema fromJson(String sparkValueSchemaJson, boolean spaceTime) {
+        if (sparkValueSchemaJson == null) {
+            return parse(null, spaceTime);
+        }
+        // every open and commit parses its version's schema; Spark's JSON parser (json4s) made that 7 % of a small
+        // driver-side append's CPU. A TileSchema is immutable: one per schema text is shared.
+        String key = (spaceTime ? "t" : "s") + sparkValueSchemaJson;
+        synchronized (PARSED) {
+            TileSchema hit = PARSED.get(key);
+            if (hit != null) {
+                return hit;
+            }
+        }
+        TileSchema parsed = parse(sparkValueSchemaJson, spaceTime);
+        synchronized (PARSED) {
+            PARSED.put(key, parsed);
+        }
+        return parsed;
+    }
+
+    /** Schemas parsed, by their text: the most recently used {@value #PARSED_KEPT}. */
+    private static final int PARSED_KEPT = 64;
+    private static final java.util.Map<String, TileSchema> PARSED = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(java.util.Map.Entry<String, TileSchema> eldest) {
+            return size() > PARSED_KEPT;
+        }
+    };
+
+    private static TileSchema parse(String sparkValueSchemaJson, boolean spaceTime) {
         DataType dt;
         try {
             dt = DataType.fromJson(sparkValueSchemaJson);

@@ -24,6 +24,10 @@ public final class TimeText {
         "(\\d+)\\s*(us|micros?|microseconds?|ms|millis?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?|w|weeks?)",
         Pattern.CASE_INSENSITIVE);
 
+    /** Epoch micros, and an offset at the end: compiled once (every version document's createdAt is parsed). */
+    private static final Pattern INTEGER = Pattern.compile("-?\\d+");
+    private static final Pattern OFFSET_AT_END = Pattern.compile(".*[+-]\\d\\d:\\d\\d$");
+
     /** A positive duration option: "1 day", "6 hours", "15m", "1d", or ISO-8601 "PT1H". */
     public static long parseDurationMicros(String name, String v) {
         long micros = parseDurationMicros(name, v, "option ");
@@ -77,13 +81,13 @@ public final class TimeText {
      */
     public static long parseInstantMicros(String name, String v) {
         try {
-            if (v.matches("-?\\d+")) {
+            if (INTEGER.matcher(v).matches()) {
                 return Long.parseLong(v);
             }
             Instant t;
             if (v.length() == 10) {
                 t = LocalDate.parse(v).atStartOfDay(ZoneOffset.UTC).toInstant();
-            } else if (v.endsWith("Z") || v.matches(".*[+-]\\d\\d:\\d\\d$")) {
+            } else if (v.endsWith("Z") || OFFSET_AT_END.matcher(v).matches()) {
                 t = java.time.OffsetDateTime.parse(v.replace(' ', 'T')).toInstant();
             } else {
                 t = LocalDateTime.parse(v.replace(' ', 'T')).toInstant(ZoneOffset.UTC);
