@@ -211,7 +211,13 @@ public final class DataFileReader implements Closeable {
                 wholeFile("the listed data file is missing", true, e);
                 return;
             }
-            // it exists (stat said so): Java reports "Permission denied" on a local open this way
+            if (!existsQuietly(dataPath)) {
+                // stat saw it a moment ago and it is gone: deleted in between (a vacuum of the version: the race
+                // model's read-back found this reported as a storage error)
+                wholeFile("the listed data file is missing", true, e);
+                return;
+            }
+            // it exists: Java reports "Permission denied" on a local open this way
             throw new SfcLayerException.StorageError("cannot open data file " + path + ": " + e, e);
         } catch (IOException | RuntimeException e) {
             closeQuietly();
@@ -296,6 +302,15 @@ public final class DataFileReader implements Closeable {
     private static Path layerOf(Path mapFile) {
         Path dir = mapFile.getParent();
         return dir == null || dir.getParent() == null ? mapFile : dir.getParent();
+    }
+
+    /** Whether {@code p} exists; true when that cannot be told (the caller then reports what it saw). */
+    private boolean existsQuietly(Path p) {
+        try {
+            return fs.exists(p);
+        } catch (IOException | RuntimeException e) {
+            return true;
+        }
     }
 
     /** The whole file is lost: fail, or report it and read as empty. */

@@ -275,6 +275,36 @@ public class CommittedDataLossTest {
     }
 
     /**
+     * A reader pinned on a version that a vacuum removes between its stat of a data file and its open of it (the
+     * race model's read-back hit this): LayerNotFound saying the version was removed by vacuum, as when the stat
+     * already misses it; it was a StorageError ("cannot open data file"), which reads as a storage fault.
+     */
+    @Test
+    public void aDataFileVacuumedBetweenItsStatAndItsOpenSaysTheVersionWasVacuumed() throws Exception {
+        String path = new File(tmp.getRoot(), "layer").getAbsolutePath();
+        write(tiles(0, 0), path, "error");
+        write(tiles(4, 0), path, "overwrite"); // version 1's files are garbage once version 1 goes
+        Thread.sleep(20);
+        try (io.sfclayer.lookup.ValueReader reader = io.sfclayer.lookup.ValueReader.open(conf(), path, 8, 1, -1)) {
+            FaultyCommitFs.openHookName = "data";
+            FaultyCommitFs.beforeOpen = () -> {
+                try {
+                    Vacuum.run(conf(), path, 0, false, false);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            };
+            io.sfclayer.SfcLayerException.LayerNotFound e = assertThrows(
+                io.sfclayer.SfcLayerException.LayerNotFound.class, () -> reader.getOrNull(0, 0, 0L));
+            assertNull("the vacuum ran at the data file's open", FaultyCommitFs.beforeOpen);
+            assertTrue(e.getMessage(), e.getMessage().contains("version 1 of layer")
+                && e.getMessage().contains("was removed by vacuum while it was being read"));
+        }
+        assertEquals(List.of(2L), new VersionLog(conf(), new Path(path)).versions());
+        assertAllVersionsVerify(path);
+    }
+
+    /**
      * Durability on HDFS-type streams (issue 35): every data file, index, bloom sidecar and temporary
      * version document a version references is hsync'ed before it is closed (hdfs://faulty/ streams
      * declare hsync and record it); local files are forced through FileChannel (Durable), which no
