@@ -68,6 +68,14 @@ public class DelayFs extends FilterFileSystem {
      */
     public static final ThreadLocal<Boolean> UNDELAYED = ThreadLocal.withInitial(() -> false);
 
+    /**
+     * The failure probability of this thread's calls, as a multiple of {@code failProbability}: the race harness
+     * runs most driver-side operations fault-free (0) and the others at a higher rate, so that an operation of
+     * hundreds of calls (a copy-on-write append folding the deltas) still commits now and then; Spark's task
+     * threads keep 1.
+     */
+    public static final ThreadLocal<Double> FAIL_FACTOR = ThreadLocal.withInitial(() -> 1.0);
+
     /** Set on a thread whose calls are neither delayed nor failed: the harness's read-back of a commit (a check). */
     public static final ThreadLocal<Boolean> UNTOUCHED = ThreadLocal.withInitial(() -> false);
 
@@ -128,7 +136,7 @@ public class DelayFs extends FilterFileSystem {
         int ms;
         boolean fail;
         synchronized (DelayFs.class) {
-            fail = failProbability > 0 && random.nextDouble() < failProbability;
+            fail = failProbability > 0 && random.nextDouble() < failProbability * FAIL_FACTOR.get();
             if (random.nextDouble() >= probability) {
                 ms = -1;
             } else {

@@ -52,6 +52,8 @@ public final class RaceHarness {
     private final long seed;
     private final List<RaceOp> history = Collections.synchronizedList(new ArrayList<>());
     private final AtomicInteger ids = new AtomicInteger();
+    /** The CPU time of the worker threads (not Spark's executor threads): what bounds a run's operations on few cores. */
+    private final java.util.concurrent.atomic.AtomicLong workerCpuNanos = new java.util.concurrent.atomic.AtomicLong();
     /** Where the run's time went: milliseconds and counts per phase (an operation's kind, its read-back, the check). */
     private final Map<String, long[]> timing = new java.util.concurrent.ConcurrentSkipListMap<>();
 
@@ -143,11 +145,18 @@ public final class RaceHarness {
         return "race seed " + seed + " on " + scheme + ": " + h.history.size() + " operations by " + threads
             + " threads in " + ran / 1000 + " s (" + (delayProbability > 0 ? delays[1] + " of " + delays[0]
             + " filesystem calls delayed" : "no injected delays") + (failProbability > 0 ? ", " + delays[2]
-            + " failed" : "") + "); " + stats + "; time: " + h.timings();
+            + " failed" : "") + "; the workers' CPU " + h.workerCpuNanos.get() / 1_000_000 + " ms, "
+            + h.workerCpuNanos.get() / 1000 / Math.max(1, h.history.size()) / 1000.0 + " ms an operation; deltas "
+            + DELTAS.get() + " most " + MOST_DELTAS.get() + " files " + FILES.get() + "); " + stats
+            + "; time: " + h.timings();
     }
 
+    /** A worker's copy of the session's Hadoop conf (as a write makes one: a copy per operation was 6 % of a run). */
+    private final ThreadLocal<Configuration> workerConf = new ThreadLocal<>();
+
     private Configuration conf() {
-        return HadoopConfs.forOptions(spark, Map.of());
+        Configuration c = workerConf.get();
+        return c != null ? c : HadoopConfs.forOptions(spark, Map.of());
     }
 
     /** Version 1: the 8 x 8 tiles at (0, 0), by operation 0. */
@@ -201,7 +210,15 @@ public final class RaceHarness {
             op.id + " * 100000L + (" + col + ") * 100L + " + row + " AS v");
     }
 
+    /** Delta files of the versions committed: their sum and the most (what a read-back and a commit carry). */
+    private static final java.util.concurrent.atomic.AtomicLong DELTAS = new java.util.concurrent.atomic.AtomicLong();
+    private static final java.util.concurrent.atomic.AtomicLong MOST_DELTAS = new java.util.concurrent.atomic.AtomicLong();
+    private static final java.util.concurrent.atomic.AtomicLong FILES = new java.util.concurrent.atomic.AtomicLong();
+
     private static void committed(RaceOp op, LayerMetadata md) {
+        DELTAS.addAndGet(md.deltas.size());
+        MOST_DELTAS.accumulateAndGet(md.deltas.size(), Math::max);
+        FILES.addAndGet(md.files == null ? 0 : md.files.size());
         op.endMillis = System.currentTimeMillis();
         op.outcome = RaceOp.Outcome.COMMITTED;
         op.version = md.version;
@@ -210,9 +227,13 @@ public final class RaceHarness {
     }
 
     private void worker(int thread, Random r, int ops, long deadline) {
+        workerConf.set(HadoopConfs.forOptions(spark, Map.of())); // the run's (DelayFs armed); its pool thread ends with it
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpu0 = mx.getCurrentThreadCpuTime();
         for (int i = 0; i < ops && (i == 0 || System.currentTimeMillis() < deadline); i++) { // one at least
             step(thread, r, null);
         }
+        workerCpuNanos.addAndGet(mx.getCurrentThreadCpuTime() - cpu0);
     }
 
     /**
@@ -220,7 +241,14 @@ public final class RaceHarness {
      * and repairs, each a Spark job or Spark's planning: 50-250 ms); the others run Spark-free on the driver
      * ({@link #executeDirect}: a few ms), so that a run holds thousands of operations.
      */
-    static final double SPARK_SHARE = Double.parseDouble(System.getProperty("sfclayer.races.sparkShare", "0.2"));
+    static final double SPARK_SHARE = Double.parseDouble(System.getProperty("sfclayer.races.sparkShare", "0.05"));
+    /**
+     * The fraction of Spark-free operations whose filesystem calls may fail, each at the run's fault rate divided by
+     * this (the same faults in all; a Spark operation's calls may always fail): a fault at 1 % of every operation's
+     * calls failed 47 of 48 copy-on-write appends (hundreds of calls each, folding the deltas), so the deltas
+     * piled up (85 a version) and every read-back and commit carried them.
+     */
+    static final double FAULTY_SHARE = Double.parseDouble(System.getProperty("sfclayer.races.faultyShare", "0.25"));
     /** The fraction of Spark-free operations whose filesystem calls are delayed (a Spark operation's always are). */
     static final double DELAYED_SHARE = Double.parseDouble(System.getProperty("sfclayer.races.delayedShare", "0.1"));
 
@@ -242,7 +270,7 @@ public final class RaceHarness {
             // (weighted by cost: single-threaded, a delta append takes ~10 ms, a vacuum ~25, a copy-on-write
             // append ~40, a restore ~80)
             int pick = r.nextInt(20);
-            kind = pick < 2 ? RaceOp.Kind.APPEND : pick < 15 ? RaceOp.Kind.DELTA_APPEND
+            kind = pick < 5 ? RaceOp.Kind.APPEND : pick < 15 ? RaceOp.Kind.DELTA_APPEND
                 : pick < 17 ? RaceOp.Kind.RESTORE : RaceOp.Kind.VACUUM;
         }
         int[] box = null;
@@ -264,12 +292,14 @@ public final class RaceHarness {
         history.add(op);
         boolean shuffled = r.nextInt(4) == 0; // a quarter through a shuffle (a Spark job), the rest on the driver
         boolean delayed = viaSpark || r.nextDouble() < DELAYED_SHARE;
+        boolean faulty = viaSpark || r.nextDouble() < FAULTY_SHARE;
         if (log != null) {
             log.println(KillLog.started(op));
             log.flush();
         }
         long t0 = System.nanoTime();
         DelayFs.UNDELAYED.set(!delayed);
+        DelayFs.FAIL_FACTOR.set(faulty ? 1 / FAULTY_SHARE : 0.0);
         try {
             LayerMetadata md = viaSpark ? execute(op, shuffled) : executeDirect(op);
             time(op.kind + (viaSpark ? op.writes() ? shuffled ? " shuffled" : " local" : " spark" : " direct"), t0);
@@ -288,6 +318,7 @@ public final class RaceHarness {
             classify(op, t);
         } finally {
             DelayFs.UNDELAYED.remove();
+            DelayFs.FAIL_FACTOR.remove();
         }
         if (log != null) {
             log.println(KillLog.ended(op));
@@ -419,14 +450,14 @@ public final class RaceHarness {
     }
 
     /**
-     * Reads the version an operation committed right away (an injected fault in the read: not observed): every
-     * key of the 16 x 16 layer looked up on the driver ({@link #lookUpAll}), no Spark job; the checker compares
+     * Reads the version an operation committed right away (an injected fault in the read: not observed): the
+     * 16 x 16 layer read on the driver ({@link #lookUpAll}), no Spark job; the checker compares
      * it with the model, and reads every version left in the log through Spark at the end.
      */
     private void observe(RaceOp op) {
         DelayFs.UNTOUCHED.set(true); // a check, not an operation under test: no delay, no fault (each skipped it)
         try {
-            op.observed = lookUpAll(op.version);
+            op.observed = lookUpAll(op.version, op.id % LOOKUP_EVERY == 0);
         } catch (Throwable t) {
             if (!injected(t)) {
                 op.error = "reading committed version " + op.version + " failed: " + t;
@@ -438,11 +469,14 @@ public final class RaceHarness {
     }
 
     /**
-     * Version v read on the driver, key → v: each of the 256 keys looked up with the look-up reader
-     * ({@code io.sfclayer.lookup.ValueReader}, what {@code sfclayer.open} and the tile server read with), its
-     * Avro record decoded; null when vacuum removed the version (LayerNotFound saying so).
+     * Version v read on the driver, key → v, with the look-up reader ({@code io.sfclayer.lookup.ValueReader}, what
+     * {@code sfclayer.open} and the tile server read with): the whole layer as one box query (each file's ranges
+     * walked once, deltas merged, as a Spark scan reads them); for one commit in {@value #LOOKUP_EVERY} also each of
+     * the 256 keys looked up one by one, which must agree with the box (a different path: the file a key's index
+     * names, its bloom filter, then the deltas). Null when vacuum removed the version (LayerNotFound saying so).
+     * (The box alone costs a fifth of the 256 look-ups: most of a Spark-free operation's read-back.)
      */
-    private Map<Integer, Long> lookUpAll(long v) throws IOException {
+    private Map<Integer, Long> lookUpAll(long v, boolean keyByKey) throws IOException {
         io.sfclayer.lookup.ValueReader reader;
         try {
             reader = io.sfclayer.lookup.ValueReader.open(conf(), path, 64, v, -1);
@@ -453,9 +487,28 @@ public final class RaceHarness {
             throw e;
         }
         try (reader) {
-            org.apache.avro.Schema schema = new org.apache.avro.Schema.Parser().parse(reader.tileSchemaJson());
+            org.apache.avro.Schema schema = SCHEMAS.computeIfAbsent(reader.tileSchemaJson(),
+                json -> new org.apache.avro.Schema.Parser().parse(json));
             org.apache.avro.generic.GenericDatumReader<org.apache.avro.generic.GenericRecord> avro =
                 new org.apache.avro.generic.GenericDatumReader<>(schema);
+            TreeMap<Integer, Long> box = new TreeMap<>();
+            List<String> twice = new ArrayList<>();
+            reader.query(reader.boxQuery(""), records -> {
+                for (byte[] record : records) {
+                    org.apache.avro.generic.GenericRecord g = avro.read(null,
+                        org.apache.avro.io.DecoderFactory.get().binaryDecoder(record, null));
+                    int c = (Integer) g.get("col"), r = (Integer) g.get("row");
+                    if (box.put(RaceOp.key(c, r), (Long) g.get("v")) != null) {
+                        twice.add("(" + c + ", " + r + ")");
+                    }
+                }
+            });
+            if (!twice.isEmpty()) {
+                throw new AssertionError("the box query of version " + v + " returned tiles twice: " + twice);
+            }
+            if (!keyByKey) {
+                return box;
+            }
             TreeMap<Integer, Long> out = new TreeMap<>();
             for (int c = 0; c < 16; c++) {
                 for (int r = 0; r < 16; r++) {
@@ -467,6 +520,10 @@ public final class RaceHarness {
                     }
                 }
             }
+            if (!out.equals(box)) {
+                throw new AssertionError("version " + v + ": the 256 look-ups " + out + " disagree with the box query "
+                    + box);
+            }
             return out;
         } catch (RuntimeException e) {
             if (vacuumed(e)) {
@@ -475,6 +532,12 @@ public final class RaceHarness {
             throw e;
         }
     }
+
+    /** Tile schemas parsed, by their JSON (one per run: a parse per read-back was a tenth of its time). */
+    private static final Map<String, org.apache.avro.Schema> SCHEMAS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** One commit in this many is read back key by key too ({@link #lookUpAll}). */
+    static final int LOOKUP_EVERY = 4;
 
     private static boolean injected(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
