@@ -542,6 +542,7 @@ public final class DataFileReader implements Closeable {
         try {
             index = DataFileIndex.read(conf, fs, ip, entry.indexCrc32c, header().dataStart, end);
         } catch (FileNotFoundException e) {
+            vacuumed(e); // the version's files deleted under this reader (the race model's copy-on-write append found it)
             indexDamaged("it is missing");
         } catch (ChecksumException e) {
             indexDamaged("unreadable (" + e.getMessage() + ")");

@@ -281,12 +281,26 @@ public class CommittedDataLossTest {
      */
     @Test
     public void aDataFileVacuumedBetweenItsStatAndItsOpenSaysTheVersionWasVacuumed() throws Exception {
-        String path = new File(tmp.getRoot(), "layer").getAbsolutePath();
+        vacuumedAtTheOpenOf("data");
+    }
+
+    /**
+     * The same at the open of the data file's index: a copy-on-write append folding deltas of a version a vacuum
+     * removed while it ran failed with CorruptLayer "index file is damaged: it is missing" and advice to repair (race
+     * model, RacesTest seed 277228045); the append now sees LayerNotFound and reports ConcurrentUpdate.
+     */
+    @Test
+    public void anIndexVacuumedBeforeItsOpenSaysTheVersionWasVacuumed() throws Exception {
+        vacuumedAtTheOpenOf("index");
+    }
+
+    private void vacuumedAtTheOpenOf(String name) throws Exception {
+        String path = new File(tmp.getRoot(), "layer-" + name).getAbsolutePath();
         write(tiles(0, 0), path, "error");
         write(tiles(4, 0), path, "overwrite"); // version 1's files are garbage once version 1 goes
         Thread.sleep(20);
         try (io.sfclayer.lookup.ValueReader reader = io.sfclayer.lookup.ValueReader.open(conf(), path, 8, 1, -1)) {
-            FaultyCommitFs.openHookName = "data";
+            FaultyCommitFs.openHookName = name;
             FaultyCommitFs.beforeOpen = () -> {
                 try {
                     Vacuum.run(conf(), path, 0, false, false);
