@@ -84,27 +84,6 @@ public final class VersionLog {
     }
 
     /**
-     * The versions and their documents' lengths, from one listing of the log: a document read with the
-     * length its listing gave costs an object store no HEAD (the commit reads the newest for its stamp).
-     */
-    private java.util.TreeMap<Long, Long> listedVersions() throws IOException {
-        java.util.TreeMap<Long, Long> out = new java.util.TreeMap<>();
-        FileStatus[] entries;
-        try {
-            entries = fs.listStatus(logDir());
-        } catch (FileNotFoundException e) {
-            return out;
-        }
-        for (FileStatus st : entries) {
-            Matcher m = VERSION_FILE.matcher(st.getPath().getName());
-            if (m.matches()) {
-                out.put(Long.parseLong(m.group(1)), st.getLen());
-            }
-        }
-        return out;
-    }
-
-    /**
      * Whether version {@code version}'s document exists: one probe (a streaming batch's commit asks
      * whether a version was committed since its batch opened the layer).
      */
@@ -113,22 +92,16 @@ public final class VersionLog {
     }
 
     /**
-     * The newest version a commit builds on (and its document's length when known, else -1), as a map of
-     * one entry; empty when there is none. Not an object store: the hint and a probe or two (a listing of
-     * the local filesystem stats every document, ~5 calls each, so a stream's commit cost grew with its
-     * versions); a version published meanwhile makes the publish fail and the commit look again. An
-     * object store: the listing, strongly consistent, one request per 1,000 documents.
+     * The versions a commit builds on (the newest, and each document's length when known, else -1); empty
+     * when there is none. Always a listing, never the hint: a hint names a committed version, and the next
+     * numbers probed from it may be ones a vacuum removed while a newer one exists (it keeps versions a restore
+     * pins below the newest), which a commit would then publish again (the race model found it). On plain
+     * local files the names alone (LogDirectory.versionLengths); elsewhere one listing call (per 1,000
+     * documents on an object store). A version published meanwhile makes the publish fail and the commit look
+     * again.
      */
     private java.util.TreeMap<Long, Long> newestForCommit() throws IOException {
-        if (!ObjectStores.isObjectStore(fs)) {
-            long hinted = newestFromHint();
-            if (hinted > 0) {
-                java.util.TreeMap<Long, Long> out = new java.util.TreeMap<>();
-                out.put(hinted, -1L);
-                return out;
-            }
-        }
-        return listedVersions();
+        return LogDirectory.versionLengths(fs, logDir());
     }
 
     /** Whether anything is at the layer's path at all (an sfclayer layer or not). */
@@ -180,31 +153,17 @@ public final class VersionLog {
         // the hint costs a HEAD and a GET for itself, a HEAD per probed version and a HEAD before the
         // document's GET (FORMAT.md section 6). On S3A, the copy of the newest document and a LIST from
         // its version first: 2 requests however long the log.
-        long hinted = ObjectStores.isObjectStore(fs) ? 0 : newestFromHint();
-        if (hinted > 0) {
-            return read(hinted);
-        }
+        // Elsewhere the listing too (names alone on local files), not the hint and probes: a version a vacuum
+        // kept below the newest (a restore's) can leave a gap the probes stop at, below the newest (section 6)
         if (ObjectStores.isObjectStore(fs)) {
             LayerMetadata fromCopy = newestFromCopy();
             if (fromCopy != null) {
                 return fromCopy;
             }
         }
-        long newestVersion = -1;
-        long newestLength = -1;
-        try {
-            for (FileStatus st : fs.listStatus(logDir())) {
-                Matcher m = VERSION_FILE.matcher(st.getPath().getName());
-                if (m.matches() && Long.parseLong(m.group(1)) > newestVersion) {
-                    newestVersion = Long.parseLong(m.group(1));
-                    newestLength = st.getLen();
-                }
-            }
-        } catch (FileNotFoundException e) {
-            // no log: below
-        }
-        if (newestVersion >= 0) {
-            return read(newestVersion, newestLength);
+        java.util.TreeMap<Long, Long> listed = LogDirectory.versionLengths(fs, logDir());
+        if (!listed.isEmpty()) {
+            return read(listed.lastKey(), listed.lastEntry().getValue());
         }
         List<Long> vs = versions();
         if (vs.isEmpty()) {
@@ -368,6 +327,17 @@ public final class VersionLog {
         if (md.txn != null && md.readVersion > 0) {
             Transactions.check(layer.toString(), md, md); // the version it read (whose transactions md carries)
         }
+        // announced before the log is listed: vacuum keeps every version published from now on (CommitMarker)
+        Path marker = CommitMarker.start(fs, logDir(), md.writeId == null ? "unnamed" : md.writeId);
+        try {
+            return publishNext(md, added, publisher, based, candidate);
+        } finally {
+            CommitMarker.end(fs, marker);
+        }
+    }
+
+    private LayerMetadata publishNext(LayerMetadata md, List<DataFile> added, CommitPublisher publisher, long based,
+                                      LayerMetadata candidate) throws IOException {
         for (int attempt = 0; ; attempt++) {
             java.util.TreeMap<Long, Long> listed = newestForCommit();
             long latest = listed.isEmpty() ? 0 : listed.lastKey();
@@ -620,27 +590,6 @@ public final class VersionLog {
             return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("MD5").digest(bytes));
         } catch (java.security.NoSuchAlgorithmException e) {
             return ""; // no MD5 (a FIPS JVM): the listed document is read instead
-        }
-    }
-
-    /**
-     * The newest version found from the hint: the hinted version (if its document still exists) and
-     * then the next numbers while they exist. The hint is only ever a committed version, hence a lower
-     * bound of the newest; 0 when there is no usable hint (then the log is listed).
-     */
-    private long newestFromHint() {
-        long n;
-        try (FSDataInputStream in = fs.open(new Path(logDir(), HINT_FILE))) {
-            n = Long.parseLong(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim());
-            if (n < 1 || !fs.exists(new Path(logDir(), versionFileName(n)))) {
-                return 0;
-            }
-            while (fs.exists(new Path(logDir(), versionFileName(n + 1)))) {
-                n++;
-            }
-            return n;
-        } catch (IOException | NumberFormatException e) {
-            return 0;
         }
     }
 

@@ -543,7 +543,8 @@ public final class DataFileReader implements Closeable {
             index = DataFileIndex.read(conf, fs, ip, entry.indexCrc32c, header().dataStart, end);
         } catch (FileNotFoundException e) {
             vacuumed(e); // the version's files deleted under this reader (the race model's copy-on-write append found it)
-            indexDamaged("it is missing");
+            // the cause kept: a writer reading an entry without its version (a delta it folds) tells a vacuum by it
+            indexDamaged("it is missing", e);
         } catch (ChecksumException e) {
             indexDamaged("unreadable (" + e.getMessage() + ")");
         } catch (DataFileIndex.BadIndex e) {
@@ -555,10 +556,14 @@ public final class DataFileReader implements Closeable {
 
     /** A damaged index costs no records: without it the file is read from its start. */
     private void indexDamaged(String why) {
+        indexDamaged(why, null);
+    }
+
+    private void indexDamaged(String why, Throwable cause) {
         String what = "index file " + new Path(path, "index") + " is damaged: " + why;
         if (sink == null) {
             indexLoaded = false; // every later seek fails the same way (a cached reader must not fall back)
-            throw corrupt(what + " (repair rebuilds it from the data file)");
+            throw corrupt(what + " (repair rebuilds it from the data file)", cause);
         }
         report(new Damage(path.toString(), -1, null, null, header.dataStart, 0, what + "; reading the data file without it"));
         index = null;

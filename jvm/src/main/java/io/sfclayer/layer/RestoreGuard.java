@@ -42,9 +42,14 @@ public final class RestoreGuard {
 
     /** The versions restores in progress restore (their markers younger than the grace). */
     static Set<Long> restoring(VersionLog log) throws IOException {
+        return restoring(markers(log));
+    }
+
+    /** {@link #restoring(VersionLog)} from a listing of the log directory. */
+    static Set<Long> restoring(FileStatus[] logEntries) {
         Set<Long> out = new HashSet<>();
         long now = System.currentTimeMillis();
-        for (FileStatus st : markers(log)) {
+        for (FileStatus st : logEntries) {
             String name = st.getPath().getName();
             if (name.startsWith(RESTORE_PREFIX) && now - st.getModificationTime() < Vacuum.PENDING_GRACE_MILLIS) {
                 try {

@@ -106,8 +106,25 @@ public final class Vacuum {
         // announced before reading the restores in progress, whose versions are kept (RestoreGuard)
         Path marker = dryRun ? null : RestoreGuard.vacuumStarts(log);
         try {
+            // after the snapshot: the restores and the commits in progress (CommitMarker), and when each document
+            // was written
+            FileStatus[] logEntries;
+            try {
+                logEntries = log.fileSystem().listStatus(new Path(log.layerPath(), VersionLog.LOG_DIR));
+            } catch (java.io.FileNotFoundException e) {
+                logEntries = new FileStatus[0];
+            }
+            Map<Long, Long> written = new java.util.HashMap<>();
+            for (FileStatus st : logEntries) {
+                java.util.regex.Matcher m = io.sfclayer.format.LogDirectory.VERSION_FILE.matcher(st.getPath().getName());
+                if (m.matches()) {
+                    written.put(Long.parseLong(m.group(1)), st.getModificationTime());
+                }
+            }
+            long keepFrom = io.sfclayer.commit.CommitMarker.keepFrom(logEntries, System.currentTimeMillis());
             return sweep(conf, log, versions, retainMillis, dryRun, enforceRetention, counter, pinned,
-                RestoreGuard.restoring(log));
+                RestoreGuard.restoring(logEntries), v -> keepFrom != Long.MAX_VALUE
+                    && written.getOrDefault(v, Long.MAX_VALUE) >= keepFrom);
         } finally {
             if (marker != null) {
                 RestoreGuard.end(log, marker);
@@ -117,7 +134,8 @@ public final class Vacuum {
 
     private static Map<String, Object> sweep(Configuration conf, VersionLog log, List<LayerMetadata> versions,
                                              long retainMillis, boolean dryRun, boolean enforceRetention,
-                                             AtomicLongArray counter, Pinned pinned, Set<Long> restoring)
+                                             AtomicLongArray counter, Pinned pinned, Set<Long> restoring,
+                                             java.util.function.LongPredicate committedMeanwhile)
             throws IOException {
         FileSystem fs = log.fileSystem();
         long now = System.currentTimeMillis();
@@ -132,8 +150,10 @@ public final class Vacuum {
         List<Long> dropped = new ArrayList<>();
         for (int i = 0; i < versions.size(); i++) {
             LayerMetadata md = versions.get(i);
+            // kept too: a version published since a commit in progress began, whose number that commit could
+            // publish again once its document is gone (CommitMarker)
             boolean newest = i == versions.size() - 1 || (keep != null && md.version == keep)
-                || restoring.contains(md.version);
+                || restoring.contains(md.version) || committedMeanwhile.test(md.version);
             if (newest || Math.floorDiv(TimeText.parseInstantMicros("createdAt", md.createdAt), 1000L) >= horizon) {
                 reference(log, manifestStore, md, referenced);
             } else {

@@ -275,6 +275,40 @@ public class CommittedDataLossTest {
     }
 
     /**
+     * A commit lists the log (version 1 the newest) and is about to publish version 2; meanwhile two appends
+     * publish versions 2 and 3 and a vacuum (retention 0) runs. Version 2 is not the newest: the vacuum removed
+     * its document, and the commit's exclusive create of version 2 then succeeded: a second version 2 below the
+     * newest, its writer told it committed, its tiles in no newer version (RacesTest: two appends acknowledged
+     * as one version). The vacuum now keeps every version published since a commit in progress began
+     * (CommitMarker): the publish finds version 2 taken and the commit rebases on version 3.
+     */
+    @Test
+    public void aVacuumNeverFreesAVersionNumberACommitInProgressMayPublish() throws Exception {
+        String path = new File(tmp.getRoot(), "layer").getAbsolutePath();
+        write(tiles(0, 0), path, "error");
+        FaultyCommitFs.beforePublish = () -> { // the commit below has listed the log: version 1 is the newest
+            write(tiles(8, 0), path, "append");
+            write(tiles(12, 0), path, "append");
+            sleep(20);
+            try {
+                Vacuum.run(conf(), path, 0, false, false);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        write(tiles(4, 0), path, "append");
+        assertNull("the hook ran", FaultyCommitFs.beforePublish);
+        List<Long> versions = new VersionLog(conf(), new Path(path)).versions();
+        long newest = versions.get(versions.size() - 1);
+        assertEquals("the commit rebased on version 3: " + versions, 4, newest);
+        assertEquals("the newest version holds every acknowledged append",
+            expected(64, tileSum(0, 0) + tileSum(4, 0) + tileSum(8, 0) + tileSum(12, 0)), sum(path, newest));
+        assertEquals("no commit marker is left", 0, new File(path, "_sfclayer")
+            .listFiles((d, n) -> n.startsWith(io.sfclayer.commit.CommitMarker.PREFIX)).length);
+        assertAllVersionsVerify(path);
+    }
+
+    /**
      * A reader pinned on a version that a vacuum removes between its stat of a data file and its open of it (the
      * race model's read-back hit this): LayerNotFound saying the version was removed by vacuum, as when the stat
      * already misses it; it was a StorageError ("cannot open data file"), which reads as a storage fault.

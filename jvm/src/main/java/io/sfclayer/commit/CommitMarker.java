@@ -1,0 +1,66 @@
+package io.sfclayer.commit;
+
+import io.sfclayer.format.ObjectStores;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+
+import java.io.IOException;
+import java.util.UUID;
+
+/**
+ * A commit in progress, announced to vacuum (docs/FORMAT.md section 6, "Vacuum and commits"). A commit
+ * publishes version n+1 after finding n the newest; a version document is published by an exclusive create
+ * (a hard link, a rename, a conditional PUT), exclusive only while the name was never used. A vacuum that
+ * removed version n+1 (a newer one existed) between the commit's listing and its publish let the commit
+ * publish n+1 again: a second version n+1, below the newest, whose writer was told it committed (the race
+ * model found two appends both acknowledged as one version). So a commit first creates
+ * {@code _sfclayer/_commit-<writeId>-<uuid>} and deletes it after its publish; a vacuum reads the markers
+ * after its listing of the log and keeps every version whose document is no older than the oldest marker
+ * younger than {@link #GRACE_MILLIS} (less {@link #MARGIN_MILLIS}): any version published after the commit
+ * began, so after its listing, hence any number it may publish.
+ */
+public final class CommitMarker {
+    /** The markers' names start with this (before {@code v…}: a reader's listing from {@code v} never sees them). */
+    public static final String PREFIX = "_commit-";
+    /** A marker older than this is a dead commit's (a killed process): ignored, as a pending marker is. */
+    public static final long GRACE_MILLIS = 24L * 3600 * 1000;
+    /**
+     * How much older than a marker a document vacuum still keeps: a document's time is its temporary file's
+     * (the publish links or renames it), written just before the publish; and stores count whole seconds.
+     */
+    public static final long MARGIN_MILLIS = 60_000;
+
+    private CommitMarker() {
+    }
+
+    /** Announces a commit of {@code writeId} in {@code logDir}; returns its marker (for {@link #end}). */
+    static Path start(FileSystem fs, Path logDir, String writeId) throws IOException {
+        Path p = new Path(logDir, PREFIX + writeId + "-" + UUID.randomUUID());
+        ObjectStores.create(fs, p, false).close();
+        return p;
+    }
+
+    /** Best effort: a marker left behind keeps recent versions from vacuum until it expires. */
+    static void end(FileSystem fs, Path marker) {
+        try {
+            fs.delete(marker, false);
+        } catch (IOException | RuntimeException e) {
+            // expires after the grace
+        }
+    }
+
+    /**
+     * From a listing of the log directory: the time from which vacuum keeps every version document (the oldest
+     * live marker's, less the margin), or {@link Long#MAX_VALUE} when no commit is in progress.
+     */
+    public static long keepFrom(FileStatus[] logEntries, long now) {
+        long oldest = Long.MAX_VALUE;
+        for (FileStatus st : logEntries) {
+            if (st.getPath().getName().startsWith(PREFIX) && now - st.getModificationTime() < GRACE_MILLIS) {
+                oldest = Math.min(oldest, st.getModificationTime());
+            }
+        }
+        return oldest == Long.MAX_VALUE ? Long.MAX_VALUE : oldest - MARGIN_MILLIS;
+    }
+}
