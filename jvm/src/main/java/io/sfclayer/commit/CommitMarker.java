@@ -29,7 +29,7 @@ public final class CommitMarker {
      * How much older than a marker a document vacuum still keeps: a document's time is its temporary file's
      * (the publish links or renames it), written just before the publish; and stores count whole seconds.
      */
-    public static final long MARGIN_MILLIS = 60_000;
+    public static final long MARGIN_MILLIS = 5_000;
 
     private CommitMarker() {
     }

@@ -18,7 +18,7 @@ import java.util.TreeMap;
  * must have had nothing to do: a compaction, an empty delete, a restore of the newest), or else one whose
  * commit outcome was unknown or that failed by an injected fault (found by the writeId a CommitStateUnknown
  * names, by the content read after the run, or by what the run read of the next version).
- * Then: every scan the run read right after a commit, and every version left in the log (full scan,
+ * Then: every scan the run read right after a commit, and up to 16 versions left in the log (full scan,
  * count, a look-up of a present and of an absent tile, time travel to its stamp, verify), equals the
  * model; createdAt increases with the version; an operation that ended before another began has a lower
  * version (linearizability in real time); an operation refused with ConcurrentUpdate is nowhere, an
@@ -29,6 +29,9 @@ import java.util.TreeMap;
  * delta append) changes nothing (a vacuumed one is taken for one when no unknown operation explains it).
  */
 public final class RaceChecker {
+    /** Versions left in the log read through Spark at the end, at most (the newest among them). */
+    private static final int LEFT_READ = 16;
+
     /** Stamps may lead the operation's end by this much (clocks of one machine: none expected). */
     private static final long SKEW_MILLIS = 1000;
 
@@ -177,14 +180,22 @@ public final class RaceChecker {
             }
         }
 
-        // what is left in the log
+        // what is left in the log: the stamps of every version; read through Spark, at most LEFT_READ of them (the
+        // newest and others evenly spread: each was read right after its commit, and a vacuum keeps the versions
+        // published while a commit ran, hundreds in a long run)
         int checked = 0;
+        int every = Math.max(1, (log.size() + LEFT_READ - 2) / (LEFT_READ - 1));
         for (int i = 0; i < log.size(); i++) {
             LayerMetadata md = log.get(i);
             long v = md.version;
+            if (i > 0 && log.get(i - 1).version == v - 1 && millisMicros(log.get(i - 1).createdAt)
+                    >= millisMicros(md.createdAt)) {
+                bad.add("version " + v + " is stamped " + md.createdAt + ", not after version " + (v - 1) + "'s "
+                    + log.get(i - 1).createdAt);
+            }
             TreeMap<Integer, Long> want = model.get(v);
-            if (want == null) {
-                continue; // reported above
+            if (want == null || (i != log.size() - 1 && (log.size() - 1 - i) % every != 0)) {
+                continue; // reported above, or not in the sample
             }
             checked++;
             Map<Integer, Long> got = reader.scan(v);
@@ -222,19 +233,18 @@ public final class RaceChecker {
             if (model.containsKey(expect) && !model.get(expect).equals(asOf)) {
                 bad.add("as of " + md.createdAt + " (version " + expect + "): " + diff(model.get(expect), asOf));
             }
-            if (i > 0 && log.get(i - 1).version == v - 1 && millisMicros(log.get(i - 1).createdAt)
-                    >= millisMicros(md.createdAt)) {
-                bad.add("version " + v + " is stamped " + md.createdAt + ", not after version " + (v - 1) + "'s "
-                    + log.get(i - 1).createdAt);
-            }
         }
 
         // conflicts (docs/FORMAT.md sections 6 and 11): a delta append conflicts only with a replace-type version
         // (of this run's operations, a restore) committed while it ran; against anything else it rebases and wins
         for (RaceOp d : ops) {
             if (d.kind != RaceOp.Kind.DELTA_APPEND || d.outcome != RaceOp.Outcome.CONFLICT
-                    || String.valueOf(d.error).contains("removed by a vacuum")) {
-                continue; // section 6: a version it cannot check (vacuumed) refuses any commit, a delta append's too
+                    || String.valueOf(d.error).contains("removed by a vacuum")
+                    || String.valueOf(d.error).matches("(?s).*was taken by another writer \\d+ times in a row.*")) {
+                // section 6: a version it cannot check (vacuumed) refuses any commit, a delta append's too; and a
+                // commit that lost the race for its number at every attempt gives up (nothing published, the model
+                // checks that)
+                continue;
             }
             boolean restoreMeanwhile = false;
             for (RaceOp r : ops) {
