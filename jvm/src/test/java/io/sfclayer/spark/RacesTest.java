@@ -15,7 +15,7 @@ import java.io.File;
  * and delta files), deletes, compactions, zero-retention vacuums, restores and repairs at once on one layer, delays injected at a third of
  * their filesystem calls and an IOException at 1 % of them ({@code -Dsfclayer.races.faults=P}), every
  * committed version checked against a dict model (an operation failed by a fault: wholly in or out). A short sample by
- * default (a fresh seed each run, printed; as many operations as fit in 10 s, then the check); {@code make races} runs
+ * default (a fresh seed each run, printed; as many operations as fit in 25 s, then the check); {@code make races} runs
  * long. Settings: {@code -Dsfclayer.races.seed} (replay), {@code .threads}, {@code .ops} (per thread), {@code .seconds},
  * {@code .faults}, {@code .delays} (the fraction of filesystem calls delayed by up to 20 ms).
  */
@@ -44,11 +44,12 @@ public class RacesTest {
     @Test
     public void concurrentOperationsAgreeWithTheModel() throws Exception {
         long seed = Long.getLong("sfclayer.races.seed", System.nanoTime() % 1_000_000_000L);
-        int threads = Integer.getInteger("sfclayer.races.threads", 4);
-        // as many operations as fit in 10 s: with most of them Spark-free (RaceHarness.SPARK_SHARE) the run leaves more
-        // versions for the final check, so 10 s keeps the test as long as 12 s did before (issue 35)
+        // six threads: an operation is ~10 ms of CPU and more of waiting (injected delays, backing off after a lost
+        // race), so four left the two cores of CI idle; as many operations as fit in 25 s (issue 35: a thousand
+        // and more on a quiet machine)
+        int threads = Integer.getInteger("sfclayer.races.threads", 6);
         int ops = Integer.getInteger("sfclayer.races.ops", 1_000_000);
-        long seconds = Long.getLong("sfclayer.races.seconds", 10);
+        long seconds = Long.getLong("sfclayer.races.seconds", 25);
         System.out.println("race seed " + seed + " (replay: -Dsfclayer.races.seed=" + seed + ")");
         String path = new File(tmp.getRoot(), "layer-" + seed).getAbsolutePath();
         double faults = Double.parseDouble(System.getProperty("sfclayer.races.faults", "0.01"));
