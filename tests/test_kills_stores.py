@@ -6,8 +6,8 @@ version left in the log reads as the dict model says (the operation in flight wh
 clean, and a next append and a vacuum work (RaceHarness.checkAfterKill).
 
 One kill per run, on HDFS or S3 by the seed (a rotating sample: the writer is a JVM and a Spark session of its own,
-20-40 s); the seed is printed and SFCLAYER_KILL_SEED replays it, SFCLAYER_KILL_ROUNDS=N runs N on each store
-(``make races``)."""
+20-40 s); the seed and store are printed and SFCLAYER_KILL_SEED with SFCLAYER_KILL_STORE (hdfs or s3) replays
+it, SFCLAYER_KILL_ROUNDS=N runs N on each store (``make races``)."""
 
 import os
 import random
@@ -46,6 +46,9 @@ def _seeds(store):
     rounds = int(os.environ.get("SFCLAYER_KILL_ROUNDS") or 0)
     if rounds:
         return [random.randrange(10**9) for _ in range(rounds)]
+    if os.environ.get("SFCLAYER_KILL_SEED") and os.environ.get("SFCLAYER_KILL_STORE"):
+        # a replay on the store it ran on (a round of SFCLAYER_KILL_ROUNDS ran on both, whatever its parity)
+        return [_SEED] if os.environ["SFCLAYER_KILL_STORE"] == store else []
     # one store a run, by the seed's parity: HDFS on even seeds, S3 on odd (a replayed seed, its own store)
     return [_SEED] if (_SEED % 2 == 0) == (store == "hdfs") else []
 
@@ -98,13 +101,14 @@ def _run(spark, store, make_path, settings, tmp_path):
         pytest.skip(f"this run kills a writer on the other store (one store a run; SFCLAYER_KILL_ROUNDS=N runs both)")
     failures = []
     for seed in seeds:
-        print(f"kill seed {seed} on {store} (replay: SFCLAYER_KILL_SEED={seed})")
+        print(f"kill seed {seed} on {store} (replay: SFCLAYER_KILL_SEED={seed} SFCLAYER_KILL_STORE={store})")
         try:
             print(_kill_and_check(spark, make_path(f"killed-{seed}"), seed, settings, tmp_path))
         except AssertionError:
             raise
         except Exception as e:
-            failures.append(f"kill seed {seed} on {store} (replay: SFCLAYER_KILL_SEED={seed}): {e}")
+            replay = f"SFCLAYER_KILL_SEED={seed} SFCLAYER_KILL_STORE={store}"
+            failures.append(f"kill seed {seed} on {store} (replay: {replay}): {e}")
     assert not failures, "\n".join(failures)
 
 

@@ -58,7 +58,8 @@ public class KillTest {
         for (int round = 0; round < rounds; round++) {
             long seed = fixed != null ? fixed : System.nanoTime() % 1_000_000_000L;
             try {
-                System.out.println(kill(seed));
+                // the seed of a round that passed too: a long run's record names every round it ran
+                System.out.println("kill seed " + seed + ": " + kill(seed));
             } catch (AssertionError | Exception e) {
                 failures.add("kill seed " + seed + " (replay: -Dsfclayer.kills.seed=" + seed + "): " + e.getMessage());
             }
