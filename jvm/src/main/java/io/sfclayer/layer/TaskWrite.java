@@ -74,7 +74,7 @@ public final class TaskWrite {
         // a delete rewrites only the files holding a tile it deletes (issue 27), not every file its box's spans meet
         Set<String> toRewrite = spec.deleteBoxes().isEmpty() ? spec.rewrite()
             : DeleteProbe.holdingDeleted(c, layerPath, files, spec.rewrite(), spec.deleteBoxes(), schema,
-                spec.compression());
+                spec.compression(), spec.baseFormat(), spec.skipDamage() ? d -> { } : null);
         MergeWriter merge = new MergeWriter(c, layerPath, files, spec.baseFormat(), toRewrite, groups, schema,
             spec.compression(), spec.onExisting(), spec.deleteBoxes());
         if (spec.skipDamage()) {
