@@ -392,9 +392,11 @@ public final class VersionLog {
                 return candidate;
             }
             if (attempt >= COMMIT_RETRIES) {
-                throw new SfcLayerException.ConcurrentUpdate("could not commit to layer " + layer + ": version "
-                    + (latest + 1) + " was taken by another writer " + (attempt + 1)
-                    + " times in a row; nothing was published");
+                // each attempt lost the number it tried to another writer (the numbers differ: each retry tries the
+                // next one); the old message named only the last as "taken 5 times", and no remedy
+                throw new SfcLayerException.ConcurrentUpdate("could not commit to layer " + layer + ": other writers"
+                    + " took the next version " + (attempt + 1) + " times in a row (the last, version " + (latest + 1)
+                    + "); nothing was published, retry the " + md.operation);
             }
             long backoff = Math.min(BACKOFF_MAX_MILLIS, BACKOFF_MIN_MILLIS << attempt);
             try {

@@ -203,6 +203,46 @@ public class CommitOutcomeTest {
         }
     }
 
+    /** A hook making another writer take the version this one is about to publish, {@code times} times in a row. */
+    private static void othersTakeTheNextVersion(VersionLog other, int times) {
+        int[] left = {times};
+        Runnable[] hook = new Runnable[1];
+        hook[0] = () -> {
+            call(() -> append(other, "w-other-" + left[0], 64 + 16L * left[0], 79 + 16L * left[0]));
+            if (--left[0] > 0) {
+                FaultyCommitFs.beforePublish = hook[0]; // re-armed after the other's own publish
+            }
+        };
+        FaultyCommitFs.beforePublish = hook[0];
+    }
+
+    @Test
+    public void aCommitLosingTheRaceAsOftenAsItRetriesStillPublishes() throws IOException {
+        VersionLog log = log("file");
+        first(log);
+        othersTakeTheNextVersion(log("file"), VersionLog.COMMIT_RETRIES);
+        LayerMetadata mine = append(log, "w-mine", 32, 47);
+        assertEquals(2 + VersionLog.COMMIT_RETRIES, mine.version);
+    }
+
+    @Test
+    public void aCommitLosingTheRaceOnceMoreThanItRetriesSaysSoAndToRetry() throws IOException {
+        // the race model (issue 35, seed 759317643) had delta appends fail this way under four writers: the message
+        // named only the last number as "taken 5 times in a row" and no remedy
+        VersionLog log = log("file");
+        first(log);
+        int lost = VersionLog.COMMIT_RETRIES + 1;
+        othersTakeTheNextVersion(log("file"), lost);
+        SfcLayerException.ConcurrentUpdate e = assertThrows(SfcLayerException.ConcurrentUpdate.class,
+            () -> append(log, "w-mine", 32, 47));
+        assertTrue(e.getMessage(), e.getMessage().contains("other writers took the next version " + lost
+            + " times in a row (the last, version " + (1 + lost) + "); nothing was published, retry the append"));
+        assertEquals(1 + lost, log.versions().size());
+        for (long v = 2; v <= 1 + lost; v++) {
+            assertTrue(log.read(v).writeId.startsWith("w-other-")); // nothing of its own published
+        }
+    }
+
     @Test
     public void aCollisionWithAConflictingChangePublishesNothing() throws IOException {
         VersionLog log = log("file");
