@@ -295,11 +295,11 @@ public final class VersionLog {
     /**
      * Lost races a commit retries after, backing off from Iceberg's commit.retry minimum, more times than its
      * 4 (six writers appending at once starved one in a hundred commits in the race model: each retry only
-     * rereads the versions it lost to) and waiting at most 5 s at a time (about 25 s in all).
+     * rereads the versions it lost to) and waiting at most 2 s at a time (about 8 s in all, with the jitter).
      */
     static final int COMMIT_RETRIES = 9;
     static final long BACKOFF_MIN_MILLIS = 100;
-    static final long BACKOFF_MAX_MILLIS = 5_000;
+    static final long BACKOFF_MAX_MILLIS = 2_000;
 
     /**
      * Publishes {@code md} (whose data files are fully written) as the next version and returns the
