@@ -45,21 +45,7 @@ public final class LogDirectory {
 
     /** Committed versions in the log directory {@code logDir}, ascending; empty when it does not exist. */
     public static List<Long> versions(FileSystem fs, Path logDir) throws IOException {
-        List<Long> out = new ArrayList<>();
-        FileStatus[] entries;
-        try {
-            entries = fs.listStatus(logDir);
-        } catch (FileNotFoundException e) {
-            return out;
-        }
-        for (FileStatus st : entries) {
-            java.util.regex.Matcher m = VERSION_FILE.matcher(st.getPath().getName());
-            if (m.matches()) {
-                out.add(Long.parseLong(m.group(1)));
-            }
-        }
-        out.sort(null);
-        return out;
+        return new ArrayList<>(versionLengths(fs, logDir).keySet());
     }
 
     /**
