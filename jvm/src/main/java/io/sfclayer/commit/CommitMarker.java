@@ -41,10 +41,19 @@ public final class CommitMarker {
         return p;
     }
 
-    /** Best effort: a marker left behind keeps recent versions from vacuum until it expires. */
+    /**
+     * Best effort: a marker left behind keeps recent versions from vacuum until it expires. On an object store
+     * one bulk delete (S3A: no HEAD before it, no LIST after it for a parent directory marker).
+     */
     static void end(FileSystem fs, Path marker) {
         try {
-            fs.delete(marker, false);
+            if (ObjectStores.isObjectStore(fs)) {
+                try (org.apache.hadoop.fs.BulkDelete bulk = fs.createBulkDelete(marker.getParent())) {
+                    bulk.bulkDelete(java.util.List.of(marker));
+                }
+            } else {
+                fs.delete(marker, false);
+            }
         } catch (IOException | RuntimeException e) {
             // expires after the grace
         }
