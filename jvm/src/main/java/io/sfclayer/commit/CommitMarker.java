@@ -1,5 +1,6 @@
 package io.sfclayer.commit;
 
+import io.sfclayer.format.LogDirectory;
 import io.sfclayer.format.ObjectStores;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -60,16 +61,26 @@ public final class CommitMarker {
     }
 
     /**
-     * From a listing of the log directory: the time from which vacuum keeps every version document (the oldest
-     * live marker's, less the margin), or {@link Long#MAX_VALUE} when no commit is in progress.
+     * From a listing of the log directory (made after vacuum's listing of the versions): the versions vacuum must
+     * keep for the commits in progress, those whose document was written since the oldest live marker, less the
+     * margin. None when no commit is in progress; a version the listing does not show is kept.
      */
-    public static long keepFrom(FileStatus[] logEntries, long now) {
+    public static java.util.function.LongPredicate keptForCommits(FileStatus[] logEntries, long now) {
         long oldest = Long.MAX_VALUE;
+        java.util.Map<Long, Long> written = new java.util.HashMap<>();
         for (FileStatus st : logEntries) {
-            if (st.getPath().getName().startsWith(PREFIX) && now - st.getModificationTime() < GRACE_MILLIS) {
+            String name = st.getPath().getName();
+            java.util.regex.Matcher m = LogDirectory.VERSION_FILE.matcher(name);
+            if (m.matches()) {
+                written.put(Long.parseLong(m.group(1)), st.getModificationTime());
+            } else if (name.startsWith(PREFIX) && now - st.getModificationTime() < GRACE_MILLIS) {
                 oldest = Math.min(oldest, st.getModificationTime());
             }
         }
-        return oldest == Long.MAX_VALUE ? Long.MAX_VALUE : oldest - MARGIN_MILLIS;
+        if (oldest == Long.MAX_VALUE) {
+            return v -> false;
+        }
+        long keepFrom = oldest - MARGIN_MILLIS;
+        return v -> written.getOrDefault(v, Long.MAX_VALUE) >= keepFrom;
     }
 }

@@ -165,15 +165,11 @@ public final class VersionLog {
         if (!listed.isEmpty()) {
             return read(listed.lastKey(), listed.lastEntry().getValue());
         }
-        List<Long> vs = versions();
-        if (vs.isEmpty()) {
-            if (!fs.exists(layer)) {
-                throw new SfcLayerException.LayerNotFound("no sfclayer layer at " + layer + ": path does not exist");
-            }
-            throw new SfcLayerException.LayerNotFound("no sfclayer layer at " + layer
-                + ": no committed version in " + logDir() + " (not an sfclayer layer, or never committed)");
+        if (!fs.exists(layer)) {
+            throw new SfcLayerException.LayerNotFound("no sfclayer layer at " + layer + ": path does not exist");
         }
-        return read(vs.get(vs.size() - 1));
+        throw new SfcLayerException.LayerNotFound("no sfclayer layer at " + layer
+            + ": no committed version in " + logDir() + " (not an sfclayer layer, or never committed)");
     }
 
     public LayerMetadata read(long version) throws IOException {

@@ -40,12 +40,7 @@ public final class RestoreGuard {
         return create(log, VACUUM_PREFIX + UUID.randomUUID());
     }
 
-    /** The versions restores in progress restore (their markers younger than the grace). */
-    static Set<Long> restoring(VersionLog log) throws IOException {
-        return restoring(markers(log));
-    }
-
-    /** {@link #restoring(VersionLog)} from a listing of the log directory. */
+    /** The versions restores in progress restore (their markers younger than the grace), from a listing of the log. */
     static Set<Long> restoring(FileStatus[] logEntries) {
         Set<Long> out = new HashSet<>();
         long now = System.currentTimeMillis();

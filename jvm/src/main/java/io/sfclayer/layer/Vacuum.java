@@ -106,25 +106,16 @@ public final class Vacuum {
         // announced before reading the restores in progress, whose versions are kept (RestoreGuard)
         Path marker = dryRun ? null : RestoreGuard.vacuumStarts(log);
         try {
-            // after the snapshot: the restores and the commits in progress (CommitMarker), and when each document
-            // was written
+            // after the snapshot, one listing of the log: the restores and the commits in progress (CommitMarker)
             FileStatus[] logEntries;
             try {
                 logEntries = log.fileSystem().listStatus(new Path(log.layerPath(), VersionLog.LOG_DIR));
             } catch (java.io.FileNotFoundException e) {
                 logEntries = new FileStatus[0];
             }
-            Map<Long, Long> written = new java.util.HashMap<>();
-            for (FileStatus st : logEntries) {
-                java.util.regex.Matcher m = io.sfclayer.format.LogDirectory.VERSION_FILE.matcher(st.getPath().getName());
-                if (m.matches()) {
-                    written.put(Long.parseLong(m.group(1)), st.getModificationTime());
-                }
-            }
-            long keepFrom = io.sfclayer.commit.CommitMarker.keepFrom(logEntries, System.currentTimeMillis());
             return sweep(conf, log, versions, retainMillis, dryRun, enforceRetention, counter, pinned,
-                RestoreGuard.restoring(logEntries), v -> keepFrom != Long.MAX_VALUE
-                    && written.getOrDefault(v, Long.MAX_VALUE) >= keepFrom);
+                RestoreGuard.restoring(logEntries),
+                io.sfclayer.commit.CommitMarker.keptForCommits(logEntries, System.currentTimeMillis()));
         } finally {
             if (marker != null) {
                 RestoreGuard.end(log, marker);
