@@ -227,13 +227,7 @@ public class CommittedDataLossTest {
         write(tiles(8, 1), path, "overwrite"); // versions 1 and 2 and their files go
         Thread.sleep(20);
         FaultyCommitFs.listHookDir = path;
-        FaultyCommitFs.beforeList = () -> {
-            try {
-                Vacuum.run(conf(), path, 0, false, false);
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        };
+        FaultyCommitFs.beforeList = () -> vacuumNow(path);
         Vacuum.run(conf(), path, 0, false, false);
         assertEquals(List.of(3L), new VersionLog(conf(), new Path(path)).versions());
         assertEquals(expected(16, tileSum(8, 1)), sum(path, 3));
@@ -258,11 +252,7 @@ public class CommittedDataLossTest {
         FaultyCommitFs.beforeOpen = () -> { // vacuum A has listed 1..2 and read version 1
             write(tiles(8, 0), path, "append");
             sleep(20);
-            try {
-                Vacuum.run(conf(), path, 0, false, false); // vacuum B
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
+            vacuumNow(path); // vacuum B
         };
         Map<String, Object> a = Vacuum.run(conf(), path, 0, false, false);
         assertNull("the hook ran: vacuum A read version 2 after the append and vacuum B", FaultyCommitFs.beforeOpen);
@@ -290,11 +280,7 @@ public class CommittedDataLossTest {
             write(tiles(8, 0), path, "append");
             write(tiles(12, 0), path, "append");
             sleep(20);
-            try {
-                Vacuum.run(conf(), path, 0, false, false);
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
+            vacuumNow(path);
         };
         write(tiles(4, 0), path, "append");
         assertNull("the hook ran", FaultyCommitFs.beforePublish);
@@ -335,13 +321,7 @@ public class CommittedDataLossTest {
         Thread.sleep(20);
         try (io.sfclayer.lookup.ValueReader reader = io.sfclayer.lookup.ValueReader.open(conf(), path, 8, 1, -1)) {
             FaultyCommitFs.openHookName = name;
-            FaultyCommitFs.beforeOpen = () -> {
-                try {
-                    Vacuum.run(conf(), path, 0, false, false);
-                } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            };
+            FaultyCommitFs.beforeOpen = () -> vacuumNow(path);
             io.sfclayer.SfcLayerException.LayerNotFound e = assertThrows(
                 io.sfclayer.SfcLayerException.LayerNotFound.class, () -> reader.getOrNull(0, 0, 0L));
             assertNull("the vacuum ran at the data file's open", FaultyCommitFs.beforeOpen);
@@ -400,6 +380,15 @@ public class CommittedDataLossTest {
             l.await(120, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** A vacuum with no retention, run from a filesystem hook (which cannot throw IOException). */
+    private static void vacuumNow(String path) {
+        try {
+            Vacuum.run(conf(), path, 0, false, false);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 

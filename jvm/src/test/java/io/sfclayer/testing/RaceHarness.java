@@ -147,7 +147,7 @@ public final class RaceHarness {
             + " filesystem calls delayed" : "no injected delays") + (failProbability > 0 ? ", " + delays[2]
             + " failed" : "") + "; the workers' CPU " + h.workerCpuNanos.get() / 1_000_000 + " ms, "
             + h.workerCpuNanos.get() / 1000 / Math.max(1, h.history.size()) / 1000.0 + " ms an operation; deltas "
-            + DELTAS.get() + " most " + MOST_DELTAS.get() + " files " + FILES.get() + "); " + stats
+            + h.deltas.get() + " most " + h.mostDeltas.get() + " files " + h.files.get() + "); " + stats
             + "; time: " + h.timings();
     }
 
@@ -210,15 +210,18 @@ public final class RaceHarness {
             op.id + " * 100000L + (" + col + ") * 100L + " + row + " AS v");
     }
 
-    /** Delta files of the versions committed: their sum and the most (what a read-back and a commit carry). */
-    private static final java.util.concurrent.atomic.AtomicLong DELTAS = new java.util.concurrent.atomic.AtomicLong();
-    private static final java.util.concurrent.atomic.AtomicLong MOST_DELTAS = new java.util.concurrent.atomic.AtomicLong();
-    private static final java.util.concurrent.atomic.AtomicLong FILES = new java.util.concurrent.atomic.AtomicLong();
+    /**
+     * This run's versions committed: their delta files' sum and most, and their base files' sum (what a read-back and
+     * a commit carry). Per run: tests/test_races.py runs on HDFS and S3 in one JVM.
+     */
+    private final java.util.concurrent.atomic.AtomicLong deltas = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong mostDeltas = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong files = new java.util.concurrent.atomic.AtomicLong();
 
-    private static void committed(RaceOp op, LayerMetadata md) {
-        DELTAS.addAndGet(md.deltas.size());
-        MOST_DELTAS.accumulateAndGet(md.deltas.size(), Math::max);
-        FILES.addAndGet(md.files == null ? 0 : md.files.size());
+    private void committed(RaceOp op, LayerMetadata md) {
+        deltas.addAndGet(md.deltas.size());
+        mostDeltas.accumulateAndGet(md.deltas.size(), Math::max);
+        files.addAndGet(md.files == null ? 0 : md.files.size());
         op.endMillis = System.currentTimeMillis();
         op.outcome = RaceOp.Outcome.COMMITTED;
         op.version = md.version;
@@ -360,7 +363,7 @@ public final class RaceHarness {
         RaceOp next = new RaceOp(h.ids.getAndIncrement(), 9, RaceOp.Kind.APPEND, new int[] {12, 12, 15, 15}, -1);
         h.history.add(next);
         try {
-            committed(next, h.execute(next, false));
+            h.committed(next, h.execute(next, false));
             // read back: once the vacuum below removed the killed operation's version document, this read is what
             // places it (RaceChecker.byNextRead); without it a killed delta append that had published was taken for
             // an automatic compaction and the next version for wrong (KillTest seed 569272864)
